@@ -1,0 +1,3 @@
+"""keras_bert3: BERT for Keras 3 on TensorFlow and JAX."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,154 @@
+"""One post-LayerNorm Transformer encoder block of BERT (Vaswani et al. 2017)."""
+
+import keras
+from keras import ops
+
+from keras_bert3.layers.activations import get_activation
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class BertEncoderBlock(keras.layers.Layer):
+    """Bidirectional self-attention and a feed-forward network, each followed by
+    dropout, a residual connection and LayerNorm (post-LN, as in BERT).
+
+    Queries, keys and values come from one fused `qkv` projection; attention runs
+    through `keras.ops.dot_product_attention`, so each backend's fused kernel is
+    used. Only when training with `attention_dropout > 0` (dropout on the
+    attention probabilities, which the fused op does not offer) is the softmax
+    computed explicitly; both paths give the same numbers.
+
+    Args:
+        num_heads: int. Number of attention heads; must divide the input width.
+        intermediate_dim: int. Width of the feed-forward hidden layer.
+        dropout: float. Dropout on the attention and feed-forward outputs.
+        attention_dropout: float or None. Dropout on the attention
+            probabilities; `None` means the same as `dropout`.
+        activation: str. Feed-forward activation, see `layers.activations`.
+        layer_norm_epsilon: float. Epsilon of both LayerNorms.
+        initializer_range: float. Stddev of the truncated normal initializer.
+
+    Call args:
+        x: float tensor `(batch, seq, hidden)`.
+        padding_mask: int or bool tensor `(batch, seq)`, 1 for real tokens.
+
+    Example:
+    >>> block = BertEncoderBlock(num_heads=2, intermediate_dim=32)
+    >>> block(np.ones((2, 5, 8)), np.ones((2, 5), "int32")).shape
+    (2, 5, 8)
+    """
+
+    def __init__(
+        self,
+        num_heads: int,
+        intermediate_dim: int,
+        *,
+        dropout: float = 0.1,
+        attention_dropout: float | None = None,
+        activation: str = "gelu",
+        layer_norm_epsilon: float = 1e-12,
+        initializer_range: float = 0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.intermediate_dim = intermediate_dim
+        self.dropout = dropout
+        self.attention_dropout = dropout if attention_dropout is None else attention_dropout
+        self.activation = activation
+        self.activation_fn = get_activation(activation)
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+
+    def build(self, x_shape, padding_mask_shape=None):
+        hidden_dim = x_shape[-1]
+        if hidden_dim % self.num_heads:
+            raise ValueError(
+                f"hidden_dim={hidden_dim} is not divisible by num_heads="
+                f"{self.num_heads}; choose sizes with hidden_dim % num_heads == 0."
+            )
+        self.head_dim = hidden_dim // self.num_heads
+
+        def dense(units, name, activation=None):
+            return keras.layers.Dense(
+                units,
+                activation=activation,
+                kernel_initializer=keras.initializers.TruncatedNormal(
+                    stddev=self.initializer_range
+                ),
+                dtype=self.dtype_policy,
+                name=name,
+            )
+
+        def layer_norm(name):
+            return keras.layers.LayerNormalization(
+                epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
+            )
+
+        self.qkv_dense = dense(3 * hidden_dim, "qkv")
+        self.attention_output_dense = dense(hidden_dim, "attention_output")
+        self.attention_layer_norm = layer_norm("attention_layer_norm")
+        self.intermediate_dense = dense(
+            self.intermediate_dim, "intermediate", activation=self.activation_fn
+        )
+        self.output_dense = dense(hidden_dim, "output")
+        self.output_layer_norm = layer_norm("output_layer_norm")
+        self.probs_dropout = keras.layers.Dropout(self.attention_dropout)
+        self.attention_output_dropout = keras.layers.Dropout(self.dropout)
+        self.output_dropout = keras.layers.Dropout(self.dropout)
+
+        self.qkv_dense.build(x_shape)
+        self.attention_output_dense.build(x_shape)
+        self.attention_layer_norm.build(x_shape)
+        self.intermediate_dense.build(x_shape)
+        self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_dim,))
+        self.output_layer_norm.build(x_shape)
+
+    def _attend(self, x, padding_mask, training):
+        batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
+        qkv = self.qkv_dense(x)
+        # (batch, seq, 3, heads, head_dim)
+        qkv = ops.reshape(
+            qkv, (batch_size, sequence_length, 3, self.num_heads, self.head_dim)
+        )
+        query, key, value = qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
+        # (batch, 1, 1, seq): every query may attend to every real key.
+        mask = ops.cast(padding_mask, "bool")[:, None, None, :]
+        scale = 1.0 / self.head_dim**0.5
+        if training and self.attention_dropout > 0:
+            scores = ops.einsum("bqhd,bkhd->bhqk", query, key) * ops.cast(
+                scale, query.dtype
+            )
+            scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
+            probs = ops.softmax(ops.cast(scores, "float32"), axis=-1)
+            probs = self.probs_dropout(ops.cast(probs, value.dtype), training=training)
+            context = ops.einsum("bhqk,bkhd->bqhd", probs, value)
+        else:
+            context = ops.dot_product_attention(query, key, value, mask=mask, scale=scale)
+        # (batch, seq, hidden)
+        return ops.reshape(
+            context, (batch_size, sequence_length, self.num_heads * self.head_dim)
+        )
+
+    def call(self, x, padding_mask, training=None):
+        attended = self.attention_output_dense(self._attend(x, padding_mask, training))
+        attended = self.attention_output_dropout(attended, training=training)
+        x = self.attention_layer_norm(x + attended)
+        hidden = self.output_dense(self.intermediate_dense(x))
+        hidden = self.output_dropout(hidden, training=training)
+        return self.output_layer_norm(x + hidden)
+
+    def compute_output_shape(self, x_shape, padding_mask_shape=None):
+        return x_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            num_heads=self.num_heads,
+            intermediate_dim=self.intermediate_dim,
+            dropout=self.dropout,
+            attention_dropout=self.attention_dropout,
+            activation=self.activation,
+            layer_norm_epsilon=self.layer_norm_epsilon,
+            initializer_range=self.initializer_range,
+        )
+        return config

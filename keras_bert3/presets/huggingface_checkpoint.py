@@ -1,0 +1,305 @@
+"""Hugging Face BERT checkpoints (config.json + safetensors + vocab.txt): read
+into a `BertBackbone` and written from one.
+
+Weights are read from safetensors only; PyTorch `.bin` files are pickles and
+are refused (unpickling runs arbitrary code).
+"""
+
+import json
+import os
+
+import numpy as np
+
+from keras_bert3.layers.activations import activation_from_hugging_face
+
+HF_CONFIG_FILE = "config.json"
+HF_WEIGHTS_FILE = "model.safetensors"
+HF_WEIGHTS_INDEX_FILE = "model.safetensors.index.json"
+HF_VOCABULARY_FILE = "vocab.txt"
+HF_TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+PICKLED_WEIGHTS_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
+# Our activation names as Hugging Face `hidden_act` values.
+HUGGING_FACE_NAMES = {
+    "gelu": "gelu",
+    "gelu_approximate": "gelu_pytorch_tanh",
+    "relu": "relu",
+    "silu": "silu",
+    "tanh": "tanh",
+}
+
+
+def is_huggingface_checkpoint(preset_dir: str) -> bool:
+    """True when `preset_dir` has a Hugging Face `config.json` (with `model_type`)."""
+    path = os.path.join(preset_dir, HF_CONFIG_FILE)
+    if not os.path.isfile(path):
+        return False
+    with open(path, encoding="utf-8") as f:
+        return "model_type" in json.load(f)
+
+
+def read_huggingface_config(preset_dir: str) -> dict:
+    with open(os.path.join(preset_dir, HF_CONFIG_FILE), encoding="utf-8") as f:
+        config = json.load(f)
+    model_type = config.get("model_type")
+    if model_type != "bert":
+        raise ValueError(
+            f"{preset_dir!r} holds a Hugging Face checkpoint of model_type="
+            f"{model_type!r}; keras_bert3 reads only model_type 'bert' (BERT "
+            "architectures such as bert-base, MiniLM or BioBERT)."
+        )
+    embedding_type = config.get("position_embedding_type", "absolute")
+    if embedding_type != "absolute":
+        raise ValueError(
+            f"position_embedding_type={embedding_type!r} is not supported; "
+            "keras_bert3 implements BERT's learned absolute positions."
+        )
+    return config
+
+
+def backbone_config_from_huggingface(config: dict) -> dict:
+    """Maps a Hugging Face `BertConfig` dict to `BertBackbone` arguments."""
+    return dict(
+        vocabulary_size=config["vocab_size"],
+        num_layers=config["num_hidden_layers"],
+        num_heads=config["num_attention_heads"],
+        hidden_dim=config["hidden_size"],
+        intermediate_dim=config["intermediate_size"],
+        dropout=config.get("hidden_dropout_prob", 0.1),
+        attention_dropout=config.get("attention_probs_dropout_prob", 0.1),
+        max_sequence_length=config.get("max_position_embeddings", 512),
+        num_segments=config.get("type_vocab_size", 2),
+        activation=activation_from_hugging_face(config.get("hidden_act", "gelu")),
+        layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
+        initializer_range=config.get("initializer_range", 0.02),
+    )
+
+
+def huggingface_config_from_backbone(backbone) -> dict:
+    """The `BertConfig` dict of a backbone, for `transformers` to read."""
+    return {
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "vocab_size": backbone.vocabulary_size,
+        "num_hidden_layers": backbone.num_layers,
+        "num_attention_heads": backbone.num_heads,
+        "hidden_size": backbone.hidden_dim,
+        "intermediate_size": backbone.intermediate_dim,
+        "hidden_dropout_prob": backbone.dropout,
+        "attention_probs_dropout_prob": (
+            backbone.dropout
+            if backbone.attention_dropout is None
+            else backbone.attention_dropout
+        ),
+        "max_position_embeddings": backbone.max_sequence_length,
+        "type_vocab_size": backbone.num_segments,
+        "hidden_act": HUGGING_FACE_NAMES[backbone.activation],
+        "layer_norm_eps": backbone.layer_norm_epsilon,
+        "initializer_range": backbone.initializer_range,
+        "position_embedding_type": "absolute",
+        "pad_token_id": 0,
+    }
+
+
+class SafetensorsCheckpoint:
+    """Reads the tensors of a Hugging Face BERT checkpoint by their
+    `BertModel` names, whatever prefix (`bert.`) or LayerNorm naming
+    (`gamma`/`beta`) the checkpoint uses."""
+
+    def __init__(self, preset_dir: str):
+        from safetensors import safe_open
+
+        self.preset_dir = preset_dir
+        files = self._weight_files(preset_dir)
+        self._handles = [safe_open(path, framework="numpy") for path in files]
+        self._where = {}
+        for handle in self._handles:
+            for key in handle.keys():
+                self._where[key] = handle
+
+    @staticmethod
+    def _weight_files(preset_dir: str) -> list[str]:
+        index_path = os.path.join(preset_dir, HF_WEIGHTS_INDEX_FILE)
+        if os.path.isfile(index_path):
+            with open(index_path, encoding="utf-8") as f:
+                shards = sorted(set(json.load(f)["weight_map"].values()))
+            return [os.path.join(preset_dir, shard) for shard in shards]
+        path = os.path.join(preset_dir, HF_WEIGHTS_FILE)
+        if os.path.isfile(path):
+            return [path]
+        if any(os.path.isfile(os.path.join(preset_dir, f)) for f in PICKLED_WEIGHTS_FILES):
+            raise ValueError(
+                f"{preset_dir!r} has its weights only in pytorch_model.bin, a "
+                "pickle file, which keras_bert3 never loads (unpickling can run "
+                "arbitrary code). Convert it to safetensors once, where you trust "
+                "the file: `transformers.BertModel.from_pretrained(dir)"
+                ".save_pretrained(dir, safe_serialization=True)`, or take the "
+                "model.safetensors from the model's hub page."
+            )
+        raise FileNotFoundError(
+            f"{preset_dir!r} has a Hugging Face config.json but no "
+            f"{HF_WEIGHTS_FILE}: its weights are missing. Download the "
+            "checkpoint's model.safetensors into the same directory."
+        )
+
+    def keys(self) -> list[str]:
+        return list(self._where)
+
+    def _resolve(self, name: str) -> str | None:
+        candidates = [name, "bert." + name]
+        for old, new in ((".weight", ".gamma"), (".bias", ".beta")):
+            if "LayerNorm" in name and name.endswith(old):
+                legacy = name[: -len(old)] + new
+                candidates += [legacy, "bert." + legacy]
+        for key in candidates:
+            if key in self._where:
+                return key
+        return None
+
+    def has(self, name: str) -> bool:
+        return self._resolve(name) is not None
+
+    def get(self, name: str) -> np.ndarray:
+        key = self._resolve(name)
+        if key is None:
+            raise ValueError(
+                f"The checkpoint in {self.preset_dir!r} has no tensor {name!r}; "
+                "is it a complete BERT checkpoint?"
+            )
+        return self._where[key].get_tensor(key)
+
+
+def assign(variable, value: np.ndarray, name: str) -> None:
+    """Assigns `value` to `variable`, or says which tensor has the wrong shape."""
+    if tuple(variable.shape) != tuple(value.shape):
+        raise ValueError(
+            f"Checkpoint tensor {name!r} has shape {tuple(value.shape)} but the "
+            f"model built from its config.json expects {tuple(variable.shape)}. "
+            "The weights and the config do not belong together."
+        )
+    variable.assign(value.astype(variable.dtype))
+
+
+def weight_map(backbone):
+    """Yields `(variable, huggingface_names, to_keras, to_huggingface)` for every
+    backbone variable: `to_keras` turns the listed Hugging Face tensors into the
+    variable's value and `to_huggingface` does the reverse."""
+
+    def same(tensors):
+        return tensors[0]
+
+    def transposed(tensors):
+        return tensors[0].T
+
+    def as_list(fn):
+        return lambda value: [fn(value)]
+
+    def dense(layer, prefix):
+        yield layer.kernel, [prefix + ".weight"], transposed, as_list(np.transpose)
+        yield layer.bias, [prefix + ".bias"], same, as_list(np.asarray)
+
+    def layer_norm(layer, prefix):
+        yield layer.gamma, [prefix + ".weight"], same, as_list(np.asarray)
+        yield layer.beta, [prefix + ".bias"], same, as_list(np.asarray)
+
+    embeddings = backbone.embeddings
+    for layer, name in (
+        (embeddings.token_embedding, "word_embeddings"),
+        (embeddings.segment_embedding, "token_type_embeddings"),
+        (embeddings.position_embedding, "position_embeddings"),
+    ):
+        yield layer.embeddings, [f"embeddings.{name}.weight"], same, as_list(np.asarray)
+    yield from layer_norm(embeddings.layer_norm, "embeddings.LayerNorm")
+
+    for i, block in enumerate(backbone.encoder_blocks):
+        prefix = f"encoder.layer.{i}."
+        qkv = [prefix + f"attention.self.{p}" for p in ("query", "key", "value")]
+        yield (
+            block.qkv_dense.kernel,
+            [name + ".weight" for name in qkv],
+            lambda tensors: np.concatenate([t.T for t in tensors], axis=1),
+            lambda value: [t.T for t in np.split(np.asarray(value), 3, axis=1)],
+        )
+        yield (
+            block.qkv_dense.bias,
+            [name + ".bias" for name in qkv],
+            lambda tensors: np.concatenate(tensors),
+            lambda value: np.split(np.asarray(value), 3),
+        )
+        yield from dense(block.attention_output_dense, prefix + "attention.output.dense")
+        yield from layer_norm(block.attention_layer_norm, prefix + "attention.output.LayerNorm")
+        yield from dense(block.intermediate_dense, prefix + "intermediate.dense")
+        yield from dense(block.output_dense, prefix + "output.dense")
+        yield from layer_norm(block.output_layer_norm, prefix + "output.LayerNorm")
+    yield from dense(backbone.pooler, "pooler.dense")
+
+
+def load_backbone_from_huggingface(preset_dir: str, cls, **overrides):
+    """Builds a backbone from a Hugging Face BERT checkpoint directory."""
+    config = backbone_config_from_huggingface(read_huggingface_config(preset_dir))
+    config.update(overrides)
+    checkpoint = SafetensorsCheckpoint(preset_dir)
+    backbone = cls(**config)
+    for variable, names, to_keras, _ in weight_map(backbone):
+        if names[0].startswith("pooler.") and not checkpoint.has(names[0]):
+            continue  # e.g. BertForMaskedLM checkpoints have no pooler.
+        tensors = [checkpoint.get(name) for name in names]
+        assign(variable, to_keras(tensors), " + ".join(names))
+    return backbone
+
+
+def huggingface_head_weights(preset_dir: str) -> dict[str, np.ndarray]:
+    """The pretraining heads of a `BertForPreTraining` checkpoint, in Keras
+    layout (dense kernels as `(inputs, outputs)`); empty if it has none.
+
+    Keys: `mlm_dense_kernel`, `mlm_dense_bias`, `mlm_layer_norm_gamma`,
+    `mlm_layer_norm_beta`, `mlm_output_bias` (the MLM head, whose output
+    projection is the token embedding) and `nsp_kernel`, `nsp_bias`.
+    """
+    checkpoint = SafetensorsCheckpoint(preset_dir)
+    names = {
+        "mlm_dense_kernel": ("cls.predictions.transform.dense.weight", True),
+        "mlm_dense_bias": ("cls.predictions.transform.dense.bias", False),
+        "mlm_layer_norm_gamma": ("cls.predictions.transform.LayerNorm.weight", False),
+        "mlm_layer_norm_beta": ("cls.predictions.transform.LayerNorm.bias", False),
+        "mlm_output_bias": ("cls.predictions.bias", False),
+        "nsp_kernel": ("cls.seq_relationship.weight", True),
+        "nsp_bias": ("cls.seq_relationship.bias", False),
+    }
+    heads = {}
+    for ours, (theirs, transpose) in names.items():
+        if checkpoint.has(theirs):
+            value = checkpoint.get(theirs)
+            heads[ours] = value.T if transpose else value
+    return heads
+
+
+def export_backbone_to_huggingface(backbone, output_dir: str, *, vocabulary=None, lowercase=None):
+    """Writes `backbone` as a Hugging Face `BertModel` checkpoint directory.
+
+    `vocabulary` (a list of tokens, a `BertTokenizer`, or None) is written as
+    vocab.txt, and `lowercase` into tokenizer_config.json, so that
+    `transformers.BertModel.from_pretrained(output_dir)` and
+    `BertTokenizerFast.from_pretrained(output_dir)` both load it.
+    """
+    from safetensors.numpy import save_file
+
+    os.makedirs(output_dir, exist_ok=True)
+    tensors = {}
+    for variable, names, _, to_huggingface in weight_map(backbone):
+        for name, value in zip(names, to_huggingface(np.asarray(variable.numpy()))):
+            tensors[name] = np.ascontiguousarray(value, dtype=np.float32)
+    save_file(tensors, os.path.join(output_dir, HF_WEIGHTS_FILE), metadata={"format": "pt"})
+    with open(os.path.join(output_dir, HF_CONFIG_FILE), "w", encoding="utf-8") as f:
+        json.dump(huggingface_config_from_backbone(backbone), f, indent=2)
+    if vocabulary is not None:
+        if hasattr(vocabulary, "get_vocabulary"):
+            if lowercase is None:
+                lowercase = getattr(vocabulary, "lowercase", None)
+            vocabulary = vocabulary.get_vocabulary()
+        with open(os.path.join(output_dir, HF_VOCABULARY_FILE), "w", encoding="utf-8") as f:
+            f.write("".join(token + "\n" for token in vocabulary))
+        tokenizer_config = {"tokenizer_class": "BertTokenizer", "model_max_length": backbone.max_sequence_length}
+        if lowercase is not None:
+            tokenizer_config["do_lower_case"] = bool(lowercase)
+        with open(os.path.join(output_dir, HF_TOKENIZER_CONFIG_FILE), "w", encoding="utf-8") as f:
+            json.dump(tokenizer_config, f, indent=2)

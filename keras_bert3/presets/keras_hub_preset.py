@@ -1,0 +1,106 @@
+"""keras-hub BERT presets (a directory written by keras-hub's `save_to_preset`,
+or downloaded from Kaggle): loaded with keras-hub itself, then copied into a
+`BertBackbone` with keras-hub's tanh GELU, so the outputs stay the same."""
+
+import json
+import os
+
+import numpy as np
+
+from keras_bert3.presets.huggingface_checkpoint import assign
+
+KERAS_HUB_CONFIG_FILE = "config.json"
+KERAS_HUB_VOCABULARY_FILE = os.path.join("assets", "tokenizer", "vocabulary.txt")
+KERAS_HUB_TOKENIZER_CONFIG_FILE = "tokenizer.json"
+
+
+def _registered_name(path: str) -> str:
+    if not os.path.isfile(path):
+        return ""
+    with open(path, encoding="utf-8") as f:
+        config = json.load(f)
+    return config.get("registered_name") or config.get("module", "")
+
+
+def is_keras_hub_preset(preset_dir: str) -> bool:
+    """True when `preset_dir` was written by keras-hub."""
+    return any(
+        _registered_name(os.path.join(preset_dir, name)).startswith("keras_hub")
+        for name in (KERAS_HUB_CONFIG_FILE, KERAS_HUB_TOKENIZER_CONFIG_FILE)
+    )
+
+
+def load_backbone_from_keras_hub(preset_dir: str, cls, **overrides):
+    """Builds our backbone with the weights of a keras-hub `BertBackbone` preset."""
+    import keras_hub
+
+    name = _registered_name(os.path.join(preset_dir, KERAS_HUB_CONFIG_FILE))
+    if not name.endswith("BertBackbone"):
+        raise ValueError(
+            f"{preset_dir!r} is a keras-hub preset of {name or 'no backbone'}, "
+            "not of keras_hub>BertBackbone; keras_bert3 imports BERT only."
+        )
+    theirs = keras_hub.models.BertBackbone.from_preset(preset_dir)
+    config = dict(
+        vocabulary_size=theirs.vocabulary_size,
+        num_layers=theirs.num_layers,
+        num_heads=theirs.num_heads,
+        hidden_dim=theirs.hidden_dim,
+        intermediate_dim=theirs.intermediate_dim,
+        dropout=theirs.dropout,
+        max_sequence_length=theirs.max_sequence_length,
+        num_segments=theirs.num_segments,
+        # keras-hub's BERT always uses the tanh GELU and epsilon 1e-12.
+        activation="gelu_approximate",
+        layer_norm_epsilon=1e-12,
+    )
+    config.update(overrides)
+    ours = cls(**config)
+
+    def copy(variable, value, name):
+        assign(variable, np.asarray(value), name)
+
+    embeddings = ours.embeddings
+    copy(embeddings.token_embedding.embeddings, theirs.token_embedding.embeddings, "token_embedding")
+    copy(embeddings.segment_embedding.embeddings, theirs.segment_embedding.embeddings, "segment_embedding")
+    copy(
+        embeddings.position_embedding.embeddings,
+        theirs.position_embedding.position_embeddings,
+        "position_embedding",
+    )
+    copy_layer_norm(embeddings.layer_norm, theirs.get_layer("embeddings_layer_norm"), copy)
+    for i, block in enumerate(ours.encoder_blocks):
+        layer = theirs.get_layer(f"transformer_layer_{i}")
+        attention = layer._self_attention_layer
+        hidden = ours.hidden_dim
+        qkv = (attention.query_dense, attention.key_dense, attention.value_dense)
+        # keras-hub kernels are (hidden, heads, head_dim); ours is (hidden, 3 * hidden).
+        copy(
+            block.qkv_dense.kernel,
+            np.concatenate([np.reshape(d.kernel, (hidden, hidden)) for d in qkv], axis=1),
+            f"transformer_layer_{i} query/key/value kernels",
+        )
+        copy(
+            block.qkv_dense.bias,
+            np.concatenate([np.reshape(d.bias, (hidden,)) for d in qkv]),
+            f"transformer_layer_{i} query/key/value biases",
+        )
+        output = attention.output_dense
+        copy(block.attention_output_dense.kernel, np.reshape(output.kernel, (hidden, hidden)), "attention output")
+        copy(block.attention_output_dense.bias, output.bias, "attention output bias")
+        copy_layer_norm(block.attention_layer_norm, layer._self_attention_layer_norm, copy)
+        copy_dense(block.intermediate_dense, layer._feedforward_intermediate_dense, copy)
+        copy_dense(block.output_dense, layer._feedforward_output_dense, copy)
+        copy_layer_norm(block.output_layer_norm, layer._feedforward_layer_norm, copy)
+    copy_dense(ours.pooler, theirs.get_layer("pooled_dense"), copy)
+    return ours
+
+
+def copy_dense(ours, theirs, copy):
+    copy(ours.kernel, theirs.kernel, theirs.path + "/kernel")
+    copy(ours.bias, theirs.bias, theirs.path + "/bias")
+
+
+def copy_layer_norm(ours, theirs, copy):
+    copy(ours.gamma, theirs.gamma, theirs.path + "/gamma")
+    copy(ours.beta, theirs.beta, theirs.path + "/beta")
