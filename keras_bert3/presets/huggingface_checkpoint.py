@@ -239,38 +239,53 @@ def load_backbone_from_huggingface(preset_dir: str, cls, **overrides):
     config.update(overrides)
     checkpoint = SafetensorsCheckpoint(preset_dir)
     backbone = cls(**config)
-    for variable, names, to_keras, _ in weight_map(backbone):
+    for variable, names, to_keras, to_huggingface in weight_map(backbone):
         if names[0].startswith("pooler.") and not checkpoint.has(names[0]):
             continue  # e.g. BertForMaskedLM checkpoints have no pooler.
         tensors = [checkpoint.get(name) for name in names]
+        expected = [t.shape for t in to_huggingface(np.zeros(variable.shape, "float32"))]
+        found = [t.shape for t in tensors]
+        if found != expected:
+            raise ValueError(
+                f"Checkpoint tensor {' + '.join(names)} has shape "
+                f"{', '.join(map(str, found))} but the model built from "
+                f"{HF_CONFIG_FILE} expects {', '.join(map(str, expected))}. "
+                "The weights and the config do not belong together."
+            )
         assign(variable, to_keras(tensors), " + ".join(names))
     return backbone
 
 
-def huggingface_head_weights(preset_dir: str) -> dict[str, np.ndarray]:
-    """The pretraining heads of a `BertForPreTraining` checkpoint, in Keras
-    layout (dense kernels as `(inputs, outputs)`); empty if it has none.
+def load_huggingface_heads(preset_dir: str, masked_lm_head=None, next_sentence_head=None) -> list[str]:
+    """Copies the pretraining heads of a `BertForPreTraining` (or
+    `BertForMaskedLM`) checkpoint into our layers, where the checkpoint has them.
 
-    Keys: `mlm_dense_kernel`, `mlm_dense_bias`, `mlm_layer_norm_gamma`,
-    `mlm_layer_norm_beta`, `mlm_output_bias` (the MLM head, whose output
-    projection is the token embedding) and `nsp_kernel`, `nsp_bias`.
+    `masked_lm_head` is a built `BertMaskedLMHead` (its output projection is the
+    backbone's token embedding, already loaded); `next_sentence_head` a built
+    `keras.layers.Dense(2)` on the pooled output. Returns the names of the heads
+    that were found and loaded ("masked_lm", "next_sentence").
     """
     checkpoint = SafetensorsCheckpoint(preset_dir)
-    names = {
-        "mlm_dense_kernel": ("cls.predictions.transform.dense.weight", True),
-        "mlm_dense_bias": ("cls.predictions.transform.dense.bias", False),
-        "mlm_layer_norm_gamma": ("cls.predictions.transform.LayerNorm.weight", False),
-        "mlm_layer_norm_beta": ("cls.predictions.transform.LayerNorm.bias", False),
-        "mlm_output_bias": ("cls.predictions.bias", False),
-        "nsp_kernel": ("cls.seq_relationship.weight", True),
-        "nsp_bias": ("cls.seq_relationship.bias", False),
-    }
-    heads = {}
-    for ours, (theirs, transpose) in names.items():
-        if checkpoint.has(theirs):
-            value = checkpoint.get(theirs)
-            heads[ours] = value.T if transpose else value
-    return heads
+    loaded = []
+    mlm = "cls.predictions."
+    if masked_lm_head is not None and checkpoint.has(mlm + "bias"):
+        pairs = [
+            (masked_lm_head.dense.kernel, mlm + "transform.dense.weight", True),
+            (masked_lm_head.dense.bias, mlm + "transform.dense.bias", False),
+            (masked_lm_head.layer_norm.gamma, mlm + "transform.LayerNorm.weight", False),
+            (masked_lm_head.layer_norm.beta, mlm + "transform.LayerNorm.bias", False),
+            (masked_lm_head.output_bias, mlm + "bias", False),
+        ]
+        for variable, name, transpose in pairs:
+            value = checkpoint.get(name)
+            assign(variable, value.T if transpose else value, name)
+        loaded.append("masked_lm")
+    nsp = "cls.seq_relationship."
+    if next_sentence_head is not None and checkpoint.has(nsp + "weight"):
+        assign(next_sentence_head.kernel, checkpoint.get(nsp + "weight").T, nsp + "weight")
+        assign(next_sentence_head.bias, checkpoint.get(nsp + "bias"), nsp + "bias")
+        loaded.append("next_sentence")
+    return loaded
 
 
 def export_backbone_to_huggingface(backbone, output_dir: str, *, vocabulary=None, lowercase=None):

@@ -1,0 +1,49 @@
+"""Running Hugging Face `transformers` (PyTorch) on the same inputs as ours."""
+
+import numpy as np
+
+from tests.reference import import_reference
+
+
+def hf_inputs(checkpoint_dir: str, texts: list[str], pairs: list[str] | None = None) -> dict:
+    """Token ids from Hugging Face's own tokenizer, padded to the longest."""
+    transformers = import_reference("transformers")
+    tokenizer = transformers.BertTokenizerFast.from_pretrained(checkpoint_dir)
+    encoded = tokenizer(texts, pairs, padding=True, return_tensors="np")
+    return {
+        "token_ids": encoded["input_ids"].astype("int32"),
+        "segment_ids": encoded["token_type_ids"].astype("int32"),
+        "padding_mask": encoded["attention_mask"].astype("int32"),
+    }
+
+
+def hf_outputs(model, inputs: dict):
+    """Runs a `transformers` model in eval mode on our input dict."""
+    torch = import_reference("torch")
+    model.eval()
+    with torch.no_grad():
+        return model(
+            input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+            token_type_ids=torch.tensor(inputs["segment_ids"], dtype=torch.long),
+            attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long),
+        )
+
+
+def max_abs_diff(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64))))
+
+
+def tiny_hf_config(**overrides):
+    """A small random `BertConfig` (the architecture, not a checkpoint)."""
+    transformers = import_reference("transformers")
+    config = dict(
+        vocab_size=120,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=40,
+        type_vocab_size=2,
+    )
+    config.update(overrides)
+    return transformers.BertConfig(**config)

@@ -1,0 +1,105 @@
+"""BertBackbone: sizes, config, batching, and its input checks."""
+
+import numpy as np
+import pytest
+import keras
+
+from keras_bert3.layers.bert_encoder_block import BertEncoderBlock
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_sizes import BERT_SIZES
+
+
+def tiny_backbone(**overrides):
+    config = dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16, max_sequence_length=16)
+    config.update(overrides)
+    return BertBackbone(**config)
+
+
+def batch(rows=3, length=7, seed=0):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, length + 1, rows)
+    lengths[0] = length
+    mask = (np.arange(length)[None, :] < lengths[:, None]).astype("int32")
+    return {
+        "token_ids": (rng.integers(1, 50, (rows, length)) * mask).astype("int32"),
+        "segment_ids": (np.arange(length)[None, :] >= length // 2).astype("int32").repeat(rows, 0),
+        "padding_mask": mask,
+    }
+
+
+@pytest.mark.parametrize("size, expected", [("base", 109_482_240), ("large", 335_141_888)])
+def test_standard_sizes_count_the_reference_parameters(size, expected):
+    # The parameter counts of Google's BERT-Base and BERT-Large (with pooler).
+    assert BertBackbone.from_size(size).count_params() == expected
+
+
+def test_turc_sizes_shapes():
+    for name, size in BERT_SIZES.items():
+        assert size.num_heads * 64 == size.hidden_dim
+    backbone = BertBackbone.from_size("tiny", vocabulary_size=100)
+    assert (backbone.num_layers, backbone.hidden_dim, backbone.num_heads) == (2, 128, 2)
+
+
+def test_outputs_and_config_round_trip():
+    backbone = tiny_backbone(activation="gelu_approximate", attention_dropout=0.0)
+    outputs = backbone(batch())
+    assert outputs["sequence_output"].shape == (3, 7, 8)
+    assert outputs["pooled_output"].shape == (3, 8)
+    clone = BertBackbone.from_config(backbone.get_config())
+    assert clone.get_config() == backbone.get_config()
+    assert clone.count_params() == backbone.count_params()
+
+
+def test_padding_does_not_change_real_tokens():
+    backbone = tiny_backbone()
+    inputs = batch(rows=1, length=5)
+    padded = {k: np.pad(v, ((0, 0), (0, 4))) for k, v in inputs.items()}
+    short = keras.ops.convert_to_numpy(backbone(inputs)["sequence_output"])
+    long = keras.ops.convert_to_numpy(backbone(padded)["sequence_output"])
+    np.testing.assert_allclose(long[:, :5], short, atol=1e-6)
+
+
+def test_batched_equals_one_by_one():
+    backbone = tiny_backbone()
+    inputs = batch(rows=4)
+    together = backbone.predict(inputs, verbose=0)["pooled_output"]
+    for i in range(4):
+        alone = backbone.predict({k: v[i : i + 1] for k, v in inputs.items()}, verbose=0)["pooled_output"]
+        np.testing.assert_allclose(alone[0], together[i], atol=1e-6)
+
+
+def test_explicit_attention_path_equals_fused_path():
+    # Training with attention dropout computes the softmax explicitly; with the
+    # dropout layer switched to rate 0 both paths must agree.
+    block = BertEncoderBlock(num_heads=2, intermediate_dim=16, dropout=0.0, attention_dropout=0.3)
+    x = np.random.default_rng(0).normal(size=(2, 6, 8)).astype("float32")
+    mask = np.array([[1] * 6, [1] * 3 + [0] * 3], "int32")
+    fused = keras.ops.convert_to_numpy(block(x, mask, training=False))
+    block.probs_dropout.rate = 0.0
+    explicit = keras.ops.convert_to_numpy(block(x, mask, training=True))
+    np.testing.assert_allclose(explicit, fused, atol=1e-5)
+
+
+def test_dropout_is_active_only_in_training():
+    backbone = tiny_backbone(dropout=0.5)
+    inputs = batch()
+    a = keras.ops.convert_to_numpy(backbone(inputs, training=False)["pooled_output"])
+    b = keras.ops.convert_to_numpy(backbone(inputs, training=False)["pooled_output"])
+    c = keras.ops.convert_to_numpy(backbone(inputs, training=True)["pooled_output"])
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+def test_sequences_longer_than_the_positions_are_refused():
+    backbone = tiny_backbone(max_sequence_length=16)
+    with pytest.raises(ValueError, match="17 tokens per sequence but this model has only 16 positions"):
+        backbone(batch(rows=2, length=17))
+
+
+def test_bad_sizes_are_named():
+    with pytest.raises(ValueError, match="not divisible by num_heads"):
+        tiny_backbone(hidden_dim=10, num_heads=3)
+    with pytest.raises(ValueError, match="Unknown activation 'gelu_tanh'"):
+        tiny_backbone(activation="gelu_tanh")
+    with pytest.raises(ValueError, match="Unknown BERT size 'huge'"):
+        BertBackbone.from_size("huge")

@@ -1,0 +1,162 @@
+"""Hugging Face checkpoints in and out, checked against `transformers` (PyTorch)."""
+
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+import keras
+
+from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
+from keras_bert3.presets.huggingface_checkpoint import load_huggingface_heads
+from tests.hf_helpers import hf_inputs
+from tests.hf_helpers import hf_outputs
+from tests.hf_helpers import max_abs_diff
+from tests.hf_helpers import tiny_hf_config
+from tests.real_sentences import real_sentences
+from tests.reference import import_reference
+
+
+def predict(backbone, inputs):
+    return backbone.predict(inputs, verbose=0)
+
+
+def test_minilm_matches_transformers_on_real_sentences(minilm_dir):
+    transformers = import_reference("transformers")
+    texts = real_sentences(12)
+    inputs = hf_inputs(minilm_dir, texts[:6], texts[6:])
+    assert inputs["padding_mask"].min() == 0  # Lengths differ: padding is exercised.
+    ours = predict(BertBackbone.from_preset(minilm_dir), inputs)
+    theirs = hf_outputs(transformers.BertModel.from_pretrained(minilm_dir), inputs)
+    assert max_abs_diff(ours["sequence_output"], theirs.last_hidden_state) < 1e-4
+    assert max_abs_diff(ours["pooled_output"], theirs.pooler_output) < 1e-4
+
+
+def test_minilm_config_is_read_from_the_checkpoint(minilm_dir):
+    with open(os.path.join(minilm_dir, "config.json")) as f:
+        config = json.load(f)
+    backbone = BertBackbone.from_preset(minilm_dir)
+    assert backbone.num_layers == config["num_hidden_layers"]
+    assert backbone.hidden_dim == config["hidden_size"]
+    assert backbone.layer_norm_epsilon == config["layer_norm_eps"]
+    assert backbone.activation == "gelu"  # hidden_act "gelu" is the exact erf GELU.
+
+
+@pytest.mark.parametrize("hidden_act", ["gelu", "gelu_new", "relu"])
+def test_random_checkpoint_with_pretraining_heads_matches_transformers(tmp_path, hidden_act):
+    transformers = import_reference("transformers")
+    config = tiny_hf_config(hidden_act=hidden_act, layer_norm_eps=1e-7)
+    reference = transformers.BertForPreTraining(config)
+    reference.save_pretrained(tmp_path)  # Keys carry the "bert." prefix and the heads.
+    rng = np.random.default_rng(0)
+    inputs = {
+        "token_ids": rng.integers(1, 120, (3, 11)).astype("int32"),
+        "segment_ids": np.repeat([[0] * 6 + [1] * 5], 3, axis=0).astype("int32"),
+        "padding_mask": np.array([[1] * 11, [1] * 8 + [0] * 3, [1] * 4 + [0] * 7], "int32"),
+    }
+    backbone = BertBackbone.from_preset(str(tmp_path))
+    assert backbone.layer_norm_epsilon == 1e-7
+    mlm_head = BertMaskedLMHead(backbone.token_embedding, activation=backbone.activation, layer_norm_epsilon=1e-7)
+    nsp_head = keras.layers.Dense(2)
+    outputs = backbone(inputs)
+    positions = np.array([[0, 3, 5], [1, 2, 7], [0, 1, 3]], "int32")
+    mlm_head.build(outputs["sequence_output"].shape)
+    nsp_head.build(outputs["pooled_output"].shape)
+    assert load_huggingface_heads(str(tmp_path), mlm_head, nsp_head) == ["masked_lm", "next_sentence"]
+
+    theirs = hf_outputs(reference, inputs)
+    mlm_logits = keras.ops.convert_to_numpy(mlm_head(outputs["sequence_output"], positions))
+    expected = np.take_along_axis(theirs.prediction_logits.numpy(), positions[:, :, None], axis=1)
+    assert max_abs_diff(mlm_logits, expected) < 1e-4
+    nsp_logits = keras.ops.convert_to_numpy(nsp_head(outputs["pooled_output"]))
+    assert max_abs_diff(nsp_logits, theirs.seq_relationship_logits) < 1e-4
+
+
+def test_export_to_huggingface_loads_in_transformers(tmp_path, minilm_dir):
+    transformers = import_reference("transformers")
+    backbone = BertBackbone.from_preset(minilm_dir)
+    with open(os.path.join(minilm_dir, "vocab.txt"), encoding="utf-8") as f:
+        vocabulary = f.read().splitlines()
+    export_backbone_to_huggingface(backbone, str(tmp_path), vocabulary=vocabulary, lowercase=True)
+    texts = real_sentences(6)
+    inputs = hf_inputs(str(tmp_path), texts)  # The exported tokenizer files load too.
+    original = hf_inputs(minilm_dir, texts)
+    for key in inputs:
+        np.testing.assert_array_equal(inputs[key], original[key])
+    theirs = hf_outputs(transformers.BertModel.from_pretrained(str(tmp_path)), inputs)
+    ours = predict(backbone, inputs)
+    assert max_abs_diff(ours["sequence_output"], theirs.last_hidden_state) < 1e-4
+    assert max_abs_diff(ours["pooled_output"], theirs.pooler_output) < 1e-4
+
+
+def test_export_keeps_the_tanh_gelu(tmp_path):
+    transformers = import_reference("transformers")
+    backbone = BertBackbone(97, 2, 2, 16, 32, activation="gelu_approximate", max_sequence_length=20)
+    export_backbone_to_huggingface(backbone, str(tmp_path))
+    reference = transformers.BertModel.from_pretrained(str(tmp_path))
+    inputs = {
+        "token_ids": np.arange(1, 13, dtype="int32").reshape(2, 6),
+        "segment_ids": np.zeros((2, 6), "int32"),
+        "padding_mask": np.array([[1] * 6, [1] * 3 + [0] * 3], "int32"),
+    }
+    ours = predict(backbone, inputs)
+    theirs = hf_outputs(reference, inputs)
+    assert max_abs_diff(ours["sequence_output"], theirs.last_hidden_state) < 1e-5
+
+
+def test_legacy_gamma_beta_names_are_read(tmp_path, minilm_dir):
+    from safetensors.numpy import load_file
+    from safetensors.numpy import save_file
+
+    tensors = load_file(os.path.join(minilm_dir, "model.safetensors"))
+    renamed = {}
+    for key, value in tensors.items():
+        key = key.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta")
+        renamed["bert." + key] = value
+    save_file(renamed, str(tmp_path / "model.safetensors"))
+    shutil.copy(os.path.join(minilm_dir, "config.json"), tmp_path)
+    legacy = BertBackbone.from_preset(str(tmp_path))
+    current = BertBackbone.from_preset(minilm_dir)
+    for a, b in zip(legacy.weights, current.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+# === Bad input ===
+
+
+def copy_config(minilm_dir, target, **changes):
+    with open(os.path.join(minilm_dir, "config.json")) as f:
+        config = json.load(f)
+    config.update(changes)
+    with open(os.path.join(target, "config.json"), "w") as f:
+        json.dump(config, f)
+
+
+def test_pickled_weights_are_refused_with_a_way_out(tmp_path, minilm_dir):
+    copy_config(minilm_dir, tmp_path)
+    (tmp_path / "pytorch_model.bin").write_bytes(b"not even read")
+    with pytest.raises(ValueError, match="pickle.*safetensors"):
+        BertBackbone.from_preset(str(tmp_path))
+
+
+def test_missing_weights_are_named(tmp_path, minilm_dir):
+    copy_config(minilm_dir, tmp_path)
+    with pytest.raises(FileNotFoundError, match="model.safetensors"):
+        BertBackbone.from_preset(str(tmp_path))
+
+
+def test_unknown_model_type_is_named(tmp_path, minilm_dir):
+    copy_config(minilm_dir, tmp_path, model_type="roberta")
+    shutil.copy(os.path.join(minilm_dir, "model.safetensors"), tmp_path)
+    with pytest.raises(ValueError, match="model_type='roberta'"):
+        BertBackbone.from_preset(str(tmp_path))
+
+
+def test_weights_of_another_size_are_named(tmp_path, minilm_dir):
+    copy_config(minilm_dir, tmp_path, intermediate_size=1024)
+    shutil.copy(os.path.join(minilm_dir, "model.safetensors"), tmp_path)
+    with pytest.raises(ValueError, match=r"intermediate\.dense\.weight.*\(1536, 384\)"):
+        BertBackbone.from_preset(str(tmp_path))
