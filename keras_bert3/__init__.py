@@ -1,3 +1,43 @@
-"""keras_bert3: BERT for Keras 3 on TensorFlow and JAX."""
+"""keras_bert3: BERT for Keras 3 on TensorFlow and JAX.
+
+Example:
+```python
+import keras_bert3
+
+backbone = keras_bert3.BertBackbone.from_preset("path/to/bert-base-uncased")
+tokenizer = keras_bert3.BertTokenizer.from_preset("path/to/bert-base-uncased")
+outputs = backbone(tokenizer.pack(["Hello world!"], sequence_length=16))
+```
+"""
 
 __version__ = "0.1.0"
+
+from keras_bert3.layers.bert_embeddings import BertEmbeddings
+from keras_bert3.layers.bert_encoder_block import BertEncoderBlock
+from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_sizes import BERT_SIZES
+from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
+from keras_bert3.presets.huggingface_checkpoint import load_huggingface_heads
+from keras_bert3.presets.preset_loader import KNOWN_PRESETS
+from keras_bert3.text_embedder import TextEmbedder
+from keras_bert3.tokenizers.bert_normalizer import BertNormalizer
+from keras_bert3.tokenizers.bert_packer import BertPacker
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
+
+__all__ = [
+    "BERT_SIZES",
+    "KNOWN_PRESETS",
+    "BertBackbone",
+    "BertEmbeddings",
+    "BertEncoderBlock",
+    "BertMaskedLMHead",
+    "BertNormalizer",
+    "BertPacker",
+    "BertTokenizer",
+    "TextEmbedder",
+    "export_backbone_to_huggingface",
+    "learn_wordpiece_vocabulary",
+    "load_huggingface_heads",
+]

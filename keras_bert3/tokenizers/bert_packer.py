@@ -1,0 +1,150 @@
+"""Packs token ids into BERT inputs `[CLS] a [SEP] (b [SEP])`, truncating like Hugging Face."""
+
+import keras
+import tensorflow as tf
+
+
+def longest_first_lengths(first_lengths: tf.Tensor, second_lengths: tf.Tensor, budget: int):
+    """Lengths each segment keeps under Hugging Face's "longest_first" pair truncation.
+
+    Follows Rust `tokenizers` `truncate_encodings`: with n1 the shorter and n2
+    the longer length, n2 keeps `n1` if `n1 > budget` else `max(n1, budget - n1)`;
+    if then `n1 + n2 > budget`, the shorter keeps `budget // 2` and the longer
+    `budget // 2 + budget % 2`.
+
+    Args:
+        first_lengths: int tensor `(batch,)`.
+        second_lengths: int tensor `(batch,)`.
+        budget: int. Tokens left for both segments (sequence length - 3).
+
+    Returns:
+        Two int tensors `(batch,)`: the kept lengths (never above the input lengths).
+    """
+    shorter = tf.minimum(first_lengths, second_lengths)
+    longer_keep = tf.where(shorter > budget, shorter, tf.maximum(shorter, budget - shorter))
+    both = shorter + longer_keep > budget
+    shorter_keep = tf.where(both, tf.cast(budget // 2, shorter.dtype), shorter)
+    longer_keep = tf.where(both, tf.cast(budget // 2 + budget % 2, shorter.dtype), longer_keep)
+    first_is_longer = first_lengths > second_lengths
+    first_keep = tf.where(first_is_longer, longer_keep, shorter_keep)
+    second_keep = tf.where(first_is_longer, shorter_keep, longer_keep)
+    return tf.minimum(first_keep, first_lengths), tf.minimum(second_keep, second_lengths)
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class BertPacker(keras.layers.Layer):
+    """Packs one or two segments of token ids into fixed-length BERT inputs.
+
+    Single segments become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]`,
+    padded with `pad_token_id` to `sequence_length`. Too long inputs are cut
+    from the end exactly as Hugging Face `truncation="longest_first"` does
+    (`keras_hub.layers.MultiSegmentPacker`'s round robin differs: it gives an
+    odd leftover token to the first segment, Hugging Face to the longer one).
+    Always TensorFlow ops, usable in `tf.data`.
+
+    Args:
+        sequence_length: int. Length of the packed output (>= 3 for pairs,
+            >= 2 for single segments).
+        cls_token_id: int. Id of [CLS].
+        sep_token_id: int. Id of [SEP].
+        pad_token_id: int. Id of [PAD].
+        **kwargs: passed to `keras.layers.Layer`.
+
+    Call args:
+        first: int ids, RaggedTensor `(batch, None)` or dense `(tokens,)` for one example.
+        second: optional, same form as `first`.
+
+    Returns:
+        dict of int32 tensors `(batch, sequence_length)` (or `(sequence_length,)`):
+        `token_ids`, `segment_ids` (0 for `[CLS] a [SEP]`, 1 for `b [SEP]`) and
+        `padding_mask` (1 on tokens, 0 on padding).
+
+    Examples:
+
+    >>> packer = BertPacker(sequence_length=7, cls_token_id=2, sep_token_id=3, pad_token_id=0)
+    >>> out = packer(tf.ragged.constant([[10, 11, 12, 13]]), tf.ragged.constant([[20, 21]]))
+    >>> out["token_ids"].numpy()
+    array([[ 2, 10, 11,  3, 20, 21,  3]], dtype=int32)
+    >>> out["segment_ids"].numpy()
+    array([[0, 0, 0, 0, 1, 1, 1]], dtype=int32)
+    """
+
+    def __init__(
+        self,
+        sequence_length: int,
+        *,
+        cls_token_id: int,
+        sep_token_id: int,
+        pad_token_id: int,
+        **kwargs,
+    ):
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.sequence_length = int(sequence_length)
+        self.cls_token_id = int(cls_token_id)
+        self.sep_token_id = int(sep_token_id)
+        self.pad_token_id = int(pad_token_id)
+        self.built = True
+
+    def call(self, first, second=None) -> dict[str, tf.Tensor]:
+        first, unbatched = _to_ragged_batch(first)
+        segments = [first]
+        if second is not None:
+            second, _ = _to_ragged_batch(second)
+            segments.append(second)
+        budget = self.sequence_length - 1 - len(segments)
+        if budget < 0:
+            raise ValueError(
+                f"sequence_length={self.sequence_length} is too short for {len(segments)} "
+                "segment(s) and their [CLS]/[SEP] tokens."
+            )
+        lengths = [s.row_lengths() for s in segments]
+        if len(segments) == 1:
+            keep = [tf.minimum(lengths[0], budget)]
+        else:
+            keep = list(longest_first_lengths(lengths[0], lengths[1], budget))
+        batch_size = first.nrows()
+        cls = tf.RaggedTensor.from_tensor(tf.fill([batch_size, 1], self.cls_token_id))
+        sep = tf.RaggedTensor.from_tensor(tf.fill([batch_size, 1], self.sep_token_id))
+        token_parts, segment_parts = [cls], [tf.zeros_like(cls)]
+        for index, (segment, kept) in enumerate(zip(segments, keep)):
+            positions = tf.ragged.range(segment.row_lengths())  # (batch, None)
+            segment = tf.ragged.boolean_mask(segment, positions < kept[:, None])
+            token_parts += [segment, sep]
+            segment_parts += [tf.zeros_like(segment) + index, tf.zeros_like(sep) + index]
+        token_ids = tf.concat(token_parts, axis=1)
+        segment_ids = tf.concat(segment_parts, axis=1)
+        shape = [None, self.sequence_length]
+        outputs = {
+            "token_ids": token_ids.to_tensor(self.pad_token_id, shape=shape),
+            "segment_ids": segment_ids.to_tensor(0, shape=shape),
+            "padding_mask": tf.ones_like(token_ids).to_tensor(0, shape=shape),
+        }
+        if unbatched:
+            outputs = {key: value[0] for key, value in outputs.items()}
+        return outputs
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            {
+                "sequence_length": self.sequence_length,
+                "cls_token_id": self.cls_token_id,
+                "sep_token_id": self.sep_token_id,
+                "pad_token_id": self.pad_token_id,
+            }
+        )
+        return config
+
+
+def _to_ragged_batch(ids) -> tuple[tf.RaggedTensor, bool]:
+    if isinstance(ids, tf.RaggedTensor):
+        return tf.cast(ids, tf.int32), False
+    ids = tf.cast(tf.convert_to_tensor(ids), tf.int32)
+    if ids.shape.rank == 1:
+        return tf.RaggedTensor.from_tensor(ids[None]), True
+    if ids.shape.rank == 2:
+        return tf.RaggedTensor.from_tensor(ids), False
+    raise ValueError(f"Expected token ids of rank 1 or 2, got shape {ids.shape}.")

@@ -1,0 +1,350 @@
+"""BERT WordPiece tokenizer as TensorFlow graph ops, id-for-id equal to Hugging Face.
+
+Follows Hugging Face `BertTokenizerFast` (Rust `tokenizers`): `BertNormalizer`,
+`BertPreTokenizer`, then greedy longest-match-first WordPiece with `##`
+continuation pieces (Devlin et al., 2019, "BERT: Pre-training of Deep
+Bidirectional Transformers for Language Understanding").
+"""
+
+import os
+import re
+
+import keras
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from keras_bert3.tokenizers.bert_normalizer import BertNormalizer
+from keras_bert3.tokenizers.bert_packer import BertPacker
+
+# Hugging Face's `clean_up_tokenization`, applied in this order by `detokenize`.
+_CLEAN_UP = [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
+             (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re")]  # fmt: skip
+
+
+def load_vocabulary(vocabulary: str | os.PathLike | list[str] | tuple[str, ...]) -> list[str]:
+    """Returns the vocabulary as a list: as given, or read from a vocab.txt (one token a line)."""
+    if isinstance(vocabulary, (str, os.PathLike)):
+        with open(vocabulary, encoding="utf-8") as f:
+            return [line.rstrip("\r\n") for line in f]
+    return [str(token) for token in vocabulary]
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class BertTokenizer(keras.layers.Layer):
+    """BERT WordPiece tokenizer that runs as TensorFlow ops and matches Hugging Face exactly.
+
+    Strings are normalized and split into words by `BertNormalizer` (a
+    per-code-point table probed from Hugging Face `tokenizers`), words longer
+    than `max_word_chars` characters become the unknown token, and the rest go
+    through tf-text's `FastWordpieceTokenizer` (greedy longest match first; a
+    word with any unmatched piece becomes one unknown token). The ids equal
+    `transformers.BertTokenizerFast(vocab_file, do_lower_case=lowercase,
+    strip_accents=strip_accents)(text, add_special_tokens=False)`.
+
+    It always runs TensorFlow ops (whatever the Keras backend), so it works in
+    `tf.data.Dataset.map`, in `tf.function` and in an exported SavedModel.
+
+    This is a plain `keras.layers.Layer` rather than a
+    `keras_hub.tokenizers.Tokenizer`: the keras-hub base runs a separate pure
+    Python path on eager calls and carries preset machinery; here one TF path
+    serves every call, so eager and graph results cannot drift apart.
+
+    As Hugging Face, special token strings inside the text (e.g. "a [MASK]")
+    are matched in the raw text (case-sensitive, longest first) and give their
+    special id; set `special_tokens_in_strings=False` to tokenize them as text.
+
+    One difference from Hugging Face remains (it never shows in natural text):
+    with `strip_accents=True`, adjacent combining spacing marks of different
+    combining classes are not canonically reordered (see `unicode_table.py`).
+
+    Args:
+        vocabulary: list of str, or path to a vocab.txt with one token a line.
+            The line number is the id.
+        lowercase: bool. Lowercase the text (`do_lower_case`). True for
+            "uncased" checkpoints.
+        strip_accents: bool or None. Strip accents. None means the same as
+            `lowercase` (Hugging Face semantics).
+        max_word_chars: int. Words with more characters (after
+            normalization) become the unknown token, as Hugging Face's
+            `max_input_chars_per_word`.
+        cls_token, sep_token, pad_token, mask_token, unk_token: str. The
+            special token strings; each must be in the vocabulary.
+        special_tokens_in_strings: bool. Map special token strings found in
+            the input text to their ids (Hugging Face behaviour).
+        **kwargs: passed to `keras.layers.Layer` (e.g. `name`).
+
+    Examples:
+
+    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+    ...          "the", "qu", "##ick", "fox", "!"]
+    >>> tokenizer = BertTokenizer(vocab)
+    >>> tokenizer("The QUICK fox!").numpy()
+    array([5, 6, 7, 8, 9], dtype=int32)
+    >>> tokenizer(["The fox", "Quick? Wolf"]).to_list()
+    [[5, 8], [6, 7, 1, 1]]
+    >>> tokenizer.detokenize([5, 6, 7, 8, 9]).numpy()
+    b'the quick fox!'
+    >>> packed = tokenizer.pack(["The fox"], ["quick!"], sequence_length=8)
+    >>> packed["token_ids"].numpy()
+    array([[2, 5, 8, 3, 6, 7, 9, 3]], dtype=int32)
+
+    From a checkpoint's vocab.txt, cased:
+
+    >>> tokenizer = BertTokenizer("vocab.txt", lowercase=False)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        vocabulary: str | os.PathLike | list[str],
+        *,
+        lowercase: bool = True,
+        strip_accents: bool | None = None,
+        max_word_chars: int = 100,
+        cls_token: str = "[CLS]",
+        sep_token: str = "[SEP]",
+        pad_token: str = "[PAD]",
+        mask_token: str = "[MASK]",
+        unk_token: str = "[UNK]",
+        special_tokens_in_strings: bool = True,
+        **kwargs,
+    ):
+        kwargs.setdefault("dtype", "int32")
+        super().__init__(**kwargs)
+        # Inputs are tf.string tensors or Python strings, never backend tensors.
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.vocabulary = load_vocabulary(vocabulary)
+        self.lowercase = bool(lowercase)
+        self.strip_accents = strip_accents
+        self.max_word_chars = int(max_word_chars)
+        self.cls_token = cls_token
+        self.sep_token = sep_token
+        self.pad_token = pad_token
+        self.mask_token = mask_token
+        self.unk_token = unk_token
+        self.special_tokens_in_strings = bool(special_tokens_in_strings)
+
+        # The first occurrence of a duplicated token wins, as in tf-text.
+        self._token_to_id = {}
+        for i, token in enumerate(self.vocabulary):
+            self._token_to_id.setdefault(token, i)
+        special = {"cls_token": cls_token, "sep_token": sep_token, "pad_token": pad_token,
+                   "mask_token": mask_token, "unk_token": unk_token}  # fmt: skip
+        missing = [f"{name}={token!r}" for name, token in special.items() if token not in self._token_to_id]
+        if missing:
+            raise ValueError(
+                f"The vocabulary ({len(self.vocabulary)} tokens) lacks the special tokens "
+                f"{', '.join(missing)}. Add them to the vocabulary (`learn_wordpiece_vocabulary` "
+                "adds them), or pass the strings your vocabulary uses for them, "
+                "e.g. `BertTokenizer(vocab, mask_token='<mask>')`."
+            )
+        self.cls_token_id = self._token_to_id[cls_token]
+        self.sep_token_id = self._token_to_id[sep_token]
+        self.pad_token_id = self._token_to_id[pad_token]
+        self.mask_token_id = self._token_to_id[mask_token]
+        self.unk_token_id = self._token_to_id[unk_token]
+
+        self._special_tokens = sorted(set(special.values()), key=len, reverse=True)
+        # Longest first, as Hugging Face's leftmost-longest match.
+        self._special_pattern = "|".join(re.escape(token) for token in self._special_tokens)
+        self._normalizer = BertNormalizer(lowercase=self.lowercase, strip_accents=strip_accents)
+        self._wordpiece = tf_text.FastWordpieceTokenizer(
+            vocab=self.vocabulary,
+            suffix_indicator="##",
+            # tf-text counts bytes; the character limit is applied before.
+            max_bytes_per_word=4 * self.max_word_chars,
+            token_out_type=tf.int32,
+            unknown_token=unk_token,
+            no_pretokenization=True,
+            support_detokenization=False,
+        )
+        self.built = True
+
+    def vocabulary_size(self) -> int:
+        """Number of tokens in the vocabulary."""
+        return len(self.vocabulary)
+
+    def get_vocabulary(self) -> list[str]:
+        """The vocabulary as a list of strings, indexed by id."""
+        return list(self.vocabulary)
+
+    def id_to_token(self, id: int) -> str:
+        """The token string of one id."""
+        if not 0 <= int(id) < len(self.vocabulary):
+            raise ValueError(f"id {id} is out of range for a vocabulary of {len(self.vocabulary)} tokens.")
+        return self.vocabulary[int(id)]
+
+    def token_to_id(self, token: str) -> int:
+        """The id of one token string (a whole vocabulary entry, e.g. "##ing")."""
+        if token not in self._token_to_id:
+            raise ValueError(f"Token {token!r} is not in the vocabulary.")
+        return self._token_to_id[token]
+
+    @property
+    def special_token_ids(self) -> list[int]:
+        """Ids of [CLS], [SEP], [PAD], [MASK] and [UNK] (in that order)."""
+        return [self.cls_token_id, self.sep_token_id, self.pad_token_id, self.mask_token_id, self.unk_token_id]
+
+    def split_words(self, inputs) -> tf.RaggedTensor:
+        """Normalizes strings and splits them into words (Hugging Face pre-tokens).
+
+        Args:
+            inputs: tf.string scalar or `(batch,)` tensor, or Python str / list of str.
+
+        Returns:
+            tf.string tensor `(words,)` for a scalar, RaggedTensor `(batch, None)` for a batch.
+        """
+        strings, scalar = self._to_batch(inputs)
+        words = self._split_words(strings)
+        return words[0] if scalar else words
+
+    def _split_words(self, strings: tf.Tensor) -> tf.RaggedTensor:
+        """`(batch,)` strings to `(batch, None)` words; special tokens are words of their own."""
+        if not self.special_tokens_in_strings:
+            return self._normalizer.split_words(strings)
+        # regex_split cuts a string at NUL; U+0001 is removed by the normalizer just as NUL.
+        strings = tf.strings.regex_replace(strings, "\\x00", "\x01")
+        pieces = tf_text.regex_split(strings, self._special_pattern, self._special_pattern)  # (batch, None)
+        flat_pieces = pieces.flat_values
+        is_special = tf.reduce_any(
+            tf.equal(flat_pieces[:, None], tf.constant(self._special_tokens)[None, :]), axis=1
+        )
+        words = self._normalizer.split_words(tf.where(is_special, "", flat_pieces))  # (pieces, None)
+        special_words = tf.RaggedTensor.from_row_lengths(
+            tf.boolean_mask(flat_pieces, is_special), tf.cast(is_special, tf.int64)
+        )
+        words = tf.concat([words, special_words], axis=1)  # A piece is text or one special token.
+        return tf.RaggedTensor.from_row_splits(
+            words.flat_values, tf.gather(words.row_splits, pieces.row_splits), validate=False
+        )
+
+    def tokenize(self, inputs) -> tf.Tensor | tf.RaggedTensor:
+        """Strings to WordPiece ids (no special tokens added).
+
+        Args:
+            inputs: tf.string scalar or `(batch,)` tensor, or Python str / list of str.
+
+        Returns:
+            int32 tensor `(tokens,)` for a scalar, RaggedTensor `(batch, None)` for a batch.
+        """
+        strings, scalar = self._to_batch(inputs)
+        words = self._split_words(strings)  # (batch, None)
+        flat_words = words.flat_values
+        too_long = tf.strings.length(flat_words, unit="UTF8_CHAR") > self.max_word_chars
+        flat_words = tf.where(too_long, tf.constant(self.unk_token), flat_words)
+        pieces = self._wordpiece.tokenize(flat_words)  # (words, None)
+        ids = tf.RaggedTensor.from_row_splits(
+            pieces.flat_values, tf.gather(pieces.row_splits, words.row_splits), validate=False
+        )
+        return ids[0] if scalar else ids
+
+    def call(self, inputs) -> tf.Tensor | tf.RaggedTensor:
+        return self.tokenize(inputs)
+
+    def detokenize(self, inputs) -> tf.Tensor:
+        """Ids back to text: tokens joined by spaces, " ##" removed, then Hugging Face's clean-up.
+
+        The clean-up removes the space before `. ? ! ,` and before `n't 'm 's 've 're`
+        (as `decode(..., clean_up_tokenization_spaces=True)`). Special tokens are
+        kept; lowercasing, stripped accents and [UNK] words cannot be undone.
+
+        Args:
+            inputs: int tensor `(tokens,)` or `(batch, None)` (dense or ragged).
+
+        Returns:
+            tf.string scalar for `(tokens,)`, `(batch,)` tensor for a batch.
+        """
+        if not isinstance(inputs, (tf.Tensor, tf.RaggedTensor)):
+            inputs = tf.ragged.constant(inputs) if _is_nested_ragged(inputs) else tf.convert_to_tensor(inputs)
+        tokens = tf.gather(tf.constant(self.vocabulary), tf.cast(inputs, tf.int32))
+        text = tf.strings.reduce_join(tokens, axis=-1, separator=" ")
+        text = tf.strings.regex_replace(text, " ##", "")
+        for old, new in _CLEAN_UP:
+            text = tf.strings.regex_replace(text, _re_escape(old), new)
+        return text
+
+    def pack(self, first, second=None, *, sequence_length: int = 512) -> dict[str, tf.Tensor]:
+        """Tokenizes and packs strings (or pairs) into `[CLS] a [SEP] (b [SEP])`.
+
+        Truncation is Hugging Face's "longest_first"; see `BertPacker`.
+
+        Args:
+            first: strings, scalar or `(batch,)`.
+            second: optional strings of the same shape (the pair's second segment).
+            sequence_length: int. Output length, padded with [PAD].
+
+        Returns:
+            dict of int32 tensors `token_ids`, `segment_ids`, `padding_mask`, each
+            `(sequence_length,)` for scalars or `(batch, sequence_length)`.
+        """
+        packer = BertPacker(
+            sequence_length=sequence_length,
+            cls_token_id=self.cls_token_id,
+            sep_token_id=self.sep_token_id,
+            pad_token_id=self.pad_token_id,
+        )
+        first_ids = self.tokenize(first)
+        second_ids = None if second is None else self.tokenize(second)
+        return packer(first_ids, second_ids)
+
+    @classmethod
+    def from_preset(cls, preset: str, **kwargs) -> "BertTokenizer":
+        """Loads the vocabulary and casing of a preset: a keras_bert3 preset,
+        a Hugging Face BERT directory (`vocab.txt`; `do_lower_case` and
+        `strip_accents` from `tokenizer_config.json`), a keras-hub BERT preset,
+        or a remote handle / known name (see `BertBackbone.from_preset`).
+        `kwargs` override the config.
+
+        Example:
+        >>> tokenizer = BertTokenizer.from_preset("path/to/all-MiniLM-L6-v2")  # doctest: +SKIP
+        """
+        from keras_bert3.presets.tokenizer_preset import load_tokenizer
+
+        return load_tokenizer(preset, cls=cls, **kwargs)
+
+    def save_to_preset(self, preset_dir: str) -> None:
+        """Writes `vocabulary.txt` and `tokenizer.json` into a keras_bert3 preset directory.
+
+        Example:
+        >>> tokenizer.save_to_preset("my_bert")  # doctest: +SKIP
+        """
+        from keras_bert3.presets.tokenizer_preset import save_tokenizer
+
+        save_tokenizer(self, preset_dir)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary": list(self.vocabulary),
+                "lowercase": self.lowercase,
+                "strip_accents": self.strip_accents,
+                "max_word_chars": self.max_word_chars,
+                "cls_token": self.cls_token,
+                "sep_token": self.sep_token,
+                "pad_token": self.pad_token,
+                "mask_token": self.mask_token,
+                "unk_token": self.unk_token,
+                "special_tokens_in_strings": self.special_tokens_in_strings,
+            }
+        )
+        return config
+
+    @staticmethod
+    def _to_batch(inputs) -> tuple[tf.Tensor, bool]:
+        if not isinstance(inputs, tf.Tensor):
+            inputs = tf.convert_to_tensor(inputs, dtype=tf.string)
+        rank = inputs.shape.rank
+        if rank == 0:
+            return inputs[None], True
+        if rank == 1:
+            return inputs, False
+        raise ValueError(f"Expected a scalar or a 1-D batch of strings, got shape {inputs.shape}.")
+
+
+def _is_nested_ragged(values) -> bool:
+    return isinstance(values, (list, tuple)) and any(isinstance(v, (list, tuple)) for v in values)
+
+
+def _re_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in ".?!" else ch for ch in text)

@@ -1,0 +1,218 @@
+"""Per-code-point table of what Hugging Face's BERT normalizer and pre-tokenizer do.
+
+Hugging Face `tokenizers` (Rust) normalizes BERT input with `BertNormalizer`
+(clean text, pad CJK characters, strip accents, lowercase) and then splits it
+with `BertPreTokenizer` (split on whitespace, isolate punctuation). Both act on
+one code point at a time, so their combined effect is a function from a code
+point to a short string in which a space separates words. This module stores
+that function for all 0x110000 code points, for the four combinations of
+`lowercase` and `strip_accents`, in `bert_unicode_table.json.gz`.
+
+The table is derived by probing the installed `tokenizers` package (never from
+Python's `unicodedata` or ICU, which disagree with it on many code points).
+Regenerate it with:
+
+    python -m keras_bert3.tokenizers.unicode_table
+
+Each code point falls under one rule:
+
+- `KEEP`: it stays as it is, inside the current word.
+- `REMOVE`: it is dropped (control characters, U+200B, U+FEFF, U+FFFD...).
+- `SPACE`: it becomes a word separator (whitespace).
+- `ISOLATE`: it becomes a word of its own (punctuation, CJK ideographs).
+- an explicit output: any other string (lowercased, accents stripped, or a
+  canonical decomposition), stored as code points with 32 (space) between
+  words.
+
+Known limit (not per code point, so not in the table): with
+`strip_accents=True` Hugging Face applies NFD to the whole string, whose
+canonical reordering can swap two adjacent combining *spacing* marks (category
+Mc, which are not stripped) of different nonzero combining classes, e.g.
+U+1D16D U+1D165 (musical symbols) or U+302E after U+0F39-like viramas. Such
+sequences do not occur in natural text; this table keeps them in input order.
+"""
+
+import dataclasses
+import gzip
+import json
+import os
+
+import numpy as np
+
+KEEP = 0
+REMOVE = 1
+SPACE = 2
+ISOLATE = 3
+NUM_RULES = 4
+
+MAX_CODE_POINT = 0x10FFFF
+TABLE_PATH = os.path.join(os.path.dirname(__file__), "bert_unicode_table.json.gz")
+
+
+def _key(lowercase: bool, strip_accents: bool) -> str:
+    return f"lowercase={int(bool(lowercase))},strip_accents={int(bool(strip_accents))}"
+
+
+@dataclasses.dataclass(frozen=True)
+class UnicodeTable:
+    """The normalizer table for one (lowercase, strip_accents) combination.
+
+    Args:
+        run_starts: int32 array `(num_runs,)`, sorted, `run_starts[0] == 0`.
+            Code points in `[run_starts[i], run_starts[i + 1])` follow
+            `run_rules[i]` unless they have an explicit output.
+        run_rules: int32 array `(num_runs,)` of `KEEP`, `REMOVE`, `SPACE` or
+            `ISOLATE`.
+        explicit_code_points: int32 array `(num_explicit,)`, sorted.
+        explicit_outputs: int32 array `(num_explicit, width)`: the output code
+            points of each explicit code point, 32 between words, padded with -1.
+    """
+
+    run_starts: np.ndarray
+    run_rules: np.ndarray
+    explicit_code_points: np.ndarray
+    explicit_outputs: np.ndarray
+
+    @property
+    def width(self) -> int:
+        """Most output code points of any one input code point (at least 3)."""
+        return max(3, self.explicit_outputs.shape[1])
+
+    def output(self, code_point: int) -> str:
+        """What the table maps one code point to (pure Python, for tests).
+
+        Examples:
+
+        >>> load_unicode_table(lowercase=True).output(ord("A"))
+        'a'
+        """
+        i = np.searchsorted(self.explicit_code_points, code_point)
+        if i < len(self.explicit_code_points) and self.explicit_code_points[i] == code_point:
+            return "".join(chr(c) for c in self.explicit_outputs[i] if c >= 0)
+        rule = self.run_rules[np.searchsorted(self.run_starts, code_point, side="right") - 1]
+        return {KEEP: chr(code_point), REMOVE: "", SPACE: " ", ISOLATE: f" {chr(code_point)} "}[
+            int(rule)
+        ]
+
+
+_CACHE = {}
+
+
+def load_unicode_table(lowercase: bool = True, strip_accents: bool | None = None) -> UnicodeTable:
+    """Loads the packaged table for one normalizer configuration.
+
+    Args:
+        lowercase: bool. Whether text is lowercased.
+        strip_accents: bool or None. Whether accents are stripped; None means
+            the same as `lowercase` (Hugging Face semantics).
+
+    Examples:
+
+    >>> table = load_unicode_table(lowercase=False)
+    >>> table.output(ord("!"))
+    ' ! '
+    """
+    if strip_accents is None:
+        strip_accents = lowercase
+    key = _key(lowercase, strip_accents)
+    if key not in _CACHE:
+        with gzip.open(TABLE_PATH, "rt", encoding="utf-8") as f:
+            data = json.load(f)
+        entry = data["tables"][key]
+        starts = np.cumsum(np.asarray(entry["run_start_deltas"], dtype=np.int64)).astype(np.int32)
+        codes = np.cumsum(np.asarray(entry["explicit_deltas"], dtype=np.int64)).astype(np.int32)
+        outputs = entry["explicit_outputs"]
+        width = max([len(o) for o in outputs] + [1])
+        out = np.full((len(outputs), width), -1, dtype=np.int32)
+        for i, o in enumerate(outputs):
+            out[i, : len(o)] = [ord(ch) for ch in o]
+        _CACHE[key] = UnicodeTable(
+            run_starts=starts,
+            run_rules=np.asarray(entry["run_rules"], dtype=np.int32),
+            explicit_code_points=codes,
+            explicit_outputs=out,
+        )
+    return _CACHE[key]
+
+
+def _all_code_points():
+    return [c for c in range(MAX_CODE_POINT + 1) if not 0xD800 <= c <= 0xDFFF]
+
+
+def hf_output(normalizer, pre_tokenizer, text: str) -> str:
+    """Hugging Face's normalized, pre-tokenized `text`, words joined by spaces,
+    with a leading/trailing space where the text starts/ends a word boundary.
+
+    `text` is wrapped in "a" ... "a" so that a separator at either end shows.
+    """
+    normalized = normalizer.normalize_str(text)
+    words = pre_tokenizer.pre_tokenize_str("a" + normalized + "a")
+    return " ".join(w for w, _ in words)[1:-1]
+
+
+def _build_entry(lowercase: bool, strip_accents: bool) -> dict:
+    from tokenizers import normalizers
+    from tokenizers import pre_tokenizers
+
+    normalizer = normalizers.BertNormalizer(
+        clean_text=True,
+        handle_chinese_chars=True,
+        strip_accents=strip_accents,
+        lowercase=lowercase,
+    )
+    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    rules = np.full(MAX_CODE_POINT + 1, -1, dtype=np.int64)  # -1: explicit or surrogate.
+    explicit = {}
+    for c in _all_code_points():
+        ch = chr(c)
+        out = hf_output(normalizer, pre_tokenizer, ch)
+        if out == ch:
+            rules[c] = KEEP
+        elif out == "":
+            rules[c] = REMOVE
+        elif out.strip(" ") == "":
+            rules[c] = SPACE
+        elif out == f" {ch} ":
+            rules[c] = ISOLATE
+        else:
+            # Collapse space runs (they only separate words) but keep one at
+            # each end, as it matters for joining with neighbours.
+            words = [w for w in out.split(" ") if w]
+            explicit[c] = (" " if out.startswith(" ") else "") + " ".join(words) + (
+                " " if out.endswith(" ") else ""
+            )
+    # Explicit code points and surrogates join the run before them.
+    for c in range(MAX_CODE_POINT + 1):
+        if rules[c] < 0:
+            rules[c] = rules[c - 1] if c else KEEP
+    change = np.flatnonzero(np.diff(rules)) + 1
+    starts = np.concatenate([[0], change])
+    codes = sorted(explicit)
+    return {
+        "run_start_deltas": np.diff(starts, prepend=0).tolist(),
+        "run_rules": rules[starts].tolist(),
+        "explicit_deltas": np.diff(codes, prepend=0).tolist(),
+        "explicit_outputs": [explicit[c] for c in codes],
+    }
+
+
+def main() -> None:
+    """Regenerates `bert_unicode_table.json.gz` from the installed `tokenizers`."""
+    import tokenizers
+
+    data = {"tokenizers_version": tokenizers.__version__, "tables": {}}
+    for lowercase in (True, False):
+        for strip_accents in (True, False):
+            entry = _build_entry(lowercase, strip_accents)
+            data["tables"][_key(lowercase, strip_accents)] = entry
+            print(
+                f"{_key(lowercase, strip_accents)}: {len(entry['run_rules'])} runs, "
+                f"{len(entry['explicit_outputs'])} explicit code points"
+            )
+    with gzip.GzipFile(TABLE_PATH, "wb", compresslevel=9, mtime=0) as f:
+        f.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    print(f"wrote {TABLE_PATH} ({os.path.getsize(TABLE_PATH)} bytes)")
+
+
+if __name__ == "__main__":
+    main()
