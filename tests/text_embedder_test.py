@@ -42,12 +42,7 @@ def test_token_vectors_of_the_last_four_layers_equal_transformers(minilm_dir, mi
             "segment_ids": encoded["token_type_ids"],
             "padding_mask": encoded["attention_mask"],
         }
-        import torch
-
-        with torch.no_grad():
-            states = reference(
-                **{k: torch.tensor(v) for k, v in encoded.items()}, output_hidden_states=True
-            ).hidden_states
+        states = hf_outputs(reference, inputs, output_hidden_states=True).hidden_states
         expected = np.concatenate([s[0].numpy() for s in states[-4:]], axis=-1)
         assert vectors.shape == expected.shape == (inputs["token_ids"].shape[1], 4 * 384)
         assert max_abs_diff(vectors, expected) < 1e-4
