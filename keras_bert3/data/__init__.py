@@ -1,5 +1,27 @@
 """Text corpora and pretraining data."""
 
+from keras_bert3.data.data_counters import DataCounters
+from keras_bert3.data.default_corpus import default_corpus_documents
+from keras_bert3.data.default_corpus import default_corpus_path
+from keras_bert3.data.default_corpus import stdlib_docstring_documents
+from keras_bert3.data.document_dataset import document_dataset
+from keras_bert3.data.mlm_masker import MlmMasker
+from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.data.python_docs_corpus import python_docs_documents
+from keras_bert3.data.sentence_pairer import SentencePairer
+from keras_bert3.data.sentence_splitter import split_sentences
+from keras_bert3.data.tokenized_documents import tokenized_documents
 
-__all__ = ["python_docs_documents"]
+__all__ = [
+    "DataCounters",
+    "MlmMasker",
+    "SentencePairer",
+    "default_corpus_documents",
+    "default_corpus_path",
+    "document_dataset",
+    "pretraining_dataset",
+    "python_docs_documents",
+    "split_sentences",
+    "stdlib_docstring_documents",
+    "tokenized_documents",
+]

@@ -1,13 +1,9 @@
-"""The embedded default corpus: Python's reference documentation, which every
-Python installation ships (`pydoc_data.topics`), as real English documents.
-No download is needed."""
-
-import re
+"""Python's reference documentation (`pydoc_data.topics`, shipped with every
+Python installation) as real English documents. No download is needed."""
 
 from pydoc_data import topics
 
-# Sentence ends: ., ! or ? followed by whitespace and an upper-case letter or quote.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(A-Z])")
+from keras_bert3.data.sentence_splitter import split_sentences
 
 
 def python_docs_documents() -> list[list[str]]:
@@ -20,11 +16,7 @@ def python_docs_documents() -> list[list[str]]:
     """
     documents = []
     for name in sorted(topics.topics):
-        sentences = []
-        for paragraph in re.split(r"\n\s*\n", topics.topics[name]):
-            paragraph = re.sub(r"\s+", " ", paragraph).strip()
-            if paragraph:
-                sentences.extend(s for s in _SENTENCE_END.split(paragraph) if s)
+        sentences = split_sentences(topics.topics[name])
         if sentences:
             documents.append(sentences)
     return documents

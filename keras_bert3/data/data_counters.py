@@ -1,0 +1,58 @@
+"""Counts of what the pretraining data pipeline read, skipped and made."""
+
+import dataclasses
+import logging
+
+logger = logging.getLogger("keras_bert3.data")
+
+
+@dataclasses.dataclass
+class DataCounters:
+    """What the pipeline saw, skipped and made; pass one in to read the counts.
+
+    Counts accumulate over passes (each iteration of a dataset is a pass).
+
+    Args:
+        files: files opened.
+        empty_files: files without a single non-blank line (skipped).
+        documents: documents with at least one token (used).
+        empty_documents: documents whose sentences all tokenize to nothing (skipped).
+        sentences: non-empty sentences used.
+        empty_sentences: sentences that tokenize to nothing (skipped).
+        invalid_utf8_sentences: sentences with invalid UTF-8 bytes, kept with each bad
+            sequence replaced by U+FFFD (dropping them would break NSP continuations).
+        split_documents: documents cut in two at `max_document_sentences` to bound memory.
+        single_sentence_documents: documents of one sentence (they give only random-next pairs).
+        shortened_documents: document visits whose target length was shortened (`short_seq_prob`).
+        examples: examples made.
+        random_next: examples whose second segment is from another document (label 1).
+
+    Examples:
+
+    >>> counters = DataCounters()
+    >>> dataset = pretraining_dataset("corpus/*.txt", tokenizer, counters=counters)  # doctest: +SKIP
+    >>> _ = list(dataset); counters.examples  # doctest: +SKIP
+    """
+
+    files: int = 0
+    empty_files: int = 0
+    documents: int = 0
+    empty_documents: int = 0
+    sentences: int = 0
+    empty_sentences: int = 0
+    invalid_utf8_sentences: int = 0
+    split_documents: int = 0
+    single_sentence_documents: int = 0
+    shortened_documents: int = 0
+    examples: int = 0
+    random_next: int = 0
+
+    def log_skips(self) -> None:
+        """Logs one warning that lists every non-zero skip count."""
+        skipped = {
+            name: getattr(self, name)
+            for name in ("empty_files", "empty_documents", "empty_sentences", "invalid_utf8_sentences", "split_documents")
+            if getattr(self, name)
+        }
+        if skipped:
+            logger.warning("Pretraining data: %s (of %d documents used so far).", skipped, self.documents)
