@@ -7,6 +7,8 @@ from keras_bert3.data.default_corpus import stdlib_docstring_documents
 from keras_bert3.data.document_dataset import document_dataset
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
+from keras_bert3.data.pretraining_shards import read_pretraining_shards
+from keras_bert3.data.pretraining_shards import write_pretraining_shards
 from keras_bert3.data.python_docs_corpus import python_docs_documents
 from keras_bert3.data.sentence_pairer import SentencePairer
 from keras_bert3.data.sentence_splitter import split_sentences
@@ -21,7 +23,9 @@ __all__ = [
     "document_dataset",
     "pretraining_dataset",
     "python_docs_documents",
+    "read_pretraining_shards",
     "split_sentences",
     "stdlib_docstring_documents",
     "tokenized_documents",
+    "write_pretraining_shards",
 ]

@@ -26,6 +26,9 @@ class DataCounters:
         shortened_documents: document visits whose target length was shortened (`short_seq_prob`).
         examples: examples made.
         random_next: examples whose second segment is from another document (label 1).
+        forced_random_next: of those, the ones whose chunk was a single sentence, so
+            no true continuation existed (the original makes these random too); the
+            coin flip decides the others, so positives are below 50% on short documents.
 
     Examples:
 
@@ -46,6 +49,7 @@ class DataCounters:
     shortened_documents: int = 0
     examples: int = 0
     random_next: int = 0
+    forced_random_next: int = 0
 
     def log_skips(self) -> None:
         """Logs one warning that lists every non-zero skip count."""

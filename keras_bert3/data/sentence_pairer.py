@@ -160,6 +160,7 @@ class SentencePairer:
                     tokens_a = np.concatenate(chunk[:a_end])
                     if len(chunk) == 1 or rng.random() < 0.5:
                         label = 1
+                        counters.forced_random_next += len(chunk) == 1
                         tokens_b = self._random_span(document, target - len(tokens_a))
                         i -= len(chunk) - a_end  # Put the unused sentences back.
                     else:

@@ -1,0 +1,47 @@
+"""Same seed, same examples; different seeds, different masks; new masks on each pass."""
+
+import numpy as np
+
+from keras_bert3.data import pretraining_dataset
+from tests.data.conftest import collect
+
+
+def first_batches(dataset, count: int = 3) -> list:
+    return [x["token_ids"] for x, _, _ in dataset.take(count).as_numpy_iterator()]
+
+
+def test_same_seed_same_examples(tokenizer, corpus_path):
+    one = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=3).take(5))
+    two = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=3).take(5))
+    for key in one:
+        np.testing.assert_array_equal(one[key], two[key])
+
+
+def test_different_seeds_different_masks(tokenizer, corpus_path):
+    one = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=3).take(2))
+    two = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=4).take(2))
+    assert not np.array_equal(one["mask_positions"], two["mask_positions"])
+
+
+def test_each_pass_has_new_masks(tokenizer, corpus_path):
+    dataset = pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=3, next_sentence_prediction=False)
+    first, second = first_batches(dataset), first_batches(dataset)
+    assert not all(np.array_equal(a, b) for a, b in zip(first, second))
+    # A new dataset with the same seed replays the same sequence of passes.
+    again = pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=3, next_sentence_prediction=False)
+    for a, b in zip(first + second, first_batches(again) + first_batches(again)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_same_examples_new_masks_from_the_masker(tokenizer):
+    """The masker alone: one batch, two seeds, two mask sets; the same seed, the same masks."""
+    from keras_bert3.data import MlmMasker
+
+    packed = tokenizer.pack(["The quick brown fox jumps over the lazy dog."] * 8, sequence_length=32)
+    masker = MlmMasker(tokenizer, max_predictions_per_seq=5)
+    one = masker(packed["token_ids"], packed["padding_mask"], seed=[1, 2])
+    two = masker(packed["token_ids"], packed["padding_mask"], seed=[1, 3])
+    again = masker(packed["token_ids"], packed["padding_mask"], seed=[1, 2])
+    assert not np.array_equal(one["mask_positions"], two["mask_positions"])
+    for key in one:
+        np.testing.assert_array_equal(one[key], again[key])

@@ -1,0 +1,115 @@
+"""The pipeline's statistics on real text (the embedded corpus) over >= 10,000
+examples, against the numbers google-research/bert's algorithm implies."""
+
+import numpy as np
+import pytest
+
+from keras_bert3.data import DataCounters, SentencePairer, default_corpus_documents, pretraining_dataset
+from tests.data.conftest import collect
+
+
+@pytest.fixture(scope="module")
+def run(tokenizer, corpus_path):
+    """Three passes (about 14,000 examples) with a cap that never binds."""
+    counters = DataCounters()
+    dataset = pretraining_dataset(corpus_path, tokenizer, max_predictions_per_seq=40, batch_size=256, seed=7, counters=counters)
+    return collect(dataset, passes=3), counters
+
+
+def original_tokens(data):
+    ids = data["token_ids"].copy()
+    rows, _ = np.nonzero(data["mask_weights"])
+    ids[rows, data["mask_positions"][data["mask_weights"] > 0]] = data["y_mlm"][data["mask_weights"] > 0]
+    return ids
+
+
+def test_selection_and_replacement(run, tokenizer):
+    data, _ = run
+    assert len(data["token_ids"]) >= 10_000
+    weights = data["mask_weights"] > 0
+    real_tokens = data["padding_mask"].sum() - 3 * len(weights)  # Less [CLS] and two [SEP].
+    assert abs(weights.sum() / real_tokens - 0.15) < 0.005
+
+    chosen = np.take_along_axis(data["token_ids"], data["mask_positions"], axis=1)[weights]
+    original = data["y_mlm"][weights]
+    as_mask = np.mean(chosen == tokenizer.mask_token_id)
+    kept = np.mean(chosen == original)
+    assert abs(as_mask - 0.8) < 0.01 and abs(kept - 0.1) < 0.01 and abs(1 - as_mask - kept - 0.1) < 0.01
+    random_tokens = chosen[(chosen != original) & (chosen != tokenizer.mask_token_id)]
+    assert not np.isin(random_tokens, tokenizer.special_token_ids).any()
+
+
+def test_no_special_token_selected(run, tokenizer):
+    data, _ = run
+    weights = data["mask_weights"] > 0
+    assert not np.isin(data["y_mlm"][weights], [tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id]).any()
+    lengths = data["padding_mask"].sum(axis=1, keepdims=True)
+    assert (data["mask_positions"][weights] < np.broadcast_to(lengths, weights.shape)[weights]).all()
+    padded = np.where(weights, data["mask_positions"], 10**6 + np.arange(weights.shape[1]))
+    assert (np.diff(padded, axis=1) > 0).all()  # Sorted, distinct, padding last.
+
+
+def test_nsp_and_short_sequences(run):
+    data, counters = run
+    labels = data["y_nsp"]
+    assert counters.examples == len(labels) and counters.random_next == labels.sum()
+    # The coin flip, where the original makes one (a chunk of >= 2 sentences): 50% positives.
+    eligible = len(labels) - counters.forced_random_next
+    assert abs(np.sum(labels == 0) / eligible - 0.5) < 0.02
+    assert abs(counters.shortened_documents / counters.documents - 0.1) < 0.03
+    # Segment ids: 0 up to the first [SEP], then 1 up to the second.
+    assert (data["segment_ids"][:, 0] == 0).all() and (data["segment_ids"].max(axis=1) == 1).all()
+
+
+def test_pairs_come_from_the_right_documents(tokenizer):
+    """Each token gets a unique id (its place in the corpus), so every pair can be traced."""
+    documents = default_corpus_documents()
+    ids = tokenizer.tokenize([s for d in documents for s in d])
+    token_position, sentence, document_of = 1000, 0, []  # Ids >= 1000 avoid the special ids below.
+    traced = []
+    for d, document in enumerate(documents):
+        traced_document = []
+        for _ in document:
+            n = len(ids[sentence])
+            sentence += 1
+            if n:
+                traced_document.append(np.arange(token_position, token_position + n, dtype=np.int32))
+                document_of.extend([d] * n)
+                token_position += n
+        traced.append(traced_document)
+    document_of = np.array(document_of)
+    pairer = SentencePairer(sequence_length=128, cls_token_id=1, sep_token_id=2, pad_token_id=0, reservoir_size=200)
+    count = 0
+    for token_ids, segment_ids, lengths, labels in pairer.examples([traced], seed=3):
+        for row, segments, length, label in zip(token_ids, segment_ids, lengths, labels):
+            a = row[1:length][(segments[1:length] == 0) & (row[1:length] >= 1000)]
+            b = row[1:length][(segments[1:length] == 1) & (row[1:length] >= 1000)]
+            assert len(a) and len(b)
+            assert (np.diff(a) == 1).all() and (np.diff(b) == 1).all()  # Contiguous spans.
+            doc_a, doc_b = document_of[a - 1000], document_of[b - 1000]
+            assert (doc_a == doc_a[0]).all() and (doc_b == doc_b[0]).all()
+            if label == 0:
+                assert doc_b[0] == doc_a[0] and b[0] > a[-1]
+                if len(a) + len(b) < 125:  # Not truncated: B starts right after A.
+                    assert b[0] == a[-1] + 1
+            else:
+                assert doc_b[0] != doc_a[0]
+            count += 1
+    assert count > 4_000
+
+
+def test_whole_word_masking_never_splits_a_word(tokenizer, corpus_path):
+    dataset = pretraining_dataset(corpus_path, tokenizer, whole_word_masking=True, batch_size=256, seed=1)
+    data = collect(dataset)
+    original = original_tokens(data)
+    selected = np.zeros_like(original, dtype=bool)
+    rows, _ = np.nonzero(data["mask_weights"])
+    selected[rows, data["mask_positions"][data["mask_weights"] > 0]] = True
+    vocabulary = np.array(tokenizer.get_vocabulary())
+    piece = np.char.startswith(vocabulary[original], "##")
+    special = np.isin(original, [tokenizer.cls_token_id, tokenizer.sep_token_id]) | (data["padding_mask"] == 0)
+    # A "##" piece after a real token belongs to its word: both are selected or neither.
+    joined = piece[:, 1:] & ~special[:, 1:] & ~special[:, :-1]
+    assert joined.sum() > 10_000 and selected.sum() > 50_000
+    assert (selected[:, 1:][joined] == selected[:, :-1][joined]).all()
+    assert abs(selected.sum() / (data["padding_mask"].sum() - 3 * len(original)) - 0.15) < 0.01
