@@ -16,10 +16,13 @@ from keras_bert3.layers.bert_embeddings import BertEmbeddings
 from keras_bert3.layers.bert_encoder_block import BertEncoderBlock
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.models.bert_sizes import BERT_SIZES
 from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
 from keras_bert3.presets.huggingface_checkpoint import load_huggingface_heads
 from keras_bert3.presets.preset_loader import KNOWN_PRESETS
+from keras_bert3.optimizers.bert_optimizer import bert_optimizer
+from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 from keras_bert3.text_embedder import TextEmbedder
 from keras_bert3.tokenizers.bert_normalizer import BertNormalizer
 from keras_bert3.tokenizers.bert_packer import BertPacker
@@ -29,14 +32,17 @@ from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabula
 __all__ = [
     "BERT_SIZES",
     "KNOWN_PRESETS",
+    "LinearWarmupLinearDecay",
     "BertBackbone",
     "BertEmbeddings",
     "BertEncoderBlock",
     "BertMaskedLMHead",
     "BertNormalizer",
     "BertPacker",
+    "BertPretrainer",
     "BertTokenizer",
     "TextEmbedder",
+    "bert_optimizer",
     "export_backbone_to_huggingface",
     "learn_wordpiece_vocabulary",
     "load_huggingface_heads",

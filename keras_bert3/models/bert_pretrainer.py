@@ -1,0 +1,254 @@
+"""BertPretrainer: BERT's joint masked-LM and next-sentence pretraining
+(Devlin et al. 2019, section 3.1) as a Keras model whose `fit` pretrains."""
+
+import keras
+from keras import ops
+
+from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
+from keras_bert3.models.bert_backbone import BertBackbone
+
+MLM_WEIGHTS_EPSILON = 1e-5  # As google-research/bert: sum(loss * w) / (sum(w) + 1e-5).
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class BertPretrainer(keras.Model):
+    """A `BertBackbone` with the masked-LM head and the next-sentence head.
+
+    The MLM head predicts the original tokens at `mask_positions` through the
+    token embedding matrix (tied); the NSP head gives two logits from the
+    pooled output (label 1 = B is a random segment, 0 = B is the true
+    continuation, as in the original code). The loss is the weighted mean MLM
+    cross-entropy over the masked positions plus the NSP cross-entropy,
+    computed in `compute_loss`, which the trainers of every backend call.
+
+    `compile()` with no arguments applies BERT's recipe (AdamW, weight decay
+    0.01 off LayerNorm and biases, epsilon 1e-6, clipping at global norm 1.0,
+    linear warmup then decay; see `keras_bert3.optimizers.bert_optimizer`);
+    `compile(optimizer=...)` replaces only the optimizer. The losses and
+    metrics are the pretrainer's own: `fit` and `evaluate` report `loss`,
+    `mlm_loss`, `mlm_accuracy`, and with NSP `nsp_loss`, `nsp_accuracy`.
+
+    Args:
+        backbone: a `BertBackbone`.
+        nsp: bool. Train the next-sentence objective too.
+
+    Inputs: dict of int32 `(batch, seq)` `token_ids`, `segment_ids`,
+    `padding_mask`, and int32 `(batch, predictions)` `mask_positions`.
+    Targets: `{"mlm": mask_ids (batch, predictions), "nsp": labels (batch,)}`;
+    sample weights `{"mlm": mask_weights (batch, predictions)}` (0 for the
+    padding of `mask_positions`).
+
+    Outputs: `{"mlm": logits (batch, predictions, vocabulary),
+    "nsp": logits (batch, 2)}`.
+
+    Examples:
+    ```python
+    backbone = keras_bert3.BertBackbone.from_size("tiny", vocabulary_size=tokenizer.vocabulary_size())
+    pretrainer = keras_bert3.BertPretrainer(backbone)
+    pretrainer.compile()  # The BERT recipe.
+    pretrainer.fit(keras_bert3.data.pretraining_dataset(files, tokenizer, batch_size=32), steps_per_epoch=1000)
+
+    # Continue pretraining a Hugging Face BertForPreTraining checkpoint, heads included.
+    pretrainer = keras_bert3.BertPretrainer.from_preset("path/to/bert-base-uncased")
+    ```
+    """
+
+    def __init__(self, backbone: BertBackbone, *, nsp: bool = True, **kwargs):
+        # === Layers ===
+        self.backbone = backbone
+        self.masked_lm_head = BertMaskedLMHead(
+            backbone.token_embedding,
+            activation=backbone.activation,
+            layer_norm_epsilon=backbone.layer_norm_epsilon,
+            initializer_range=backbone.initializer_range,
+            dtype=backbone.dtype_policy,
+            name="masked_lm_head",
+        )
+        self.next_sentence_head = None
+        if nsp:
+            self.next_sentence_head = keras.layers.Dense(
+                2,
+                kernel_initializer=keras.initializers.TruncatedNormal(
+                    stddev=backbone.initializer_range
+                ),
+                dtype=backbone.dtype_policy,
+                name="next_sentence_head",
+            )
+
+        # === Functional graph ===
+        inputs = {
+            name: keras.Input(shape=(None,), dtype="int32", name=name)
+            for name in ("token_ids", "segment_ids", "padding_mask", "mask_positions")
+        }
+        encoded = backbone({k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")})
+        outputs = {"mlm": self.masked_lm_head(encoded["sequence_output"], inputs["mask_positions"])}
+        if nsp:
+            outputs["nsp"] = self.next_sentence_head(encoded["pooled_output"])
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # === Config ===
+        self.nsp = nsp
+
+        # === Metrics ===
+        self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")
+        self.mlm_accuracy_tracker = keras.metrics.Mean(name="mlm_accuracy")
+        self.nsp_loss_tracker = keras.metrics.Mean(name="nsp_loss") if nsp else None
+        self.nsp_accuracy_tracker = keras.metrics.Mean(name="nsp_accuracy") if nsp else None
+
+    def compile(
+        self,
+        optimizer=None,
+        *,
+        learning_rate: float = 1e-4,
+        total_steps: int = 1_000_000,
+        warmup_steps: int | None = None,
+        weight_decay: float = 0.01,
+        jit_compile="auto",
+        **kwargs,
+    ):
+        """Compiles with BERT's recipe.
+
+        With no `optimizer`, builds `bert_optimizer(learning_rate=...,
+        total_steps=..., warmup_steps=..., weight_decay=...)` (the paper's
+        values by default: peak 1e-4, 1M steps, 1% warmup). A given
+        `optimizer` replaces only the optimizer. Losses and metrics belong to
+        the pretrainer: passing `loss` or `metrics` is an error.
+
+        Example:
+        >>> pretrainer.compile(learning_rate=5e-4, total_steps=10_000)
+        """
+        for name in ("loss", "metrics", "weighted_metrics", "loss_weights"):
+            if kwargs.get(name) is not None:
+                raise ValueError(
+                    f"BertPretrainer computes its own losses and metrics; remove "
+                    f"`{name}=` from compile(). Only the optimizer can be changed."
+                )
+        if optimizer is None:
+            from keras_bert3.optimizers.bert_optimizer import bert_optimizer
+
+            optimizer = bert_optimizer(
+                learning_rate=learning_rate,
+                total_steps=total_steps,
+                warmup_steps=warmup_steps,
+                weight_decay=weight_decay,
+            )
+        super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
+
+    @property
+    def metrics(self):
+        trackers = [self.mlm_loss_tracker, self.mlm_accuracy_tracker]
+        if self.nsp:
+            trackers += [self.nsp_loss_tracker, self.nsp_accuracy_tracker]
+        return super().metrics + trackers
+
+    def _check_targets(self, y, sample_weight):
+        if not isinstance(y, dict) or "mlm" not in y:
+            found = f" with keys {sorted(y)}" if isinstance(y, dict) else ""
+            raise ValueError(
+                "BertPretrainer needs targets {'mlm': mask_ids, 'nsp': labels} "
+                "(as `keras_bert3.data.pretraining_dataset` yields), got "
+                f"{type(y).__name__}{found}."
+            )
+        if self.nsp and "nsp" not in y:
+            raise ValueError(
+                "This BertPretrainer has nsp=True but the targets have no 'nsp' "
+                "label: build the dataset with NSP on, or the pretrainer with nsp=False."
+            )
+        if not isinstance(sample_weight, dict) or "mlm" not in sample_weight:
+            raise ValueError(
+                "BertPretrainer needs sample weights {'mlm': mask_weights} "
+                "(0 for padded mask positions), the third part of each element."
+            )
+
+    def _check_dataset(self, data):
+        """Checks a dataset's element structure before anything is traced."""
+        spec = getattr(data, "element_spec", None)
+        if spec is None:
+            return
+        if not isinstance(spec, tuple) or len(spec) != 3:
+            raise ValueError(
+                "BertPretrainer datasets yield (x, y, sample_weight) triples, as "
+                "`keras_bert3.data.pretraining_dataset` does; this one yields "
+                f"{type(spec).__name__}{'' if not isinstance(spec, tuple) else f' of {len(spec)}'}."
+            )
+        inputs, targets, weights = spec
+        missing = [name for name in self.input if not isinstance(inputs, dict) or name not in inputs]
+        if missing:
+            raise ValueError(
+                f"The dataset's inputs lack {missing}; BertPretrainer needs "
+                f"{list(self.input)} (mask_positions: the indices of the masked tokens)."
+            )
+        self._check_targets(targets, weights)
+
+    def fit(self, x=None, *args, **kwargs):
+        self._check_dataset(x)
+        return super().fit(x, *args, **kwargs)
+
+    def evaluate(self, x=None, *args, **kwargs):
+        self._check_dataset(x)
+        return super().evaluate(x, *args, **kwargs)
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        self._check_targets(y, sample_weight)
+        mlm_logits = ops.cast(y_pred["mlm"], "float32")
+        weights = ops.cast(sample_weight["mlm"], "float32")
+        labels = ops.cast(y["mlm"], "int32")
+        per_token = keras.losses.sparse_categorical_crossentropy(labels, mlm_logits, from_logits=True)
+        weight_sum = ops.sum(weights)
+        mlm_loss = ops.sum(per_token * weights) / (weight_sum + MLM_WEIGHTS_EPSILON)
+        correct = ops.cast(ops.equal(ops.argmax(mlm_logits, axis=-1), labels), "float32")
+        self.mlm_loss_tracker.update_state(mlm_loss, sample_weight=weight_sum)
+        self.mlm_accuracy_tracker.update_state(
+            ops.sum(correct * weights) / (weight_sum + MLM_WEIGHTS_EPSILON), sample_weight=weight_sum
+        )
+        loss = mlm_loss
+        if self.nsp:
+            nsp_logits = ops.cast(y_pred["nsp"], "float32")
+            nsp_labels = ops.reshape(ops.cast(y["nsp"], "int32"), (-1,))
+            nsp_loss = ops.mean(
+                keras.losses.sparse_categorical_crossentropy(nsp_labels, nsp_logits, from_logits=True)
+            )
+            nsp_correct = ops.cast(ops.equal(ops.argmax(nsp_logits, axis=-1), nsp_labels), "float32")
+            self.nsp_loss_tracker.update_state(nsp_loss)
+            self.nsp_accuracy_tracker.update_state(ops.mean(nsp_correct))
+            loss = loss + nsp_loss
+        return loss
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        # The trackers were updated by compute_loss; report them all.
+        return self.get_metrics_result()
+
+    def get_config(self):
+        return {
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "nsp": self.nsp,
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, preset: str, *, nsp: bool = True, **backbone_overrides) -> "BertPretrainer":
+        """A pretrainer on the backbone of `preset`, with its pretraining heads
+        when the preset has them (a keras_bert3 pretrainer preset, or a Hugging
+        Face `BertForPreTraining` / `BertForMaskedLM` checkpoint); otherwise
+        the heads start from random weights.
+
+        Example:
+        >>> pretrainer = BertPretrainer.from_preset("path/to/bert-base-uncased")
+        """
+        from keras_bert3.presets.pretrainer_preset import load_pretrainer
+
+        return load_pretrainer(preset, cls=cls, nsp=nsp, **backbone_overrides)
+
+    def save_to_preset(self, preset_dir: str, tokenizer=None) -> None:
+        """Writes the backbone (and `tokenizer`, if given) as a preset the task
+        models load, plus the heads, so pretraining can continue from it."""
+        from keras_bert3.presets.pretrainer_preset import save_pretrainer
+
+        save_pretrainer(self, preset_dir, tokenizer=tokenizer)

@@ -1,0 +1,6 @@
+"""The BERT pretraining recipe: optimizer and learning-rate schedule."""
+
+from keras_bert3.optimizers.bert_optimizer import bert_optimizer
+from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
+
+__all__ = ["LinearWarmupLinearDecay", "bert_optimizer"]

@@ -1,0 +1,62 @@
+"""The BERT pretraining recipe's optimizer, one call away."""
+
+import keras
+
+from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
+
+# Variables whose names contain these get no weight decay: LayerNorm scales and
+# offsets ("gamma", "beta") and every bias, as in google-research/bert.
+NO_WEIGHT_DECAY = ["gamma", "beta", "bias"]
+
+
+def bert_optimizer(
+    *,
+    learning_rate: float = 1e-4,
+    total_steps: int = 1_000_000,
+    warmup_steps: int | None = None,
+    weight_decay: float = 0.01,
+    kind: str = "adamw",
+    global_clipnorm: float | None = 1.0,
+    gradient_accumulation_steps: int | None = None,
+) -> keras.optimizers.Optimizer:
+    """AdamW (or LAMB) with BERT's settings.
+
+    Devlin et al. 2019, appendix A.2: Adam with beta_1 0.9, beta_2 0.999,
+    epsilon 1e-6, L2 weight decay 0.01 (decoupled, not on LayerNorm or bias),
+    learning-rate warmup over the first 1% of steps (10,000 of 1M) then linear
+    decay, gradients clipped to global norm 1.0. `kind="lamb"` uses LAMB
+    (You et al. 2020) for large batches.
+
+    Args:
+        learning_rate: float. Peak learning rate.
+        total_steps: int. Length of the schedule (training steps).
+        warmup_steps: int or None. Default: 1% of `total_steps`.
+        weight_decay: float.
+        kind: "adamw" or "lamb".
+        global_clipnorm: float or None. Clip the global gradient norm.
+        gradient_accumulation_steps: int or None. Sum gradients over this many
+            batches before each update (a larger effective batch).
+
+    Example:
+    >>> pretrainer.compile(optimizer=bert_optimizer(learning_rate=5e-4, total_steps=10_000))
+    """
+    if warmup_steps is None:
+        warmup_steps = max(total_steps // 100, 0)
+    schedule = LinearWarmupLinearDecay(learning_rate, warmup_steps, total_steps)
+    options = dict(
+        learning_rate=schedule,
+        weight_decay=weight_decay,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        global_clipnorm=global_clipnorm,
+        gradient_accumulation_steps=gradient_accumulation_steps,
+    )
+    if kind == "adamw":
+        optimizer = keras.optimizers.AdamW(**options)
+    elif kind == "lamb":
+        optimizer = keras.optimizers.Lamb(**options)
+    else:
+        raise ValueError(f"kind={kind!r}; use 'adamw' or 'lamb'.")
+    optimizer.exclude_from_weight_decay(var_names=NO_WEIGHT_DECAY)
+    return optimizer

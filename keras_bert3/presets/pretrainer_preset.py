@@ -1,0 +1,59 @@
+"""Pretrainer presets: a backbone preset plus the pretraining heads, so that
+task models load the backbone and pretraining can continue with the heads."""
+
+import os
+
+import h5py
+import numpy as np
+
+from keras_bert3.presets.huggingface_checkpoint import assign
+from keras_bert3.presets.huggingface_checkpoint import is_huggingface_checkpoint
+from keras_bert3.presets.huggingface_checkpoint import load_huggingface_heads
+from keras_bert3.presets.preset_format import write_metadata
+from keras_bert3.presets.preset_loader import resolve_preset
+
+HEADS_WEIGHTS_FILE = "pretraining_heads.weights.h5"
+
+
+def _head_variables(pretrainer) -> dict:
+    heads = [pretrainer.masked_lm_head]
+    if pretrainer.next_sentence_head is not None:
+        heads.append(pretrainer.next_sentence_head)
+    variables = {}
+    for head in heads:
+        for variable in head.weights:
+            if variable.path.startswith(head.name + "/"):  # Not the tied token embedding.
+                variables[variable.path] = variable
+    return variables
+
+
+def save_pretrainer(pretrainer, preset_dir: str, tokenizer=None) -> None:
+    pretrainer.backbone.save_to_preset(preset_dir)
+    if tokenizer is not None:
+        tokenizer.save_to_preset(preset_dir)
+    with h5py.File(os.path.join(preset_dir, HEADS_WEIGHTS_FILE), "w") as f:
+        for path, variable in _head_variables(pretrainer).items():
+            f.create_dataset(path, data=np.asarray(variable.numpy()))
+    write_metadata(preset_dir, pretraining_heads=sorted(_head_variables(pretrainer)))
+
+
+def load_pretrainer(preset: str, *, cls, nsp: bool, **backbone_overrides):
+    from keras_bert3.models.bert_backbone import BertBackbone
+
+    preset_dir = resolve_preset(preset)
+    pretrainer = cls(BertBackbone.from_preset(preset_dir, **backbone_overrides), nsp=nsp)
+    heads_path = os.path.join(preset_dir, HEADS_WEIGHTS_FILE)
+    if os.path.isfile(heads_path):
+        with h5py.File(heads_path, "r") as f:
+            stored = {}
+            f.visititems(lambda name, item: stored.update({name: item[()]}) if isinstance(item, h5py.Dataset) else None)
+        for path, variable in _head_variables(pretrainer).items():
+            if path not in stored:
+                raise ValueError(
+                    f"{heads_path} has no weights for {path!r} (it has {sorted(stored)}); "
+                    "was it saved by a pretrainer with nsp=False? Pass the same nsp."
+                )
+            assign(variable, stored[path], f"{HEADS_WEIGHTS_FILE}:{path}")
+    elif is_huggingface_checkpoint(preset_dir):
+        load_huggingface_heads(preset_dir, pretrainer.masked_lm_head, pretrainer.next_sentence_head)
+    return pretrainer
