@@ -64,13 +64,13 @@ def test_nsp_and_short_sequences(run):
 def test_pairs_come_from_the_right_documents(tokenizer):
     """Each token gets a unique id (its place in the corpus), so every pair can be traced."""
     documents = default_corpus_documents()
-    ids = tokenizer.tokenize([s for d in documents for s in d])
+    sentence_lengths = tokenizer.tokenize([s for d in documents for s in d]).row_lengths().numpy()
     token_position, sentence, document_of = 1000, 0, []  # Ids >= 1000 avoid the special ids below.
     traced = []
     for d, document in enumerate(documents):
         traced_document = []
         for _ in document:
-            n = len(ids[sentence])
+            n = int(sentence_lengths[sentence])
             sentence += 1
             if n:
                 traced_document.append(np.arange(token_position, token_position + n, dtype=np.int32))
@@ -81,20 +81,25 @@ def test_pairs_come_from_the_right_documents(tokenizer):
     pairer = SentencePairer(sequence_length=128, cls_token_id=1, sep_token_id=2, pad_token_id=0, reservoir_size=200)
     count = 0
     for token_ids, segment_ids, lengths, labels in pairer.examples([traced], seed=3):
-        for row, segments, length, label in zip(token_ids, segment_ids, lengths, labels):
-            a = row[1:length][(segments[1:length] == 0) & (row[1:length] >= 1000)]
-            b = row[1:length][(segments[1:length] == 1) & (row[1:length] >= 1000)]
-            assert len(a) and len(b)
-            assert (np.diff(a) == 1).all() and (np.diff(b) == 1).all()  # Contiguous spans.
-            doc_a, doc_b = document_of[a - 1000], document_of[b - 1000]
-            assert (doc_a == doc_a[0]).all() and (doc_b == doc_b[0]).all()
-            if label == 0:
-                assert doc_b[0] == doc_a[0] and b[0] > a[-1]
-                if len(a) + len(b) < 125:  # Not truncated: B starts right after A.
-                    assert b[0] == a[-1] + 1
-            else:
-                assert doc_b[0] != doc_a[0]
-            count += 1
+        in_a = (segment_ids == 0) & (token_ids >= 1000)  # (examples, seq)
+        in_b = (segment_ids == 1) & (token_ids >= 1000)
+        documents = np.where(token_ids >= 1000, document_of[np.maximum(token_ids - 1000, 0)], -1)
+        steps = np.diff(token_ids, axis=1)
+        for inside in (in_a, in_b):  # Each segment is one contiguous span of one document.
+            both = inside[:, 1:] & inside[:, :-1]
+            assert (steps[both] == 1).all() and inside.any(axis=1).all()
+        rows = np.arange(len(labels))
+        length_a, length_b = in_a.sum(axis=1), in_b.sum(axis=1)
+        first_a, last_a = token_ids[:, 1], token_ids[rows, length_a]
+        first_b = token_ids[rows, length_a + 2]
+        doc_a, doc_b = documents[:, 1], documents[rows, length_a + 2]
+        positive = labels == 0
+        assert (doc_a[positive] == doc_b[positive]).all() and (first_b[positive] > last_a[positive]).all()
+        untruncated = positive & (length_a + length_b < 125)  # B starts right after A.
+        assert (first_b[untruncated] == last_a[untruncated] + 1).all()
+        assert (doc_a[~positive] != doc_b[~positive]).all()
+        assert (first_a >= 1000).all()
+        count += len(labels)
     assert count > 4_000
 
 
