@@ -1,6 +1,7 @@
 """The `keras-bert3` command line.
 
-    keras-bert3 demo [--output DIR]             the main job on the embedded corpus
+    keras-bert3 pretrain [--model tiny] [--corpus FILES] --output DIR [--steps ...]
+    keras-bert3 demo [--output DIR]             tokenizer and preset tour on the embedded corpus
     keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
     keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
     keras-bert3 embed PRESET TEXT [TEXT ...]    print sentence vectors
@@ -101,11 +102,70 @@ def demo(args) -> None:
     )
 
 
+def pretrain(args) -> None:
+    import keras
+
+    from keras_bert3.training.pretraining_run import PretrainingConfig
+    from keras_bert3.training.pretraining_run import pretrain as run
+
+    if args.backend and args.backend != keras.backend.backend():
+        raise ValueError(
+            f"--backend {args.backend} but Keras runs on {keras.backend.backend()}: "
+            f"set the environment variable KERAS_BACKEND={args.backend} before starting."
+        )
+    config = PretrainingConfig(
+        output=args.output,
+        model=args.model,
+        preset=args.preset,
+        corpus=args.corpus,
+        steps=args.steps,
+        batch_size=args.batch_size,
+        sequence_length=args.sequence_length,
+        max_predictions_per_seq=args.max_predictions_per_seq,
+        nsp=not args.no_nsp,
+        learning_rate=args.learning_rate,
+        warmup_steps=args.warmup_steps,
+        checkpoint_every=args.checkpoint_every,
+        vocabulary_size=args.vocabulary_size,
+        precision=args.precision,
+        seed=args.seed,
+    )
+    history = run(config, verbose=args.verbose)
+    if history.get("loss"):
+        first = {k: v[0] for k, v in history.items() if k != "step"}
+        last = {k: v[-1] for k, v in history.items() if k != "step"}
+        print("metric           first checkpoint   last checkpoint")
+        for name in sorted(first):
+            print(f"{name:<16} {first[name]:>16.4f} {last[name]:>17.4f}")
+    print(f"Preset: {args.output}/preset   Curves: {args.output}/training_curves.png   "
+          f"TensorBoard: tensorboard --logdir {args.output}/logs")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="keras-bert3", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
-    p = commands.add_parser("demo", help="the main job on the embedded corpus")
+    p = commands.add_parser("pretrain", help="pretrain BERT (MLM + NSP); resumes if OUTPUT has a checkpoint")
+    p.add_argument("--output", required=True, help="run directory: checkpoints, logs, plot, final preset")
+    p.add_argument("--model", default="tiny", help="tiny, mini, small, medium, base or large")
+    p.add_argument("--preset", help="continue pretraining this preset instead of a new --model")
+    p.add_argument("--corpus", help="files or glob, one sentence a line; default: the embedded corpus")
+    p.add_argument("--steps", type=int, default=1000)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--sequence-length", type=int, default=128)
+    p.add_argument("--max-predictions-per-seq", type=int, default=20)
+    p.add_argument("--no-nsp", action="store_true", help="MLM only, no next-sentence prediction")
+    p.add_argument("--learning-rate", type=float, default=1e-4)
+    p.add_argument("--warmup-steps", type=int, help="default: 1%% of --steps")
+    p.add_argument("--checkpoint-every", type=int, default=100)
+    p.add_argument("--vocabulary-size", type=int, default=8000, help="vocabulary learnt on the corpus")
+    p.add_argument("--precision", choices=["mixed_bfloat16", "mixed_float16"])
+    p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
+    p.set_defaults(run=pretrain)
+
+    p = commands.add_parser("demo", help="tokenizer and preset tour on the embedded corpus")
     p.add_argument("--output", default="runs/demo", help="directory for the presets it writes")
     p.add_argument("--vocabulary-size", type=int, default=4000)
     p.set_defaults(run=demo)
@@ -130,7 +190,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         args.run(args)
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, FloatingPointError) as error:
         print(f"keras-bert3 {args.command}: {error}", file=sys.stderr)
         return 2
     return 0

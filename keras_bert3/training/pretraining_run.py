@@ -1,0 +1,205 @@
+"""A whole pretraining run: data, model, recipe, checkpoints, logs and plot,
+resumable with the same command after the process is killed."""
+
+import dataclasses
+import json
+import os
+
+import keras
+
+from keras_bert3.training.stop_on_nan import StopOnNaN
+from keras_bert3.training.training_curves_plot import plot_training_curves
+
+RUN_CONFIG_FILE = "run.json"
+BACKUP_DIR = "backup"
+HISTORY_FILE = "history.csv"
+PLOT_FILE = "training_curves.png"
+PRESET_DIR = "preset"
+VOCABULARY_FILE = "vocabulary.txt"
+
+# Fields that must not change when a run is resumed.
+RESUME_FIELDS = ("model", "preset", "corpus", "sequence_length", "max_predictions_per_seq",
+                 "batch_size", "nsp", "vocabulary_size", "precision", "seed")  # fmt: skip
+
+
+@dataclasses.dataclass
+class PretrainingConfig:
+    """What a pretraining run does. Every field is a `keras-bert3 pretrain` flag.
+
+    Attributes:
+        output: directory for checkpoints, logs, the plot and the final preset.
+        model: a standard size ("tiny" ... "large") for a new model.
+        preset: or a preset to continue pretraining from (its tokenizer too).
+        corpus: files or glob (one sentence a line, blank line between
+            documents); None means the embedded default corpus.
+        steps: total training steps.
+        batch_size: global batch size.
+        sequence_length: packed sequence length.
+        max_predictions_per_seq: masked positions per sequence.
+        nsp: train next-sentence prediction.
+        learning_rate: peak learning rate; warmup_steps: linear warmup.
+        checkpoint_every: steps between checkpoints (and log lines).
+        vocabulary_size: for the vocabulary learnt on the corpus (new models).
+        precision: None, "mixed_bfloat16" or "mixed_float16".
+        seed: data and initialisation seed.
+    """
+
+    output: str
+    model: str = "tiny"
+    preset: str | None = None
+    corpus: str | None = None
+    steps: int = 1000
+    batch_size: int = 32
+    sequence_length: int = 128
+    max_predictions_per_seq: int = 20
+    nsp: bool = True
+    learning_rate: float = 1e-4
+    warmup_steps: int | None = None
+    checkpoint_every: int = 100
+    vocabulary_size: int = 8000
+    precision: str | None = None
+    seed: int = 0
+
+
+def _check_resume(config: PretrainingConfig) -> None:
+    """Writes run.json, or refuses to resume a run started with other settings."""
+    path = os.path.join(config.output, RUN_CONFIG_FILE)
+    current = dataclasses.asdict(config)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            previous = json.load(f)
+        changed = {k: (previous.get(k), current[k]) for k in RESUME_FIELDS if previous.get(k) != current[k]}
+        if changed and os.path.isdir(os.path.join(config.output, BACKUP_DIR)):
+            details = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
+            raise ValueError(
+                f"{config.output} holds a run started with other settings ({details}); "
+                "its checkpoint cannot continue with these. Use the same flags to "
+                "resume, or a new --output directory."
+            )
+    os.makedirs(config.output, exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(current, f, indent=2)
+
+
+def _tokenizer(config: PretrainingConfig, corpus_files):
+    from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+    from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
+
+    if config.preset is not None:
+        return BertTokenizer.from_preset(config.preset)
+    path = os.path.join(config.output, VOCABULARY_FILE)
+    if not os.path.isfile(path):
+        from keras_bert3.data.document_dataset import document_dataset
+
+        sentences = document_dataset(corpus_files, seed=config.seed).unbatch()
+        learn_wordpiece_vocabulary(sentences, config.vocabulary_size, vocabulary_output_file=path)
+    return BertTokenizer(path)
+
+
+def _completed_epochs(config: PretrainingConfig) -> int:
+    path = os.path.join(config.output, BACKUP_DIR, "training_metadata.json")
+    if not os.path.isfile(path):
+        return 0
+    with open(path, encoding="utf-8") as f:
+        return int(json.load(f).get("epoch", 0))
+
+
+class _LogStep(keras.callbacks.Callback):
+    """Adds the optimizer step and the learning rate in force to each epoch's
+    logs (for the CSV and the plot)."""
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            optimizer = self.model.optimizer
+            logs["step"] = int(optimizer.iterations)
+            logs["learning_rate"] = float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+
+
+def _check_checkpoint(pretrainer, backup_dir: str) -> None:
+    """Refuses to go on from a checkpoint that cannot be read, rather than let
+    training start over silently."""
+    path = os.path.join(backup_dir, "latest.weights.h5")
+    if not os.path.isfile(path):
+        return
+    pretrainer.optimizer.build(pretrainer.trainable_variables)
+    try:
+        pretrainer.load_weights(path)
+    except Exception as error:  # h5py and Keras raise OSError, ValueError, KeyError...
+        raise ValueError(
+            f"Cannot resume from the checkpoint {path}: {type(error).__name__}: {error}. "
+            "It is corrupt or was written by another model. Nothing was changed; "
+            f"restore the file, or delete {backup_dir} to start this run over."
+        ) from error
+
+
+def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
+    """Runs (or resumes) a pretraining run; returns the history of this call.
+
+    Example:
+    >>> pretrain(PretrainingConfig(output="runs/tiny", steps=300))
+    """
+    from keras_bert3.data.default_corpus import default_corpus_path
+    from keras_bert3.data.pretraining_dataset import pretraining_dataset
+    from keras_bert3.models.bert_backbone import BertBackbone
+    from keras_bert3.models.bert_pretrainer import BertPretrainer
+
+    if config.steps < 1 or config.checkpoint_every < 1:
+        raise ValueError("--steps and --checkpoint-every must be positive.")
+    _check_resume(config)
+    if config.precision:
+        keras.config.set_dtype_policy(config.precision)
+    keras.utils.set_random_seed(config.seed)
+    corpus = config.corpus or default_corpus_path()
+    tokenizer = _tokenizer(config, corpus)
+
+    if config.preset is not None:
+        pretrainer = BertPretrainer.from_preset(config.preset, nsp=config.nsp)
+    else:
+        backbone = BertBackbone.from_size(
+            config.model,
+            vocabulary_size=tokenizer.vocabulary_size(),
+            max_sequence_length=max(config.sequence_length, 128),
+        )
+        pretrainer = BertPretrainer(backbone, nsp=config.nsp)
+    pretrainer.compile(
+        learning_rate=config.learning_rate,
+        total_steps=config.steps,
+        warmup_steps=config.warmup_steps,
+    )
+
+    epochs = -(-config.steps // config.checkpoint_every)
+    done = _completed_epochs(config)
+    # A resumed run draws new examples rather than replaying the first ones.
+    dataset = pretraining_dataset(
+        corpus,
+        tokenizer,
+        sequence_length=config.sequence_length,
+        max_predictions_per_seq=config.max_predictions_per_seq,
+        batch_size=config.batch_size,
+        seed=config.seed + 7919 * done,
+        next_sentence_prediction=config.nsp,
+        drop_remainder=True,
+    ).repeat()
+    backup_dir = os.path.join(config.output, BACKUP_DIR)
+    _check_checkpoint(pretrainer, backup_dir)
+    callbacks = [
+        StopOnNaN(backup_dir),
+        _LogStep(),
+        keras.callbacks.CSVLogger(os.path.join(config.output, HISTORY_FILE), append=True),
+        keras.callbacks.BackupAndRestore(backup_dir, save_freq="epoch", delete_checkpoint=False),
+        keras.callbacks.TensorBoard(os.path.join(config.output, "logs")),
+    ]
+    history = pretrainer.fit(
+        dataset,
+        epochs=epochs,
+        steps_per_epoch=config.checkpoint_every,
+        callbacks=callbacks,
+        verbose=verbose,
+    )
+    pretrainer.save_to_preset(os.path.join(config.output, PRESET_DIR), tokenizer=tokenizer)
+    plot_training_curves(
+        os.path.join(config.output, HISTORY_FILE),
+        os.path.join(config.output, PLOT_FILE),
+        title=f"BERT-{config.model} pretraining, batch {config.batch_size}, length {config.sequence_length}",
+    )
+    return history.history

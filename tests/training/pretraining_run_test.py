@@ -1,0 +1,96 @@
+"""A pretraining run killed with SIGKILL resumes from its last checkpoint with
+the same command; broken or foreign checkpoints are refused."""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from keras_bert3.data.default_corpus import default_corpus_documents
+from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STEPS, EVERY, LEARNING_RATE, WARMUP = 60, 10, 1e-3, 5
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory):
+    """200 documents of the embedded corpus, in the original format."""
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_text("\n\n".join("\n".join(d) for d in default_corpus_documents()[:200]) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def command(output, corpus, *extra):
+    return [
+        sys.executable, "-m", "keras_bert3", "pretrain", "--output", str(output), "--corpus", corpus,
+        "--model", "tiny", "--steps", str(STEPS), "--checkpoint-every", str(EVERY), "--batch-size", "8",
+        "--sequence-length", "64", "--max-predictions-per-seq", "10", "--vocabulary-size", "1500",
+        "--learning-rate", str(LEARNING_RATE), "--warmup-steps", str(WARMUP), "--verbose", "2", *extra,
+    ]  # fmt: skip
+
+
+def read_history(output):
+    with open(os.path.join(output, "history.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def completed_epochs(output):
+    path = os.path.join(output, "backup", "training_metadata.json")
+    if not os.path.isfile(path):
+        return 0
+    with open(path) as f:
+        text = f.read()
+    return int(text.split('"epoch":')[1].split(",")[0]) if '"epoch":' in text else 0
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_with_step_count_and_schedule(tmp_path, small_corpus):
+    output = tmp_path / "run"
+    process = subprocess.Popen(command(output, small_corpus), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 240
+    while completed_epochs(output) < 2 and process.poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    assert process.poll() is None, "the run ended before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    killed_at = completed_epochs(output)
+    assert 2 <= killed_at < STEPS // EVERY
+    rows_before = read_history(output)
+
+    subprocess.run(command(output, small_corpus), cwd=REPO, check=True, capture_output=True)
+    rows = read_history(output)
+    resumed = rows[len(rows_before):]
+    # The resumed run goes on from the checkpoint's step, not from 0 ...
+    assert [int(r["step"]) for r in resumed] == list(range((killed_at + 1) * EVERY, STEPS + 1, EVERY))
+    # ... with the learning-rate schedule where that step puts it ...
+    schedule = LinearWarmupLinearDecay(LEARNING_RATE, WARMUP, STEPS)
+    for row in resumed:
+        assert abs(float(row["learning_rate"]) - float(schedule(int(row["step"])))) < 1e-9
+    # ... and with the trained weights: its loss continues, far below the first epoch's.
+    assert float(resumed[0]["mlm_loss"]) < float(rows[0]["mlm_loss"]) - 0.5
+    assert os.path.isfile(output / "training_curves.png")
+    assert os.path.isfile(output / "preset" / "pretraining_heads.weights.h5")
+
+
+@pytest.mark.slow
+def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus):
+    output = tmp_path / "run"
+    args = command(output, small_corpus)
+    args[args.index("--steps") + 1] = "10"
+    subprocess.run(args, cwd=REPO, check=True, capture_output=True)
+
+    other_model = [("mini" if a == "tiny" else a) for a in args]
+    result = subprocess.run(other_model, cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "other settings (model: 'tiny' -> 'mini')" in result.stderr
+
+    checkpoint = output / "backup" / "latest.weights.h5"
+    checkpoint.write_bytes(checkpoint.read_bytes()[:1000])
+    result = subprocess.run(args, cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "Cannot resume from the checkpoint" in result.stderr and "latest.weights.h5" in result.stderr
