@@ -39,10 +39,12 @@ def training_rate(size: str, batch, steps: int) -> float:
     import keras
     import tensorflow as tf
 
-    from keras_bert3.layers import BertMaskedLMHead
-    from keras_bert3.models import BertBackbone
+    from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
+    from keras_bert3.models.bert_backbone import BertBackbone
 
     x, y, sample_weight = batch
+    # Keras' own loss handling wants a weight per output (BertPretrainer takes {"mlm"} alone).
+    batch = (x, y, {**sample_weight, "nsp": tf.ones_like(y["nsp"], tf.float32)})
     backbone = BertBackbone.from_size(size, max_sequence_length=128)
     inputs = {name: keras.Input(shape=value.shape[1:], dtype="int32", name=name) for name, value in x.items()}
     outputs = backbone({name: inputs[name] for name in ("token_ids", "segment_ids", "padding_mask")})
