@@ -4,6 +4,8 @@
 import keras
 from keras import ops
 
+from keras_bert3.distribution.cross_replica import cross_replica_sum
+from keras_bert3.distribution.cross_replica import num_replicas_in_sync
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
 
@@ -189,28 +191,34 @@ class BertPretrainer(keras.Model):
         return super().evaluate(x, *args, **kwargs)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """MLM loss (weighted mean over masked positions) + NSP loss (mean).
+
+        Under a TensorFlow strategy, returns this replica's share of the
+        global-batch loss (the denominators are summed across replicas), so
+        the summed gradients equal one device's on the same global batch.
+        """
         self._check_targets(y, sample_weight)
+        replicas = num_replicas_in_sync()  # Shares times replicas: the global value, for the trackers.
         mlm_logits = ops.cast(y_pred["mlm"], "float32")
         weights = ops.cast(sample_weight["mlm"], "float32")
         labels = ops.cast(y["mlm"], "int32")
         per_token = keras.losses.sparse_categorical_crossentropy(labels, mlm_logits, from_logits=True)
-        weight_sum = ops.sum(weights)
-        mlm_loss = ops.sum(per_token * weights) / (weight_sum + MLM_WEIGHTS_EPSILON)
+        total_weight = cross_replica_sum(ops.sum(weights)) + MLM_WEIGHTS_EPSILON
+        mlm_loss = ops.sum(per_token * weights) / total_weight
         correct = ops.cast(ops.equal(ops.argmax(mlm_logits, axis=-1), labels), "float32")
-        self.mlm_loss_tracker.update_state(mlm_loss, sample_weight=weight_sum)
-        self.mlm_accuracy_tracker.update_state(
-            ops.sum(correct * weights) / (weight_sum + MLM_WEIGHTS_EPSILON), sample_weight=weight_sum
-        )
+        self.mlm_loss_tracker.update_state(mlm_loss * replicas)
+        self.mlm_accuracy_tracker.update_state(ops.sum(correct * weights) / total_weight * replicas)
         loss = mlm_loss
         if self.nsp:
             nsp_logits = ops.cast(y_pred["nsp"], "float32")
             nsp_labels = ops.reshape(ops.cast(y["nsp"], "int32"), (-1,))
-            nsp_loss = ops.mean(
+            examples = cross_replica_sum(ops.cast(ops.shape(nsp_labels)[0], "float32"))
+            nsp_loss = ops.sum(
                 keras.losses.sparse_categorical_crossentropy(nsp_labels, nsp_logits, from_logits=True)
-            )
+            ) / examples
             nsp_correct = ops.cast(ops.equal(ops.argmax(nsp_logits, axis=-1), nsp_labels), "float32")
-            self.nsp_loss_tracker.update_state(nsp_loss)
-            self.nsp_accuracy_tracker.update_state(ops.mean(nsp_correct))
+            self.nsp_loss_tracker.update_state(nsp_loss * replicas)
+            self.nsp_accuracy_tracker.update_state(ops.sum(nsp_correct) / examples * replicas)
             loss = loss + nsp_loss
         return loss
 

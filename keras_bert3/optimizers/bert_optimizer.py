@@ -3,6 +3,8 @@
 import keras
 
 from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
+from keras_bert3.optimizers.replica_consistent_clipping import BertAdamW
+from keras_bert3.optimizers.replica_consistent_clipping import BertLamb
 
 # Variables whose names contain these get no weight decay: LayerNorm scales and
 # offsets ("gamma", "beta") and every bias, as in google-research/bert.
@@ -25,7 +27,8 @@ def bert_optimizer(
     epsilon 1e-6, L2 weight decay 0.01 (decoupled, not on LayerNorm or bias),
     learning-rate warmup over the first 1% of steps (10,000 of 1M) then linear
     decay, gradients clipped to global norm 1.0. `kind="lamb"` uses LAMB
-    (You et al. 2020) for large batches.
+    (You et al. 2020) for large batches. Under TensorFlow strategies the
+    clipping uses the global gradient's norm (see `BertAdamW`).
 
     Args:
         learning_rate: float. Peak learning rate.
@@ -53,9 +56,9 @@ def bert_optimizer(
         gradient_accumulation_steps=gradient_accumulation_steps,
     )
     if kind == "adamw":
-        optimizer = keras.optimizers.AdamW(**options)
+        optimizer = BertAdamW(**options)
     elif kind == "lamb":
-        optimizer = keras.optimizers.Lamb(**options)
+        optimizer = BertLamb(**options)
     else:
         raise ValueError(f"kind={kind!r}; use 'adamw' or 'lamb'.")
     optimizer.exclude_from_weight_decay(var_names=NO_WEIGHT_DECAY)

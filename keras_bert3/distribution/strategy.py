@@ -1,0 +1,79 @@
+"""Distribution as configuration: one name picks a `tf.distribute` strategy
+(TensorFlow backend) or a `keras.distribution` (JAX backend)."""
+
+import contextlib
+
+import keras
+
+from keras_bert3.distribution.bert_layout_map import bert_layout_map
+
+TENSORFLOW_STRATEGIES = ("mirrored", "multi_worker_mirrored", "tpu")
+JAX_DISTRIBUTIONS = ("data_parallel", "model_parallel")
+STRATEGIES = ("none",) + TENSORFLOW_STRATEGIES + JAX_DISTRIBUTIONS
+
+
+@contextlib.contextmanager
+def distribution_scope(name: str = "none", *, devices: list[str] | None = None, model_parallel_size: int = 2):
+    """Builds and trains the model under this context to distribute it.
+
+    Args:
+        name: "none"; on TensorFlow "mirrored" (all local GPUs or CPUs),
+            "multi_worker_mirrored" (hosts from `TF_CONFIG`), "tpu"; on JAX
+            "data_parallel" (all devices, batch split) or "model_parallel"
+            (a ("batch", "model") mesh, weights sharded by `bert_layout_map`).
+        devices: the devices to use (default: all local ones), e.g.
+            `["/cpu:0", "/cpu:1"]` for "mirrored" or `keras.distribution.list_devices()[:4]`.
+        model_parallel_size: size of the "model" mesh axis for model_parallel.
+
+    Yields:
+        The number of replicas that split the batch (to check divisibility).
+
+    Example:
+    >>> with distribution_scope("mirrored") as replicas:
+    ...     pretrainer = BertPretrainer(BertBackbone.from_size("base"))
+    ...     pretrainer.compile()
+    >>> pretrainer.fit(dataset)
+    """
+    if name not in STRATEGIES:
+        raise ValueError(f"Unknown strategy {name!r}; choose one of {STRATEGIES}.")
+    backend = keras.backend.backend()
+    if name in TENSORFLOW_STRATEGIES and backend != "tensorflow":
+        raise ValueError(f"Strategy {name!r} is a tf.distribute strategy: run with KERAS_BACKEND=tensorflow.")
+    if name in JAX_DISTRIBUTIONS and backend != "jax":
+        raise ValueError(f"Strategy {name!r} is a keras.distribution for JAX: run with KERAS_BACKEND=jax.")
+    if name == "none":
+        yield 1
+        return
+    if name in TENSORFLOW_STRATEGIES:
+        import tensorflow as tf
+
+        if name == "mirrored":
+            strategy = tf.distribute.MirroredStrategy(devices)
+        elif name == "multi_worker_mirrored":
+            strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        else:
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+            tf.config.experimental_connect_to_cluster(resolver)
+            tf.tpu.experimental.initialize_tpu_system(resolver)
+            strategy = tf.distribute.TPUStrategy(resolver)
+        with strategy.scope():
+            yield strategy.num_replicas_in_sync
+        return
+    devices = devices or keras.distribution.list_devices()
+    previous = keras.distribution.distribution()
+    if name == "data_parallel":
+        distribution = keras.distribution.DataParallel(devices=devices)
+        replicas = len(devices)
+    else:
+        if len(devices) % model_parallel_size:
+            raise ValueError(
+                f"model_parallel_size={model_parallel_size} does not divide the {len(devices)} devices."
+            )
+        replicas = len(devices) // model_parallel_size
+        mesh = keras.distribution.DeviceMesh((replicas, model_parallel_size), ("batch", "model"), devices)
+        distribution = keras.distribution.ModelParallel(layout_map=bert_layout_map(mesh), batch_dim_name="batch")
+    keras.distribution.set_distribution(distribution)
+    try:
+        yield replicas
+    finally:
+        keras.distribution.set_distribution(previous)

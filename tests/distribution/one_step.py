@@ -1,0 +1,35 @@
+"""Runs two training steps of a saved pretrainer under a distribution and
+saves the losses: `python -m tests.distribution.one_step PRESET OUT STRATEGY DEVICES`.
+
+Run in a fresh process: the number of (virtual) devices is fixed at start-up.
+"""
+
+import os
+import sys
+
+preset, out, strategy, devices = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+if os.environ.get("KERAS_BACKEND") == "jax":
+    os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+if os.environ.get("KERAS_BACKEND") == "tensorflow" and devices > 1:
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * devices)
+
+from keras_bert3.distribution import distribution_scope  # noqa: E402
+from keras_bert3.models.bert_pretrainer import BertPretrainer  # noqa: E402
+from tests.models.bert_pretrainer_test import pretraining_batch  # noqa: E402
+
+device_names = [f"/cpu:{i}" for i in range(devices)] if strategy == "mirrored" else None
+with distribution_scope(strategy, devices=device_names) as replicas:
+    pretrainer = BertPretrainer.from_preset(preset)
+    pretrainer.compile(learning_rate=1e-4, total_steps=10, warmup_steps=0)  # The recipe: clipping included.
+    # A global batch of 8 with unequal padding and mask weights across its halves.
+    parts = [pretraining_batch(batch=4, seed=s) for s in (0, 1)]
+    batch = tf.nest.map_structure(lambda a, b: np.concatenate([a, b]), parts[0], parts[1])
+    dataset = tf.data.Dataset.from_tensors(batch).repeat(2)
+    history = pretrainer.fit(dataset, epochs=2, steps_per_epoch=1, verbose=0).history
+np.save(out, np.array([history["loss"], history["mlm_loss"], history["nsp_loss"]], dtype="float64"))
+print("replicas", replicas, history["loss"])
