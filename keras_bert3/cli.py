@@ -12,6 +12,8 @@ import os
 import sys
 import time
 
+from keras_bert3.distribution.strategy import STRATEGIES
+
 
 def _load(preset):
     from keras_bert3.models.bert_backbone import BertBackbone
@@ -128,6 +130,7 @@ def pretrain(args) -> None:
         checkpoint_every=args.checkpoint_every,
         vocabulary_size=args.vocabulary_size,
         precision=args.precision,
+        strategy=args.strategy,
         seed=args.seed,
     )
     history = run(config, verbose=args.verbose)
@@ -161,6 +164,8 @@ def main(argv=None) -> int:
     p.add_argument("--vocabulary-size", type=int, default=8000, help="vocabulary learnt on the corpus")
     p.add_argument("--precision", choices=["mixed_bfloat16", "mixed_float16"])
     p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
+    p.add_argument("--strategy", default="none", choices=STRATEGIES,
+                   help="mirrored / multi_worker_mirrored / tpu (TensorFlow); data_parallel / model_parallel (JAX)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
     p.set_defaults(run=pretrain)

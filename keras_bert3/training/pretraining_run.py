@@ -7,6 +7,7 @@ import os
 
 import keras
 
+from keras_bert3.distribution.strategy import distribution_scope
 from keras_bert3.training.stop_on_nan import StopOnNaN
 from keras_bert3.training.training_curves_plot import plot_training_curves
 
@@ -41,6 +42,7 @@ class PretrainingConfig:
         checkpoint_every: steps between checkpoints (and log lines).
         vocabulary_size: for the vocabulary learnt on the corpus (new models).
         precision: None, "mixed_bfloat16" or "mixed_float16".
+        strategy: a name from `keras_bert3.distribution.STRATEGIES`.
         seed: data and initialisation seed.
     """
 
@@ -58,6 +60,7 @@ class PretrainingConfig:
     checkpoint_every: int = 100
     vocabulary_size: int = 8000
     precision: str | None = None
+    strategy: str = "none"
     seed: int = 0
 
 
@@ -139,9 +142,6 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     >>> pretrain(PretrainingConfig(output="runs/tiny", steps=300))
     """
     from keras_bert3.data.default_corpus import default_corpus_path
-    from keras_bert3.data.pretraining_dataset import pretraining_dataset
-    from keras_bert3.models.bert_backbone import BertBackbone
-    from keras_bert3.models.bert_pretrainer import BertPretrainer
 
     if config.steps < 1 or config.checkpoint_every < 1:
         raise ValueError("--steps and --checkpoint-every must be positive.")
@@ -151,6 +151,21 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     keras.utils.set_random_seed(config.seed)
     corpus = config.corpus or default_corpus_path()
     tokenizer = _tokenizer(config, corpus)
+
+    # The model is built and trained under the distribution (a no-op for "none").
+    with distribution_scope(config.strategy) as replicas:
+        if config.batch_size % replicas:
+            raise ValueError(
+                f"--batch-size {config.batch_size} does not split evenly over the "
+                f"{replicas} replicas of strategy {config.strategy!r}: use a multiple of {replicas}."
+            )
+        return _train(config, tokenizer, corpus)
+
+
+def _train(config: PretrainingConfig, tokenizer, corpus: str) -> dict:
+    from keras_bert3.data.pretraining_dataset import pretraining_dataset
+    from keras_bert3.models.bert_backbone import BertBackbone
+    from keras_bert3.models.bert_pretrainer import BertPretrainer
 
     if config.preset is not None:
         pretrainer = BertPretrainer.from_preset(config.preset, nsp=config.nsp)

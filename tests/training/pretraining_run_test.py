@@ -94,3 +94,13 @@ def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus):
     result = subprocess.run(args, cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 2
     assert "Cannot resume from the checkpoint" in result.stderr and "latest.weights.h5" in result.stderr
+
+
+def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
+    # Eight virtual JAX devices split the batch; 12 examples do not split over 8.
+    args = command(tmp_path / "run", small_corpus, "--strategy", "data_parallel")
+    args[args.index("--batch-size") + 1] = "12"
+    env = dict(os.environ, KERAS_BACKEND="jax", XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, env=env)
+    assert result.returncode == 2
+    assert "--batch-size 12 does not split evenly over the 8 replicas" in result.stderr
