@@ -115,6 +115,8 @@ class BertPretrainer(keras.Model):
         values by default: peak 1e-4, 1M steps, 1% warmup). A given
         `optimizer` replaces only the optimizer. Losses and metrics belong to
         the pretrainer: passing `loss` or `metrics` is an error.
+        `jit_compile="auto"` compiles the step with XLA on TensorFlow even on
+        CPU (where Keras would not), except under a `tf.distribute` strategy.
 
         Example:
         >>> pretrainer.compile(learning_rate=5e-4, total_steps=10_000)
@@ -134,6 +136,10 @@ class BertPretrainer(keras.Model):
                 warmup_steps=warmup_steps,
                 weight_decay=weight_decay,
             )
+        if jit_compile == "auto" and keras.backend.backend() == "tensorflow" and not self._distribute_strategy:
+            # Keras turns XLA off for TensorFlow on CPU-only machines; for this
+            # model XLA is faster on CPU too (bench/bench_pretraining.py).
+            jit_compile = True
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
 
     @property
@@ -181,6 +187,40 @@ class BertPretrainer(keras.Model):
                 f"{list(self.input)} (mask_positions: the indices of the masked tokens)."
             )
         self._check_targets(targets, weights)
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        """Keras' TensorFlow trainer builds under a strategy from one batch that
+        it averages with `strategy.reduce`, which `MultiWorkerMirroredStrategy`
+        cannot do for a dict of tensors, so `fit` fails for every Keras 3 model
+        there (keras-team/keras#20585). The build needs only shapes and dtypes:
+        take this worker's first replica's part of the batch instead."""
+        strategy = getattr(self, "_distribute_strategy", None)
+        if iterator is not None and strategy is not None:
+            for _, _, batches in iterator:
+                batch = next(batches)
+                data_batch = keras.tree.map_structure(
+                    lambda value: strategy.experimental_local_results(value)[0], batch
+                )
+                break
+            iterator = None
+        return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
+
+    def train_step(self, *args, **kwargs):
+        return self._reducible_across_workers(super().train_step(*args, **kwargs))
+
+    def test_step(self, *args, **kwargs):
+        return self._reducible_across_workers(super().test_step(*args, **kwargs))
+
+    def _reducible_across_workers(self, logs):
+        """Under `MultiWorkerMirroredStrategy`, Keras averages each replica's
+        logs with `strategy.reduce("MEAN", value, axis=0)`, which fails on
+        scalars (keras-team/keras#20585): give them a length-1 axis there.
+        Elsewhere (and on JAX, whose steps return state too) nothing changes."""
+        strategy = getattr(self, "_distribute_strategy", None)
+        extended = getattr(strategy, "extended", None)
+        if extended is None or not getattr(extended, "_in_multi_worker_mode", lambda: False)():
+            return logs
+        return {name: ops.reshape(value, (1,)) for name, value in logs.items()}
 
     def fit(self, x=None, *args, **kwargs):
         self._check_dataset(x)

@@ -2,6 +2,8 @@
 saves the losses: `python -m tests.distribution.one_step PRESET OUT STRATEGY DEVICES`.
 
 Run in a fresh process: the number of (virtual) devices is fixed at start-up.
+For "multi_worker_mirrored" each worker process runs this with its TF_CONFIG;
+DEVICES is then the number of workers.
 """
 
 import os
@@ -14,7 +16,7 @@ if os.environ.get("KERAS_BACKEND") == "jax":
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-if os.environ.get("KERAS_BACKEND") == "tensorflow" and devices > 1:
+if os.environ.get("KERAS_BACKEND") == "tensorflow" and devices > 1 and strategy == "mirrored":
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * devices)
 
@@ -26,10 +28,13 @@ device_names = [f"/cpu:{i}" for i in range(devices)] if strategy == "mirrored" e
 with distribution_scope(strategy, devices=device_names) as replicas:
     pretrainer = BertPretrainer.from_preset(preset)
     pretrainer.compile(learning_rate=1e-4, total_steps=10, warmup_steps=0)  # The recipe: clipping included.
-    # A global batch of 8 with unequal padding and mask weights across its halves.
-    parts = [pretraining_batch(batch=4, seed=s) for s in (0, 1)]
-    batch = tf.nest.map_structure(lambda a, b: np.concatenate([a, b]), parts[0], parts[1])
-    dataset = tf.data.Dataset.from_tensors(batch).repeat(2)
+    # Two different global batches of 8, with unequal padding and mask weights
+    # across their halves (each half goes to another replica).
+    batches = []
+    for step in range(2):
+        halves = [pretraining_batch(batch=4, seed=2 * step + s) for s in (0, 1)]
+        batches.append(tf.nest.map_structure(lambda a, b: np.concatenate([a, b]), *halves))
+    dataset = tf.data.Dataset.from_tensors(batches[0]).concatenate(tf.data.Dataset.from_tensors(batches[1]))
     history = pretrainer.fit(dataset, epochs=2, steps_per_epoch=1, verbose=0).history
 np.save(out, np.array([history["loss"], history["mlm_loss"], history["nsp_loss"]], dtype="float64"))
 print("replicas", replicas, history["loss"])
