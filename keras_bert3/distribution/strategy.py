@@ -12,6 +12,28 @@ JAX_DISTRIBUTIONS = ("data_parallel", "model_parallel")
 STRATEGIES = ("none",) + TENSORFLOW_STRATEGIES + JAX_DISTRIBUTIONS
 
 
+_joined = False
+
+
+def _join_processes() -> None:
+    """On JAX, joins the other processes of a multi-host job once, when
+    `KERAS_DISTRIBUTION_NUM_PROCESSES` > 1 (with `KERAS_DISTRIBUTION_JOB_ADDRESSES`
+    and `KERAS_DISTRIBUTION_PROCESS_ID`, read by `keras.distribution.initialize`).
+    CPU collectives go through gloo."""
+    global _joined
+    import os
+
+    if _joined or int(os.environ.get("KERAS_DISTRIBUTION_NUM_PROCESSES", "1")) <= 1:
+        return
+    import jax
+
+    # Only CPU collectives are affected (accelerators keep theirs). This must
+    # happen before JAX initialises its backends.
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    keras.distribution.initialize()
+    _joined = True
+
+
 @contextlib.contextmanager
 def distribution_scope(name: str = "none", *, devices: list[str] | None = None, model_parallel_size: int = 2):
     """Builds and trains the model under this context to distribute it.
@@ -59,6 +81,7 @@ def distribution_scope(name: str = "none", *, devices: list[str] | None = None, 
         with strategy.scope():
             yield strategy.num_replicas_in_sync
         return
+    _join_processes()
     devices = devices or keras.distribution.list_devices()
     previous = keras.distribution.distribution()
     if name == "data_parallel":

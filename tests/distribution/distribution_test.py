@@ -79,3 +79,31 @@ def test_multi_worker_mirrored_with_two_processes_equals_one_device(tmp_path, pr
         assert process.returncode == 0, stderr.decode()[-3000:]
     for index in range(2):
         np.testing.assert_allclose(np.load(tmp_path / f"worker{index}.npy"), single, atol=1e-5, rtol=0)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="keras.distribution across processes: runs in the JAX pass")
+def test_jax_data_parallel_across_two_processes_equals_one_device(tmp_path, preset):
+    single = run_steps(preset, tmp_path / "single.npy", "none", 1)
+    address = f"localhost:{free_port()}"
+    processes = []
+    for index in range(2):
+        env = dict(
+            os.environ,
+            KERAS_BACKEND="jax",
+            KERAS_DISTRIBUTION_JOB_ADDRESSES=address,
+            KERAS_DISTRIBUTION_NUM_PROCESSES="2",
+            KERAS_DISTRIBUTION_PROCESS_ID=str(index),
+        )
+        out = tmp_path / f"process{index}.npy"
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), "data_parallel", "1"],
+                cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            )
+        )  # fmt: skip
+    for process in processes:
+        _, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr.decode()[-3000:]
+    for index in range(2):
+        np.testing.assert_allclose(np.load(tmp_path / f"process{index}.npy"), single, atol=1e-5, rtol=0)
