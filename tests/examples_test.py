@@ -1,0 +1,22 @@
+"""The scripts in examples/ run as their docstrings say (tiny runs)."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.slow
+def test_pretrain_example_learns_and_saves_a_preset(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "examples/pretrain.py", "--steps", "20", "--vocabulary-size", "3000", "--output", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    before, after = map(float, re.search(r"mlm_loss\s+([\d.]+) -> ([\d.]+)", result.stdout).groups())
+    assert after < before - 0.3
+    assert os.path.isfile(tmp_path / "preset" / "model.weights.h5")
+    assert os.path.isfile(tmp_path / "preset" / "vocabulary.txt")
