@@ -92,9 +92,14 @@ class BertEncoderBlock(keras.layers.Layer):
         )
         self.output_dense = dense(hidden_dim, "output")
         self.output_layer_norm = layer_norm("output_layer_norm")
-        self.probs_dropout = keras.layers.Dropout(self.attention_dropout)
-        self.attention_output_dropout = keras.layers.Dropout(self.dropout)
-        self.output_dropout = keras.layers.Dropout(self.dropout)
+        # Named, and in this layer's dtype policy: with a default (global)
+        # float32 policy an unset dtype would cast bfloat16 activations back.
+        def dropout(rate, name):
+            return keras.layers.Dropout(rate, dtype=self.dtype_policy, name=name)
+
+        self.probs_dropout = dropout(self.attention_dropout, "probs_dropout")
+        self.attention_output_dropout = dropout(self.dropout, "attention_output_dropout")
+        self.output_dropout = dropout(self.dropout, "output_dropout")
 
         self.qkv_dense.build(x_shape)
         self.attention_output_dense.build(x_shape)
