@@ -1,0 +1,198 @@
+"""Batches of raw texts (and labels) for BERT tasks, bucketed by length so
+that each batch, padded to its own longest example, carries little padding."""
+
+import numpy as np
+import tensorflow as tf
+
+TOKENIZE_CHUNK = 4096  # Texts tokenized per call when measuring lengths.
+
+
+def _as_string_array(texts) -> np.ndarray:
+    if isinstance(texts, str):
+        raise TypeError("Expected a list of texts; wrap a single text in a list.")
+    array = np.asarray(list(texts), dtype=object)
+    if array.ndim != 1:
+        raise ValueError(f"Expected a flat list of texts, got an array of shape {array.shape}.")
+    bad = [i for i, t in enumerate(array[:1000]) if not isinstance(t, (str, bytes))]
+    if bad:
+        raise TypeError(f"Texts must be str or bytes; item {bad[0]} is {type(array[bad[0]]).__name__}.")
+    return array
+
+
+def text_arrays(x, preprocessor) -> tuple:
+    """Texts as object arrays: `(first,)` or `(first, second)` checked against the preprocessor."""
+    first, second = preprocessor.split_inputs(tuple(x) if isinstance(x, (tuple)) else x)
+    arrays = (_as_string_array(first),) + (() if second is None else (_as_string_array(second),))
+    if len(arrays) == 2 and len(arrays[0]) != len(arrays[1]):
+        raise ValueError(f"The pair's two lists differ in length: {len(arrays[0])} and {len(arrays[1])}.")
+    return arrays
+
+
+def token_lengths(x, preprocessor) -> np.ndarray:
+    """int32 `(n,)`: each text's packed length (what the batch is padded to)."""
+    arrays = text_arrays(x, preprocessor)
+    out = []
+    for start in range(0, len(arrays[0]), TOKENIZE_CHUNK):
+        chunk = tuple(tf.constant(a[start : start + TOKENIZE_CHUNK], tf.string) for a in arrays)
+        out.append(preprocessor.token_lengths(chunk if len(chunk) == 2 else chunk[0]).numpy())
+    return np.concatenate(out) if out else np.zeros((0,), "int32")
+
+
+def check_labels(labels, num_classes: int) -> np.ndarray:
+    """Integer class ids in `[0, num_classes)`, as an int32 array."""
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        labels = labels.reshape(-1) if labels.ndim == 2 and labels.shape[-1] == 1 else labels
+    if labels.dtype.kind not in "iu":
+        raise ValueError(f"Labels must be integer class ids 0..{num_classes - 1}, got dtype {labels.dtype}.")
+    if labels.size and (labels.min() < 0 or labels.max() >= num_classes):
+        bad = labels[(labels < 0) | (labels >= num_classes)][0]
+        raise ValueError(f"Label {bad} is outside 0..{num_classes - 1} (num_classes={num_classes}).")
+    return labels.astype("int32")
+
+
+def text_classification_dataset(
+    x,
+    y=None,
+    *,
+    preprocessor,
+    batch_size: int = 32,
+    shuffle: bool = False,
+    bucket: bool = True,
+    num_classes: int | None = None,
+    sample_weight=None,
+    seed: int | None = None,
+) -> tf.data.Dataset:
+    """Batches `(inputs, labels[, sample_weight])` of texts for BERT tasks.
+
+    With `bucket=True`, texts of similar token length go into the same batch
+    (`tf.data.Dataset.bucket_by_sequence_length` over buckets of width
+    `preprocessor.pad_to_multiple_of`), and each batch is padded to its own
+    longest example by `preprocessor`. With `shuffle=True` the texts are
+    shuffled before bucketing and the batches after, anew each epoch.
+
+    Args:
+        x: a list of texts, a tuple `(first_texts, second_texts)` for pair
+            tasks, or a `tf.data.Dataset` of unbatched texts / `(text, label)`
+            (bucketed too) or of batches (only preprocessed).
+        y: optional integer labels `(n,)`, for lists of texts.
+        preprocessor: a `BertTextPreprocessor`.
+        batch_size: int. Examples per batch (the last of a bucket may be smaller).
+        shuffle: bool. Shuffle (for training).
+        bucket: bool. Group by length; False keeps the order (for predict).
+        num_classes: int or None. Check that labels lie in `[0, num_classes)`.
+        sample_weight: optional floats `(n,)`.
+        seed: int or None. Shuffle seed.
+
+    Returns:
+        A `tf.data.Dataset` of `packed` or `(packed, labels[, sample_weight])`,
+        `packed` the dict of int32 `(batch, length)` BERT inputs.
+
+    Example:
+    ```python
+    train = text_classification_dataset(texts, labels, preprocessor=classifier.preprocessor,
+                                        batch_size=32, shuffle=True)
+    classifier.fit(train, epochs=3)
+    ```
+    """
+    if isinstance(x, tf.data.Dataset):
+        return _from_dataset(x, preprocessor, batch_size, shuffle, bucket, num_classes, seed)
+    arrays = text_arrays(x, preprocessor)
+    n = len(arrays[0])
+    columns = {"text": arrays[0]}
+    if len(arrays) == 2:
+        columns["second"] = arrays[1]
+    if y is not None:
+        columns["label"] = check_labels(y, num_classes) if num_classes else np.asarray(y)
+        if len(columns["label"]) != n:
+            raise ValueError(f"{n} texts but {len(columns['label'])} labels.")
+    if sample_weight is not None:
+        columns["sample_weight"] = np.asarray(sample_weight, "float32").reshape(-1)
+    if bucket:
+        columns["length"] = token_lengths(x, preprocessor)
+    dataset = tf.data.Dataset.from_tensor_slices(columns)
+    if shuffle:
+        dataset = dataset.shuffle(max(n, 1), seed=seed, reshuffle_each_iteration=True)
+    return _batch_and_pack(dataset, preprocessor, batch_size, shuffle, bucket, seed)
+
+
+def _is_texts(spec) -> bool:
+    """A string tensor spec, or a pair of them."""
+    if isinstance(spec, tuple):
+        return len(spec) == 2 and all(_is_texts(part) and not isinstance(part, tuple) for part in spec)
+    return isinstance(spec, tf.TensorSpec) and spec.dtype == tf.string
+
+
+def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classes, seed):
+    spec = dataset.element_spec
+    if _is_texts(spec):
+        has_targets, first_spec = False, spec
+    elif isinstance(spec, tuple) and len(spec) in (2, 3) and _is_texts(spec[0]):
+        has_targets, first_spec = True, spec[0]
+    else:
+        raise ValueError(
+            "A dataset for a text task yields texts, (texts, labels) or (texts, labels, "
+            "sample_weights), texts being strings or a pair (first, second) of strings; "
+            f"this one yields {spec}."
+        )
+    first_spec = first_spec[0] if isinstance(first_spec, tuple) else first_spec
+
+    def to_columns(*element):
+        if has_targets:
+            texts, rest = element[0], element[1:]
+        else:
+            texts, rest = (element if len(element) == 2 else element[0]), ()
+        first, second = preprocessor.split_inputs(texts)
+        columns = {"text": first}
+        if second is not None:
+            columns["second"] = second
+        if rest:
+            label = rest[0]
+            if num_classes:
+                label = tf.cast(label, tf.int32)
+                tf.debugging.assert_non_negative(label, message="Labels must be in [0, num_classes).")
+                tf.debugging.assert_less(label, num_classes, message=f"Labels must be < num_classes={num_classes}.")
+            columns["label"] = label
+        if len(rest) == 2:
+            columns["sample_weight"] = tf.cast(rest[1], tf.float32)
+        return columns
+
+    dataset = dataset.map(to_columns)
+    if getattr(first_spec, "shape", None) is not None and first_spec.shape.rank == 1:
+        # Already batched: keep the batches, pad each to its longest example.
+        return dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
+    if bucket:
+        def add_lengths(columns):
+            texts = (columns["text"], columns["second"]) if "second" in columns else columns["text"]
+            return dict(columns, length=preprocessor.token_lengths(texts))
+
+        dataset = dataset.batch(TOKENIZE_CHUNK).map(add_lengths).unbatch()
+    if shuffle:
+        dataset = dataset.shuffle(10_000, seed=seed, reshuffle_each_iteration=True)
+    return _batch_and_pack(dataset, preprocessor, batch_size, shuffle, bucket, seed)
+
+
+def _batch_and_pack(dataset, preprocessor, batch_size, shuffle, bucket, seed):
+    if bucket:
+        width = preprocessor.pad_to_multiple_of
+        boundaries = list(range(width + 1, preprocessor.sequence_length + 1, width))
+        dataset = dataset.bucket_by_sequence_length(
+            lambda columns: columns["length"],
+            bucket_boundaries=boundaries,
+            bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+        )
+        if shuffle:  # Otherwise long batches come in runs.
+            dataset = dataset.shuffle(64, seed=seed, reshuffle_each_iteration=True)
+    else:
+        dataset = dataset.batch(batch_size)
+    return dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
+
+
+def _pack(columns, preprocessor):
+    texts = (columns["text"], columns["second"]) if "second" in columns else columns["text"]
+    packed = preprocessor(texts)
+    if "label" not in columns:
+        return packed
+    if "sample_weight" in columns:
+        return packed, columns["label"], columns["sample_weight"]
+    return packed, columns["label"]

@@ -1,0 +1,396 @@
+"""BertClassifier: BERT fine-tuned for text or text-pair classification
+(Devlin et al. 2019, section 4.1: one dense layer on the pooled [CLS] output)."""
+
+import math
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
+from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.models.bert_text_preprocessor import is_packed
+from keras_bert3.text_embedder import check_vocabulary_sizes
+
+DEFAULT_EPOCHS_FOR_SCHEDULE = 1  # Keras' own default for `fit(epochs=...)`.
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class BertClassifier(keras.Model):
+    """A `BertBackbone` with dropout and one dense layer on the pooled output.
+
+    `fit`, `evaluate` and `predict` take raw texts (a list of strings), text
+    pairs (a tuple `(first_texts, second_texts)` when built with
+    `sentence_pairs=True`), a `tf.data.Dataset` of them, or already packed
+    int inputs. Texts go through `self.preprocessor` (the tokenizer inside),
+    grouped by length and padded to each batch's longest example: no compute
+    on padding to a fixed 512. `predict` returns logits `(n, num_classes)`
+    in the order of its inputs.
+
+    Built (or loaded from a preset), it is compiled with working defaults:
+    AdamW with BERT's settings (`keras_bert3.bert_optimizer`: weight decay
+    0.01 off LayerNorm and biases, epsilon 1e-6, clipping at norm 1.0), peak
+    learning rate 5e-5, linear warmup over 10% of the steps then linear decay
+    to zero at the end of the first `fit` (its epochs times batches),
+    sparse categorical cross-entropy from logits, and accuracy.
+
+    `export(path)` writes a SavedModel that takes strings (see
+    `export_text_classifier`); `save_to_preset(dir)` writes a preset that
+    `BertClassifier.from_preset(dir)` restores, head and tokenizer included.
+
+    Args:
+        backbone: a `BertBackbone`.
+        num_classes: int. Number of classes (2 or more).
+        tokenizer: the `BertTokenizer` of the backbone (or pass `preprocessor`).
+        preprocessor: a `BertTextPreprocessor`; default: one built from
+            `tokenizer`, `sequence_length` and `sentence_pairs`.
+        sequence_length: int. Longer texts are truncated.
+        sentence_pairs: bool. Inputs are pairs of texts.
+        dropout: float. Dropout before the dense layer (the paper: 0.1).
+
+    Inputs (packed form): dict of int32 `(batch, seq)` `token_ids`,
+    `segment_ids`, `padding_mask`. Outputs: logits `(batch, num_classes)`.
+
+    Examples:
+    ```python
+    classifier = keras_bert3.BertClassifier.from_preset("path/to/bert", num_classes=4)
+    classifier.fit(train_texts, train_labels, validation_data=(texts, labels), epochs=3)
+    classifier.predict(["Some new text."])  # (1, 4) logits
+    classifier.export("serving/1")          # A SavedModel that takes strings.
+    classifier.save_to_preset("finetuned")
+    keras_bert3.BertClassifier.from_preset("finetuned")  # Head and tokenizer restored.
+
+    # Sentence pairs (e.g. entailment).
+    nli = keras_bert3.BertClassifier.from_preset("path/to/bert", num_classes=3, sentence_pairs=True)
+    nli.fit((premises, hypotheses), labels)
+
+    # Preprocessed ints, custom backbone.
+    backbone = keras_bert3.BertBackbone(vocabulary_size=30, num_layers=2, num_heads=2,
+                                        hidden_dim=8, intermediate_dim=16)
+    classifier = keras_bert3.BertClassifier(backbone, num_classes=2, tokenizer=tokenizer)
+    classifier.predict({"token_ids": ids, "segment_ids": segments, "padding_mask": mask})
+    ```
+    """
+
+    def __init__(
+        self,
+        backbone: BertBackbone,
+        num_classes: int,
+        *,
+        tokenizer=None,
+        preprocessor: BertTextPreprocessor | None = None,
+        sequence_length: int = 128,
+        sentence_pairs: bool = False,
+        dropout: float = 0.1,
+        **kwargs,
+    ):
+        if int(num_classes) < 2:
+            raise ValueError(f"num_classes={num_classes}: a classifier needs at least 2 classes.")
+        if preprocessor is None:
+            if tokenizer is None:
+                raise ValueError(
+                    "BertClassifier needs the backbone's tokenizer (tokenizer=...) or a "
+                    "preprocessor; BertClassifier.from_preset(preset, ...) loads both."
+                )
+            preprocessor = BertTextPreprocessor(
+                tokenizer, sequence_length=sequence_length, sentence_pairs=sentence_pairs, name="preprocessor"
+            )
+        check_vocabulary_sizes(backbone, preprocessor.tokenizer)
+        if preprocessor.sequence_length > backbone.max_sequence_length:
+            raise ValueError(
+                f"sequence_length={preprocessor.sequence_length} exceeds the backbone's "
+                f"{backbone.max_sequence_length} positions."
+            )
+
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.output_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
+        self.output_dense = keras.layers.Dense(
+            num_classes,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+            dtype=backbone.dtype_policy,
+            name="logits",
+        )
+
+        # === Functional graph ===
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+        pooled = backbone(inputs)["pooled_output"]  # (batch, hidden)
+        logits = self.output_dense(self.output_dropout(pooled))  # (batch, num_classes)
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+        # === Config ===
+        self.num_classes = int(num_classes)
+        self.dropout = dropout
+        self._schedule_to_fit = None
+        self.compile()
+
+    @property
+    def sentence_pairs(self) -> bool:
+        return self.preprocessor.sentence_pairs
+
+    @property
+    def head_layers(self) -> list:
+        return [self.output_dense]
+
+    def compile(
+        self,
+        optimizer="auto",
+        loss="auto",
+        metrics="auto",
+        *,
+        learning_rate: float = 5e-5,
+        warmup_ratio: float = 0.1,
+        weight_decay: float = 0.01,
+        total_steps: int | None = None,
+        jit_compile="auto",
+        **kwargs,
+    ):
+        """Compiles with the fine-tuning defaults, each replaceable.
+
+        `optimizer="auto"` builds `bert_optimizer` with peak `learning_rate`,
+        `warmup_ratio` of the steps for warmup and linear decay to zero at
+        `total_steps` (None: the length of the next `fit`, epochs times
+        batches). `loss="auto"`: sparse categorical cross-entropy from logits;
+        `metrics="auto"`: accuracy. `jit_compile="auto"` uses XLA on
+        TensorFlow too, as `BertPretrainer`.
+
+        Example:
+        >>> classifier.compile(learning_rate=2e-5, warmup_ratio=0.06)
+        """
+        from keras_bert3.optimizers.bert_optimizer import bert_optimizer
+        from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
+
+        self._schedule_to_fit = None
+        if optimizer == "auto":
+            steps = total_steps or 1_000_000  # Replaced by the first fit when None.
+            optimizer = bert_optimizer(
+                learning_rate=learning_rate,
+                total_steps=steps,
+                warmup_steps=int(warmup_ratio * steps),
+                weight_decay=weight_decay,
+            )
+            schedule = optimizer._learning_rate
+            if total_steps is None and isinstance(schedule, LinearWarmupLinearDecay):
+                self._schedule_to_fit = (schedule, warmup_ratio)
+        if loss == "auto":
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        if metrics == "auto":
+            metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+        if jit_compile == "auto" and keras.backend.backend() == "tensorflow" and not self._distribute_strategy:
+            jit_compile = True
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile, **kwargs)
+
+    # === Raw text in ===
+
+    def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False, bucket=True):
+        """A tf.data pipeline of packed batches for texts; None when `x` is already packed."""
+        import tensorflow as tf
+
+        from keras_bert3.data.text_classification_dataset import text_classification_dataset
+
+        if is_packed(x) or (x is None) or (isinstance(x, tf.data.Dataset) and _yields_packed(x)):
+            return None
+        if not isinstance(x, tf.data.Dataset) and y is not None and not isinstance(y, np.ndarray) and not isinstance(y, (list, tuple)):
+            y = np.asarray(y)
+        return text_classification_dataset(
+            x,
+            y,
+            preprocessor=self.preprocessor,
+            batch_size=batch_size or 32,
+            shuffle=shuffle,
+            bucket=bucket,
+            num_classes=self.num_classes,
+            sample_weight=sample_weight,
+        )
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=DEFAULT_EPOCHS_FOR_SCHEDULE, *,
+            sample_weight=None, validation_data=None, shuffle=True, **kwargs):  # fmt: skip
+        """As `keras.Model.fit`; `x` may be texts, text pairs or a dataset of them."""
+        dataset = self._dataset(x, y, sample_weight, batch_size=batch_size, shuffle=shuffle)
+        if validation_data is not None and not _is_dataset(validation_data):
+            validation_data = self._dataset(*validation_data, batch_size=batch_size) or validation_data
+        elif validation_data is not None:
+            validation_data = self._dataset(validation_data, batch_size=batch_size) or validation_data
+        if dataset is None:
+            self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or _steps(x, batch_size))
+            return super().fit(x, y, batch_size=batch_size, epochs=epochs, sample_weight=sample_weight,
+                               validation_data=validation_data, shuffle=shuffle, **kwargs)  # fmt: skip
+        self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or _steps(dataset))
+        return super().fit(dataset, epochs=epochs, validation_data=validation_data, **kwargs)
+
+    def _fit_schedule(self, epochs: int, steps_per_epoch: int | None) -> None:
+        """Sets the default schedule's length to this fit's steps (before the first step)."""
+        if self._schedule_to_fit is None or self.optimizer.built or not steps_per_epoch:
+            return
+        schedule, warmup_ratio = self._schedule_to_fit
+        schedule.total_steps = max(int(epochs * steps_per_epoch), 1)
+        schedule.warmup_steps = int(warmup_ratio * schedule.total_steps)
+        self._schedule_to_fit = None
+
+    def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
+        """As `keras.Model.evaluate`; `x` may be texts, text pairs or a dataset of them."""
+        dataset = self._dataset(x, y, sample_weight, batch_size=batch_size)
+        if dataset is None:
+            return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
+        return super().evaluate(dataset, **kwargs)
+
+    def predict(self, x, batch_size=None, **kwargs):
+        """Logits `(n, num_classes)`, in input order; `x` may be texts or text pairs.
+
+        Lists of texts are run shortest first (little padding) and put back in order.
+        """
+        import tensorflow as tf
+
+        from keras_bert3.data.text_classification_dataset import text_arrays
+        from keras_bert3.data.text_classification_dataset import token_lengths
+
+        if is_packed(x) or isinstance(x, tf.data.Dataset):
+            dataset = None if is_packed(x) or _yields_packed(x) else self._dataset(x, bucket=False, batch_size=batch_size)
+            return super().predict(x if dataset is None else dataset, batch_size=batch_size, **kwargs)
+        arrays = text_arrays(x, self.preprocessor)
+        if len(arrays[0]) == 0:
+            return np.zeros((0, self.num_classes), "float32")
+        order = np.argsort(token_lengths(x, self.preprocessor), kind="stable")
+        ordered = tuple(a[order] for a in arrays)
+        dataset = self._dataset(ordered if len(ordered) == 2 else ordered[0], bucket=False, batch_size=batch_size)
+        logits = super().predict(dataset, **kwargs)
+        out = np.empty_like(logits)
+        out[order] = logits
+        return out
+
+    def predict_proba(self, x, **kwargs) -> np.ndarray:
+        """Class probabilities `(n, num_classes)` (softmax of `predict`)."""
+        return np.asarray(ops.softmax(self.predict(x, **kwargs), axis=-1))
+
+    # === Export and presets ===
+
+    def export(self, filepath, format="tf_saved_model", verbose=None, **kwargs):
+        """Writes a SavedModel whose `serving_default` takes strings.
+
+        See `keras_bert3.export_text_classifier`; other formats go to Keras.
+        """
+        if format != "tf_saved_model":
+            return super().export(filepath, format=format, verbose=verbose, **kwargs)
+        from keras_bert3.models.text_classifier_export import export_text_classifier
+
+        return export_text_classifier(self, filepath, verbose=bool(verbose))
+
+    def task_config(self) -> dict:
+        """What a preset stores besides the backbone, tokenizer and head weights."""
+        return {
+            "num_classes": self.num_classes,
+            "dropout": self.dropout,
+            "sequence_length": self.preprocessor.sequence_length,
+            "pad_to_multiple_of": self.preprocessor.pad_to_multiple_of,
+            "sentence_pairs": self.preprocessor.sentence_pairs,
+        }
+
+    def save_to_preset(self, preset_dir: str) -> None:
+        """Writes backbone, tokenizer, head and settings; `from_preset(preset_dir)` restores all."""
+        from keras_bert3.presets.task_preset import save_task
+
+        save_task(self, preset_dir, config=self.task_config(), head_layers=self.head_layers)
+
+    @classmethod
+    def from_preset(
+        cls,
+        preset: str,
+        num_classes: int | None = None,
+        *,
+        sequence_length: int | None = None,
+        sentence_pairs: bool | None = None,
+        dropout: float | None = None,
+        **backbone_overrides,
+    ) -> "BertClassifier":
+        """A classifier on `preset`: a backbone preset (any `BertBackbone.from_preset`
+        source) with a new head of `num_classes`, or a preset written by
+        `save_to_preset` with its fine-tuned head (then `num_classes` may be
+        omitted, and must agree if given).
+
+        Example:
+        >>> classifier = BertClassifier.from_preset("path/to/bert", num_classes=3)
+        """
+        from keras_bert3.presets.preset_loader import resolve_preset
+        from keras_bert3.presets.task_preset import load_head_weights
+        from keras_bert3.presets.task_preset import read_task_config
+        from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+        preset_dir = resolve_preset(preset)
+        stored = read_task_config(preset_dir, cls) or {}
+        if stored and num_classes is not None and int(num_classes) != stored["num_classes"]:
+            raise ValueError(
+                f"num_classes={num_classes}, but the preset {preset!r} is a classifier fine-tuned "
+                f"for {stored['num_classes']} classes. Omit num_classes to use its head, or load "
+                f"the backbone alone (BertBackbone.from_preset) for a new {num_classes}-class head."
+            )
+        if not stored and num_classes is None:
+            raise ValueError(
+                f"The preset {preset!r} has no classification head: pass num_classes=... for a new one."
+            )
+        sentence_pairs = stored.get("sentence_pairs", False) if sentence_pairs is None else sentence_pairs
+        if stored and sentence_pairs != stored["sentence_pairs"]:
+            raise ValueError(f"The preset was fine-tuned with sentence_pairs={stored['sentence_pairs']}.")
+        tokenizer = BertTokenizer.from_preset(preset_dir)
+        preprocessor = BertTextPreprocessor(
+            tokenizer,
+            sequence_length=sequence_length or stored.get("sequence_length", 128),
+            pad_to_multiple_of=stored.get("pad_to_multiple_of", 16),
+            sentence_pairs=sentence_pairs,
+            name="preprocessor",
+        )
+        classifier = cls(
+            BertBackbone.from_preset(preset_dir, **backbone_overrides),
+            num_classes if num_classes is not None else stored["num_classes"],
+            preprocessor=preprocessor,
+            dropout=dropout if dropout is not None else stored.get("dropout", 0.1),
+        )
+        if stored:
+            load_head_weights(preset_dir, classifier.head_layers)
+        return classifier
+
+    def get_config(self):
+        return {
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "num_classes": self.num_classes,
+            "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+            "dropout": self.dropout,
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
+        return cls(**config)
+
+
+def _is_dataset(x) -> bool:
+    import tensorflow as tf
+
+    return isinstance(x, tf.data.Dataset)
+
+
+def _yields_packed(dataset) -> bool:
+    spec = dataset.element_spec
+    first = spec[0] if isinstance(spec, tuple) else spec
+    return is_packed(first)
+
+
+def _steps(data, batch_size=None) -> int | None:
+    """Batches per epoch: a dataset's cardinality (counted when unknown), or from array length."""
+    import tensorflow as tf
+
+    if isinstance(data, tf.data.Dataset):
+        cardinality = int(data.cardinality())
+        if cardinality >= 0:
+            return cardinality
+        if cardinality == tf.data.INFINITE_CARDINALITY:
+            return None
+        return int(data.reduce(0, lambda count, _: count + 1))  # Bucketed text batches: cheap to count.
+    if is_packed(data):
+        return math.ceil(len(data["token_ids"]) / (batch_size or 32))
+    return None

@@ -1,0 +1,126 @@
+"""BertTextPreprocessor: raw strings (or pairs) to BERT inputs, padded only to
+the batch's own longest example (Hugging Face's dynamic padding)."""
+
+import keras
+import tensorflow as tf
+
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
+
+
+def is_packed(x) -> bool:
+    """True when `x` is already a dict of BERT inputs (token ids, not text)."""
+    return isinstance(x, dict) and "token_ids" in x
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class BertTextPreprocessor(keras.layers.Layer):
+    """Tokenizes and packs a batch of texts, padded to its longest example.
+
+    Strings become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]` (Hugging
+    Face's "longest_first" truncation at `sequence_length`). The output is as
+    long as the longest example of the batch, rounded up to a multiple of
+    `pad_to_multiple_of` (so a compiled step sees a handful of shapes instead
+    of one per length), never longer than `sequence_length`: no computation on
+    padding to a fixed 512. Always TensorFlow ops: it runs in `tf.data` and
+    inside an exported SavedModel.
+
+    Args:
+        tokenizer: a `BertTokenizer`.
+        sequence_length: int. The longest packed example; longer texts are
+            truncated (a 100,000-character text is not an error).
+        pad_to_multiple_of: int. Round the batch length up to a multiple of
+            this (1: exactly the longest example).
+        sentence_pairs: bool. The inputs are pairs `(first, second)` of
+            strings; False: single strings.
+
+    Call args:
+        inputs: a string or `(batch,)` strings; for `sentence_pairs=True` a
+            tuple `(first, second)` of them.
+
+    Returns:
+        dict of int32 `(batch, length)` tensors `token_ids`, `segment_ids`,
+        `padding_mask` with `length <= sequence_length` (`(length,)` for one string).
+
+    Examples:
+    ```python
+    preprocessor = keras_bert3.BertTextPreprocessor(tokenizer, sequence_length=128)
+    preprocessor(["A short text.", "A somewhat longer text than the first."])["token_ids"].shape
+    # (2, 16): 11 tokens, rounded up to a multiple of 16.
+    pairs = keras_bert3.BertTextPreprocessor(tokenizer, sentence_pairs=True)
+    pairs((["How old is it?"], ["About ten years."]))
+    ```
+    """
+
+    def __init__(
+        self,
+        tokenizer: BertTokenizer,
+        *,
+        sequence_length: int = 128,
+        pad_to_multiple_of: int = 16,
+        sentence_pairs: bool = False,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        if sequence_length < 2 + int(sentence_pairs):
+            raise ValueError(f"sequence_length={sequence_length} is too short for [CLS] and [SEP].")
+        if pad_to_multiple_of < 1:
+            raise ValueError(f"pad_to_multiple_of={pad_to_multiple_of} must be at least 1.")
+        self.tokenizer = tokenizer
+        self.sequence_length = int(sequence_length)
+        self.pad_to_multiple_of = int(pad_to_multiple_of)
+        self.sentence_pairs = bool(sentence_pairs)
+        self.built = True
+
+    def split_inputs(self, inputs):
+        """`(first, second)` for pairs or `(strings, None)`; checks the kind of input."""
+        is_pair = isinstance(inputs, tuple) and len(inputs) == 2
+        if self.sentence_pairs and not is_pair:
+            raise ValueError(
+                "This model takes sentence pairs: pass a tuple (first_texts, second_texts), "
+                f"got {type(inputs).__name__}."
+            )
+        if not self.sentence_pairs and is_pair:
+            raise ValueError(
+                "This model takes single texts, but got a tuple of two (sentence pairs). "
+                "Build it with sentence_pairs=True for pair tasks, or pass one list of texts."
+            )
+        return inputs if is_pair else (inputs, None)
+
+    def call(self, inputs) -> dict[str, tf.Tensor]:
+        first, second = self.split_inputs(inputs)
+        packed = self.tokenizer.pack(first, second, sequence_length=self.sequence_length)
+        lengths = tf.reduce_sum(packed["padding_mask"], axis=-1)
+        longest = tf.reduce_max(lengths)
+        multiple = self.pad_to_multiple_of
+        length = tf.minimum((longest + multiple - 1) // multiple * multiple, self.sequence_length)
+        return {name: packed[name][..., :length] for name in INPUT_NAMES}
+
+    def token_lengths(self, inputs) -> tf.Tensor:
+        """int32 `(batch,)`: the packed length of each example, [CLS] and [SEP] included."""
+        first, second = self.split_inputs(inputs)
+        length = tf.cast(self.tokenizer.tokenize(first).row_lengths(), tf.int32) + 2
+        if second is not None:
+            length += tf.cast(self.tokenizer.tokenize(second).row_lengths(), tf.int32) + 1
+        return tf.minimum(length, self.sequence_length)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            {
+                "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
+                "sequence_length": self.sequence_length,
+                "pad_to_multiple_of": self.pad_to_multiple_of,
+                "sentence_pairs": self.sentence_pairs,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
+        return cls(**config)

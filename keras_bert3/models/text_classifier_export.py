@@ -1,0 +1,69 @@
+"""SavedModels that take strings: a text classifier with its tokenizer inside
+the graph, for TF Serving (only TensorFlow core and tf-text ops)."""
+
+import keras
+from keras import ops
+
+from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+
+
+def export_text_classifier(model, filepath: str, *, verbose: bool = False) -> None:
+    """Writes `model` (a `BertClassifier`) as a SavedModel with two signatures.
+
+    - `serving_default`: `text` (string `(batch,)`), and for pair models also
+      `text_pair`; returns `logits` and `probabilities`, float32
+      `(batch, num_classes)`. Tokenization, truncation and padding run in
+      the graph (tf-text ops); invalid UTF-8 is replaced, empty and overlong
+      strings are fine.
+    - `serve_token_ids`: int32 `(batch, seq)` `token_ids`, `segment_ids`,
+      `padding_mask`; the same outputs, for clients that tokenize themselves.
+
+    On JAX the model is converted with jax2tf (shape-polymorphic in batch and
+    length) through `keras.export.ExportArchive`; on TensorFlow it is traced
+    directly. Loading needs `import tensorflow_text` before
+    `tf.saved_model.load` (its ops are registered there); TF Serving builds them in.
+
+    Example:
+    >>> classifier.export("serving/1")
+    >>> reloaded = tf.saved_model.load("serving/1")  # After `import tensorflow_text`.
+    >>> reloaded.signatures["serving_default"](text=tf.constant(["Some text."]))["probabilities"]
+    """
+    import tensorflow as tf
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    token_signature = [{name: tf.TensorSpec((None, None), tf.int32, name=name) for name in INPUT_NAMES}]
+    backend_kwargs = {}
+    if keras.backend.backend() == "jax":
+        # Every input shares one batch and one length dimension, at most the
+        # backbone's positions (so that the position check is decidable).
+        backend_kwargs["jax2tf_kwargs"] = {
+            "polymorphic_shapes": [{name: "(batch, length)" for name in INPUT_NAMES}],
+            "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
+        }
+
+    def classify(inputs):
+        logits = ops.cast(model(inputs, training=False), "float32")
+        return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+
+    serve_token_ids = archive.add_endpoint("serve_token_ids", classify, token_signature, **backend_kwargs)
+    preprocessor = model.preprocessor
+
+    if preprocessor.sentence_pairs:
+
+        @tf.function(input_signature=[tf.TensorSpec((None,), tf.string, name="text"),
+                                      tf.TensorSpec((None,), tf.string, name="text_pair")])  # fmt: skip
+        def serve_text(text, text_pair):
+            return serve_token_ids(preprocessor((text, text_pair)))
+
+    else:
+
+        @tf.function(input_signature=[tf.TensorSpec((None,), tf.string, name="text")])
+        def serve_text(text):
+            return serve_token_ids(preprocessor(text))
+
+    archive.add_endpoint("serving_default", serve_text)
+    # jax2tf functions carry no gradients for the (uint32) dropout seed
+    # variables; serving needs none.
+    options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
+    archive.write_out(filepath, options=options, verbose=verbose)
