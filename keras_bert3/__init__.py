@@ -16,8 +16,12 @@ from keras_bert3.layers.bert_embeddings import BertEmbeddings
 from keras_bert3.layers.bert_encoder_block import BertEncoderBlock
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.models.bert_sizes import BERT_SIZES
+from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
+from keras_bert3.models.text_classifier_export import export_text_classifier
+from keras_bert3.data.text_classification_dataset import text_classification_dataset
 from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
 from keras_bert3.presets.huggingface_checkpoint import load_huggingface_heads
 from keras_bert3.presets.preset_loader import KNOWN_PRESETS
@@ -34,16 +38,20 @@ __all__ = [
     "KNOWN_PRESETS",
     "LinearWarmupLinearDecay",
     "BertBackbone",
+    "BertClassifier",
     "BertEmbeddings",
     "BertEncoderBlock",
     "BertMaskedLMHead",
     "BertNormalizer",
     "BertPacker",
     "BertPretrainer",
+    "BertTextPreprocessor",
     "BertTokenizer",
     "TextEmbedder",
     "bert_optimizer",
     "export_backbone_to_huggingface",
+    "export_text_classifier",
     "learn_wordpiece_vocabulary",
     "load_huggingface_heads",
+    "text_classification_dataset",
 ]
