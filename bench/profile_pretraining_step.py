@@ -58,9 +58,7 @@ def categorize(op_name: str, opcode: str = "") -> str:
             return "attention"
         if "probs_dropout" in name:
             return "attention"
-        if re.search(r"/(qkv|attention_output|intermediate|output)/(dot_general|matmul|tensordot)", name) and (
-            "erf" not in name
-        ):
+        if re.search(r"/(qkv|attention_output|intermediate|output)(_\d+)?/(\S*/)?(dot_general|matmul)", name):
             return "encoder matmuls"
         return "LayerNorm, GELU, dropout, residual"
     if "pooler" in name or "next_sentence" in name:
