@@ -124,9 +124,11 @@ class BertBackbone(keras.Model):
                 "padding_mask": padding_mask,
             },
             outputs={"sequence_output": x, "pooled_output": pooled},
-            dtype=dtype,
             **kwargs,
         )
+        # A functional model does not take its dtype policy from `dtype=`.
+        if dtype is not None:
+            self.dtype_policy = keras.dtype_policies.get(dtype)
 
         # === Config ===
         self.vocabulary_size = vocabulary_size

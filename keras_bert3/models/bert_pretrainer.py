@@ -87,6 +87,8 @@ class BertPretrainer(keras.Model):
         if nsp:
             outputs["nsp"] = self.next_sentence_head(encoded["pooled_output"])
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        # The backbone's dtype policy, so that mixed_float16 gets loss scaling in compile().
+        self.dtype_policy = backbone.dtype_policy
 
         # === Config ===
         self.nsp = nsp

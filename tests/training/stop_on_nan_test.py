@@ -1,0 +1,50 @@
+"""A NaN loss stops training at once with the step number; the last good
+checkpoint is not overwritten."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_pretrainer import BertPretrainer
+from keras_bert3.training.stop_on_nan import StopOnNaN
+from tests.models.bert_pretrainer_test import pretraining_batch
+
+
+def test_nan_loss_stops_with_the_step_and_keeps_the_checkpoint(tmp_path):
+    pretrainer = BertPretrainer(BertBackbone(120, 2, 2, 32, 64, max_sequence_length=16))
+    pretrainer.compile(learning_rate=1e-3, total_steps=100)
+    backup = str(tmp_path / "backup")
+    callbacks = [StopOnNaN(backup), keras.callbacks.BackupAndRestore(backup, save_freq="epoch", delete_checkpoint=False)]
+    data = tf.data.Dataset.from_tensors(pretraining_batch()).repeat()
+    pretrainer.fit(data, epochs=2, steps_per_epoch=3, callbacks=callbacks, verbose=0)
+    checkpoint = os.path.join(backup, "latest.weights.h5")
+    good = open(checkpoint, "rb").read()
+
+    # Broken data: NaN mask weights make the loss NaN at the next step.
+    x, y, w = pretraining_batch()
+    broken = tf.data.Dataset.from_tensors((x, y, {"mlm": np.full_like(w["mlm"], np.nan)})).repeat()
+    with pytest.raises(FloatingPointError, match=f"at step 7.*{backup}"):
+        pretrainer.fit(broken, epochs=4, steps_per_epoch=3, callbacks=callbacks, verbose=0)
+    assert open(checkpoint, "rb").read() == good
+
+
+# XLA on CPU has no float16 matmul (JAX: "F16_F16_F32 is not supported by
+# dot_general on CPU"); float16 is for GPUs, bfloat16 runs everywhere.
+POLICIES = ["mixed_bfloat16"] + (["mixed_float16"] if keras.backend.backend() == "tensorflow" else [])
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_mixed_precision_trains(policy):
+    backbone = BertBackbone(120, 2, 2, 32, 64, max_sequence_length=16, dropout=0.0, dtype=policy)
+    pretrainer = BertPretrainer(backbone)
+    pretrainer.compile(learning_rate=2e-3, total_steps=40, warmup_steps=2)
+    if policy == "mixed_float16":
+        assert isinstance(pretrainer.optimizer, keras.optimizers.LossScaleOptimizer)
+    data = tf.data.Dataset.from_tensors(pretraining_batch()).repeat(40)
+    history = pretrainer.fit(data, verbose=0, epochs=4, steps_per_epoch=10).history
+    assert history["mlm_loss"][-1] < history["mlm_loss"][0] - 0.5
+    assert pretrainer.backbone.output["sequence_output"].dtype == policy.split("_")[1]
