@@ -159,10 +159,10 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
                 f"--batch-size {config.batch_size} does not split evenly over the "
                 f"{replicas} replicas of strategy {config.strategy!r}: use a multiple of {replicas}."
             )
-        return _train(config, tokenizer, corpus)
+        return _train(config, tokenizer, corpus, verbose)
 
 
-def _train(config: PretrainingConfig, tokenizer, corpus: str) -> dict:
+def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
     from keras_bert3.data.pretraining_dataset import pretraining_dataset
     from keras_bert3.models.bert_backbone import BertBackbone
     from keras_bert3.models.bert_pretrainer import BertPretrainer
