@@ -153,8 +153,9 @@ class BertClassifier(keras.Model):
         `warmup_ratio` of the steps for warmup and linear decay to zero at
         `total_steps` (None: the length of the next `fit`, epochs times
         batches). `loss="auto"`: sparse categorical cross-entropy from logits;
-        `metrics="auto"`: accuracy. `jit_compile="auto"` uses XLA on
-        TensorFlow too, as `BertPretrainer`.
+        `metrics="auto"`: accuracy. `jit_compile="auto"` is Keras' choice (no
+        XLA on TensorFlow CPUs: with one shape per padded length, compiling
+        costs more than it saves; measured in bench/bench_finetuning.py).
 
         Example:
         >>> classifier.compile(learning_rate=2e-5, warmup_ratio=0.06)
@@ -178,8 +179,6 @@ class BertClassifier(keras.Model):
             loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
         if metrics == "auto":
             metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        if jit_compile == "auto" and keras.backend.backend() == "tensorflow" and not self._distribute_strategy:
-            jit_compile = True
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile, **kwargs)
 
     # === Raw text in ===
@@ -218,11 +217,11 @@ class BertClassifier(keras.Model):
             return super().fit(x, y, batch_size=batch_size, epochs=epochs, sample_weight=sample_weight,
                                validation_data=validation_data, shuffle=shuffle, **kwargs)  # fmt: skip
         self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or _steps(dataset))
-        return super().fit(dataset, epochs=epochs, validation_data=validation_data, **kwargs)
+        return super().fit(dataset, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
 
     def _fit_schedule(self, epochs: int, steps_per_epoch: int | None) -> None:
         """Sets the default schedule's length to this fit's steps (before the first step)."""
-        if self._schedule_to_fit is None or self.optimizer.built or not steps_per_epoch:
+        if self._schedule_to_fit is None or int(self.optimizer.iterations) > 0 or not steps_per_epoch:
             return
         schedule, warmup_ratio = self._schedule_to_fit
         schedule.total_steps = max(int(epochs * steps_per_epoch), 1)
@@ -333,15 +332,16 @@ class BertClassifier(keras.Model):
         if stored and sentence_pairs != stored["sentence_pairs"]:
             raise ValueError(f"The preset was fine-tuned with sentence_pairs={stored['sentence_pairs']}.")
         tokenizer = BertTokenizer.from_preset(preset_dir)
+        backbone = BertBackbone.from_preset(preset_dir, **backbone_overrides)
         preprocessor = BertTextPreprocessor(
             tokenizer,
-            sequence_length=sequence_length or stored.get("sequence_length", 128),
+            sequence_length=sequence_length or stored.get("sequence_length", min(128, backbone.max_sequence_length)),
             pad_to_multiple_of=stored.get("pad_to_multiple_of", 16),
             sentence_pairs=sentence_pairs,
             name="preprocessor",
         )
         classifier = cls(
-            BertBackbone.from_preset(preset_dir, **backbone_overrides),
+            backbone,
             num_classes if num_classes is not None else stored["num_classes"],
             preprocessor=preprocessor,
             dropout=dropout if dropout is not None else stored.get("dropout", 0.1),

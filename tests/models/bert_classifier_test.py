@@ -1,0 +1,173 @@
+"""BertClassifier on raw text: dynamic padding, bucketing, fit/evaluate/predict
+on strings and pairs, presets and bad input (tiny backbone, MiniLM's real
+vocabulary, real docstring sentences)."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert3.data.docstring_topics import docstring_topics
+from keras_bert3.data.text_classification_dataset import text_classification_dataset
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_classifier import BertClassifier
+from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+
+@pytest.fixture(scope="module")
+def topics():
+    return docstring_topics()
+
+
+@pytest.fixture(scope="module")
+def tokenizer(minilm_dir):
+    return BertTokenizer.from_preset(minilm_dir)
+
+
+def tiny_classifier(tokenizer, num_classes=3, **kwargs):
+    keras.utils.set_random_seed(0)
+    backbone = BertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2, hidden_dim=8,
+        intermediate_dim=16, max_sequence_length=64,
+    )  # fmt: skip
+    return BertClassifier(backbone, num_classes, tokenizer=tokenizer, **kwargs)
+
+
+def test_preprocessor_pads_to_the_batch_longest_example(tokenizer, topics):
+    texts = topics["train_texts"][:8]
+    preprocessor = BertTextPreprocessor(tokenizer, sequence_length=64, pad_to_multiple_of=1)
+    packed = preprocessor(texts)
+    real = tokenizer(texts).row_lengths().numpy() + 2
+    assert packed["token_ids"].shape == (8, min(real.max(), 64))
+    np.testing.assert_array_equal(packed["padding_mask"].numpy().sum(1), np.minimum(real, 64))
+    full = tokenizer.pack(texts, sequence_length=64)
+    width = packed["token_ids"].shape[1]
+    for name in packed:
+        np.testing.assert_array_equal(packed[name].numpy(), full[name].numpy()[:, :width])
+    rounded = BertTextPreprocessor(tokenizer, sequence_length=64, pad_to_multiple_of=16)(texts)
+    assert rounded["token_ids"].shape[1] == min(-(-real.max() // 16) * 16, 64)
+
+
+def test_bucketed_batches_group_similar_lengths(tokenizer, topics):
+    preprocessor = BertTextPreprocessor(tokenizer, sequence_length=64, pad_to_multiple_of=16)
+    texts, labels = topics["train_texts"][:300], topics["train_labels"][:300]
+    dataset = text_classification_dataset(texts, labels, preprocessor=preprocessor, batch_size=16, shuffle=True, seed=0)
+    seen, padded, real = 0, 0, 0
+    for packed, y in dataset:
+        lengths = packed["padding_mask"].numpy().sum(1)
+        width = packed["token_ids"].shape[1]
+        assert width - 16 < lengths.min() <= lengths.max() <= width  # One bucket per batch.
+        seen += len(y)
+        padded += packed["token_ids"].shape[0] * width
+        real += lengths.sum()
+    assert seen == 300
+    unbucketed = sum(
+        p["token_ids"].shape[0] * p["token_ids"].shape[1]
+        for p, _ in text_classification_dataset(texts, labels, preprocessor=preprocessor, batch_size=16, bucket=False)
+    )
+    assert padded < unbucketed
+
+
+def test_fit_evaluate_predict_on_raw_strings(tokenizer, topics):
+    classifier = tiny_classifier(tokenizer, num_classes=6, sequence_length=16)
+    texts, labels = topics["train_texts"][:64], np.array(topics["train_labels"][:64])
+    classifier.compile(learning_rate=1e-2, warmup_ratio=0.0)
+    before = classifier.evaluate(texts, labels, batch_size=32, verbose=0, return_dict=True)
+    history = classifier.fit(texts, labels, batch_size=32, epochs=10, verbose=0)
+    after = classifier.evaluate(texts, labels, batch_size=32, verbose=0, return_dict=True)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    assert after["loss"] < before["loss"] - 0.05  # It fits its training texts.
+    # The default schedule spans exactly this fit: 10 epochs of 2 batches.
+    assert classifier.optimizer._learning_rate.total_steps == 20
+    logits = classifier.predict(texts[:10], batch_size=4, verbose=0)
+    assert logits.shape == (10, 6)
+    one_by_one = np.concatenate([classifier.predict([t], verbose=0) for t in texts[:3]])
+    np.testing.assert_allclose(logits[:3], one_by_one, atol=1e-5)
+    packed = classifier.preprocessor(texts[:10])
+    np.testing.assert_allclose(logits, classifier.predict({k: v.numpy() for k, v in packed.items()}, verbose=0), atol=1e-5)
+
+
+def test_fit_on_a_dataset_of_strings(tokenizer, topics):
+    classifier = tiny_classifier(tokenizer, num_classes=6, sequence_length=16)
+    texts, labels = topics["train_texts"][:40], topics["train_labels"][:40]
+    unbatched = tf.data.Dataset.from_tensor_slices((texts, labels))
+    history = classifier.fit(unbatched, batch_size=16, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert classifier.optimizer._learning_rate.total_steps == 3
+    batched = unbatched.batch(20)
+    assert np.isfinite(classifier.evaluate(batched, verbose=0, return_dict=True)["loss"])
+
+
+def test_sentence_pairs(tokenizer, topics):
+    classifier = tiny_classifier(tokenizer, num_classes=2, sequence_length=16, sentence_pairs=True)
+    first, second = topics["train_texts"][:12], topics["train_texts"][12:24]
+    classifier.fit((first, second), np.arange(12) % 2, batch_size=6, verbose=0)
+    logits = classifier.predict((first, second), verbose=0)
+    assert logits.shape == (12, 2)
+    swapped = classifier.predict((second, first), verbose=0)
+    assert np.abs(logits - swapped).max() > 1e-6  # Segment B is B.
+    with pytest.raises(ValueError, match="sentence pairs"):
+        classifier.predict(first, verbose=0)
+    single = tiny_classifier(tokenizer, num_classes=2, sequence_length=16)
+    with pytest.raises(ValueError, match="single texts"):
+        single.predict((first, second), verbose=0)
+
+
+def test_bad_input(tokenizer):
+    classifier = tiny_classifier(tokenizer, num_classes=3, sequence_length=16)
+    with pytest.raises(ValueError, match="outside 0..2"):
+        classifier.fit(["a text", "another"], np.array([0, 3]), verbose=0)
+    with pytest.raises(ValueError, match="outside 0..2"):
+        classifier.fit(["a text", "another"], np.array([-1, 0]), verbose=0)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="num_classes"):
+        classifier.fit(tf.data.Dataset.from_tensor_slices((["a text", "b"], [0, 7])), verbose=0)
+    with pytest.raises(TypeError, match="list of texts"):
+        classifier.predict("one text", verbose=0)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        tiny_classifier(tokenizer, num_classes=1)
+    logits = classifier.predict(["", "   \t\n", "word " * 20_000, "\udcff".encode("utf-8", "surrogatepass")], verbose=0)
+    assert np.isfinite(logits).all()
+
+
+def test_preset_round_trip_restores_head_and_tokenizer(tokenizer, topics, tmp_path):
+    classifier = tiny_classifier(tokenizer, num_classes=4, sequence_length=32)
+    texts = topics["test_texts"][:16]
+    classifier.fit(texts, np.arange(16) % 4, verbose=0)
+    expected = classifier.predict(texts, verbose=0)
+    preset = str(tmp_path / "finetuned")
+    classifier.save_to_preset(preset)
+    restored = BertClassifier.from_preset(preset)
+    assert restored.num_classes == 4 and restored.preprocessor.sequence_length == 32
+    np.testing.assert_allclose(restored.predict(texts, verbose=0), expected, atol=1e-5)
+    assert BertClassifier.from_preset(preset, num_classes=4).num_classes == 4
+    with pytest.raises(ValueError, match="fine-tuned for 4 classes"):
+        BertClassifier.from_preset(preset, num_classes=3)
+    backbone_only = str(tmp_path / "backbone")
+    classifier.backbone.save_to_preset(backbone_only)
+    tokenizer.save_to_preset(backbone_only)
+    with pytest.raises(ValueError, match="num_classes"):
+        BertClassifier.from_preset(backbone_only)
+    fresh = BertClassifier.from_preset(backbone_only, num_classes=2)
+    assert fresh.predict(texts[:2], verbose=0).shape == (2, 2)
+
+
+def test_config_round_trip(tokenizer):
+    classifier = tiny_classifier(tokenizer, num_classes=3, sequence_length=16, dropout=0.2)
+    again = BertClassifier.from_config(classifier.get_config())
+    assert again.get_config() == classifier.get_config()
+    again.set_weights(classifier.get_weights())
+    texts = ["A short text.", "Return the value of the named attribute."]
+    np.testing.assert_allclose(again.predict(texts, verbose=0), classifier.predict(texts, verbose=0), atol=1e-6)
+
+
+def test_from_preset_on_the_real_checkpoint(minilm_dir, topics):
+    classifier = BertClassifier.from_preset(minilm_dir, num_classes=6)
+    assert classifier.backbone.hidden_dim == 384
+    texts = topics["test_texts"][:4]
+    pooled = classifier.backbone(classifier.preprocessor(texts))["pooled_output"]
+    assert pooled.shape == (4, 384)
+    assert classifier.predict(texts, verbose=0).shape == (4, 6)
+    assert os.path.isdir(minilm_dir)
