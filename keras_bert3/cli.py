@@ -5,6 +5,9 @@
     keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
     keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
     keras-bert3 embed PRESET TEXT [TEXT ...]    print sentence vectors
+    keras-bert3 finetune --preset DIR --train FILE [--validation FILE] --text-column C --label-column L --output DIR
+    keras-bert3 export --model DIR --output DIR   fine-tuned classifier -> SavedModel taking strings
+    keras-bert3 predict --model DIR TEXT [TEXT ...]
 """
 
 import argparse
@@ -144,6 +147,84 @@ def pretrain(args) -> None:
           f"TensorBoard: tensorboard --logdir {args.output}/logs")
 
 
+def read_labelled_file(path: str, text_column: str, label_column: str, second_column: str | None = None):
+    """Rows of a CSV or JSON-lines file (by extension: .csv, .jsonl/.json) as texts and raw labels."""
+    import csv
+    import json
+
+    with open(path, encoding="utf-8") as f:
+        if path.endswith((".jsonl", ".json")):
+            rows = [json.loads(line) for line in f if line.strip()]
+        else:
+            rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"{path} has no rows.")
+    for column in (text_column, label_column, second_column):
+        if column is not None and column not in rows[0]:
+            raise ValueError(f"{path} has no column {column!r}; its columns are {sorted(rows[0])}.")
+    texts = [str(row[text_column]) for row in rows]
+    seconds = None if second_column is None else [str(row[second_column]) for row in rows]
+    return texts, seconds, [str(row[label_column]) for row in rows]
+
+
+def finetune(args) -> None:
+    import numpy as np
+
+    from keras_bert3.models.bert_classifier import BertClassifier
+    from keras_bert3.presets.preset_format import write_json
+
+    texts, seconds, labels = read_labelled_file(args.train, args.text_column, args.label_column, args.second_column)
+    class_names = sorted(set(labels))
+    index = {name: i for i, name in enumerate(class_names)}
+    classifier = BertClassifier.from_preset(args.preset, num_classes=len(class_names),
+                                            sequence_length=args.sequence_length,
+                                            sentence_pairs=seconds is not None)  # fmt: skip
+    classifier.compile(learning_rate=args.learning_rate)
+    x = texts if seconds is None else (texts, seconds)
+    validation = None
+    if args.validation:
+        v_texts, v_seconds, v_labels = read_labelled_file(args.validation, args.text_column, args.label_column, args.second_column)
+        unknown = sorted(set(v_labels) - set(class_names))
+        if unknown:
+            raise ValueError(f"{args.validation} has labels {unknown[:5]} that the training file lacks.")
+        validation = (v_texts if v_seconds is None else (v_texts, v_seconds), np.array([index[l] for l in v_labels]))
+    history = classifier.fit(x, np.array([index[l] for l in labels]), batch_size=args.batch_size, epochs=args.epochs,
+                             validation_data=validation, verbose=args.verbose)  # fmt: skip
+    classifier.save_to_preset(args.output)
+    write_json(os.path.join(args.output, "class_names.json"), {"class_names": class_names})
+    for name, values in history.history.items():
+        print(f"{name:<16} {values[0]:.4f} -> {values[-1]:.4f}")
+    print(f"Fine-tuned preset: {args.output} ({len(class_names)} classes: {', '.join(class_names[:10])}).")
+
+
+def _class_names(model_dir: str, num_classes: int) -> list[str]:
+    from keras_bert3.presets.preset_format import read_json
+
+    path = os.path.join(model_dir, "class_names.json")
+    return read_json(path)["class_names"] if os.path.isfile(path) else [str(i) for i in range(num_classes)]
+
+
+def export(args) -> None:
+    from keras_bert3.models.bert_classifier import BertClassifier
+
+    classifier = BertClassifier.from_preset(args.model)
+    classifier.export(args.output)
+    print(f"Wrote a SavedModel to {args.output}: serving_default takes strings, serve_token_ids takes ids.")
+
+
+def predict(args) -> None:
+    import numpy as np
+
+    from keras_bert3.models.bert_classifier import BertClassifier
+
+    classifier = BertClassifier.from_preset(args.model)
+    names = _class_names(args.model, classifier.num_classes)
+    probabilities = classifier.predict_proba(args.texts, verbose=0)
+    for text, p in zip(args.texts, probabilities):
+        best = int(np.argmax(p))
+        print(f"{names[best]}\t{p[best]:.3f}\t{text}")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="keras-bert3", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -191,6 +272,31 @@ def main(argv=None) -> int:
     p.add_argument("--output", default="mean", choices=["pooled", "cls", "mean"])
     p.add_argument("--normalize", action="store_true")
     p.set_defaults(run=embed)
+
+    p = commands.add_parser("finetune", help="fine-tune a classifier on a CSV or JSON-lines file")
+    p.add_argument("--preset", required=True, help="the pretrained preset (any BertBackbone.from_preset source)")
+    p.add_argument("--train", required=True, help=".csv or .jsonl file")
+    p.add_argument("--validation", help=".csv or .jsonl file with the same columns")
+    p.add_argument("--text-column", required=True)
+    p.add_argument("--second-column", help="the second text of sentence pairs")
+    p.add_argument("--label-column", required=True)
+    p.add_argument("--output", required=True, help="the fine-tuned preset directory")
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--learning-rate", type=float, default=5e-5)
+    p.add_argument("--sequence-length", type=int, default=128)
+    p.add_argument("--verbose", type=int, default=2)
+    p.set_defaults(run=finetune)
+
+    p = commands.add_parser("export", help="fine-tuned classifier preset -> SavedModel that takes strings")
+    p.add_argument("--model", required=True, help="a preset written by finetune")
+    p.add_argument("--output", required=True)
+    p.set_defaults(run=export)
+
+    p = commands.add_parser("predict", help="classify texts with a fine-tuned preset")
+    p.add_argument("--model", required=True, help="a preset written by finetune")
+    p.add_argument("texts", nargs="+")
+    p.set_defaults(run=predict)
 
     args = parser.parse_args(argv)
     try:

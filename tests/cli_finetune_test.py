@@ -1,0 +1,69 @@
+"""keras-bert3 finetune / export / predict on real labelled text (a tiny
+backbone with MiniLM's real vocabulary, so the run is short)."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import pytest
+
+from keras_bert3.cli import read_labelled_file
+from keras_bert3.data.docstring_topics import docstring_topics
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cli(*args):
+    result = subprocess.run([sys.executable, "-m", "keras_bert3", *args], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, minilm_dir):
+    root = tmp_path_factory.mktemp("cli")
+    data = docstring_topics()
+    names = data["class_names"]
+    with open(root / "train.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, ["sentence", "topic"])
+        writer.writeheader()
+        for text, label in zip(data["train_texts"][:48], data["train_labels"][:48]):
+            writer.writerow({"sentence": text, "topic": names[label]})
+    with open(root / "validation.jsonl", "w", encoding="utf-8") as f:
+        for text, label in zip(data["test_texts"][:16], data["test_labels"][:16]):
+            f.write(json.dumps({"sentence": text, "topic": names[label]}) + "\n")
+    keras.utils.set_random_seed(0)
+    tokenizer = BertTokenizer.from_preset(minilm_dir)
+    BertBackbone(vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2, hidden_dim=8,
+                 intermediate_dim=16, max_sequence_length=64).save_to_preset(str(root / "pretrained"))  # fmt: skip
+    tokenizer.save_to_preset(str(root / "pretrained"))
+    return root
+
+
+@pytest.mark.slow
+def test_finetune_export_predict(files):
+    out = cli("finetune", "--preset", str(files / "pretrained"), "--train", str(files / "train.csv"),
+              "--validation", str(files / "validation.jsonl"), "--text-column", "sentence", "--label-column", "topic",
+              "--output", str(files / "finetuned"), "--epochs", "1", "--sequence-length", "32", "--verbose", "0")  # fmt: skip
+    assert "val_accuracy" in out and os.path.isfile(files / "finetuned" / "task.json")
+    printed = cli("predict", "--model", str(files / "finetuned"), "Open the URL and return the response.", "")
+    lines = printed.strip().splitlines()
+    assert len(lines) == 2 and lines[0].split("\t")[0] in docstring_topics()["class_names"]
+    cli("export", "--model", str(files / "finetuned"), "--output", str(files / "export"))
+    assert os.path.isfile(files / "export" / "saved_model.pb")
+
+
+def test_missing_label_column_is_a_clear_error(files):
+    with pytest.raises(ValueError, match="no column 'label'"):
+        read_labelled_file(str(files / "train.csv"), "sentence", "label")
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_bert3", "finetune", "--preset", str(files / "pretrained"), "--train",
+         str(files / "train.csv"), "--text-column", "sentence", "--label-column", "label", "--output", str(files / "x")],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 2 and "no column 'label'" in result.stderr
