@@ -1,0 +1,38 @@
+"""Fine-tuning the real all-MiniLM-L6-v2 on real labelled text (standard-library
+docstring sentences by module family) with BertClassifier and with Hugging
+Face under the same budget: both learn, to about the same accuracy. A short
+version; bench/bench_finetuning.py runs the full comparison."""
+
+import keras
+import numpy as np
+import pytest
+
+from keras_bert3.data.docstring_topics import docstring_topics
+from keras_bert3.models.bert_classifier import BertClassifier
+from tests.hf_finetuning import finetune_hf
+
+BUDGET = dict(epochs=2, batch_size=32, learning_rate=2e-4, sequence_length=64)
+TRAIN, TEST = 768, 400
+
+
+@pytest.mark.slow
+def test_finetuning_minilm_learns_like_hugging_face(minilm_dir):
+    data = docstring_topics()
+    train_texts, train_labels = data["train_texts"][:TRAIN], data["train_labels"][:TRAIN]
+    test_texts, test_labels = data["test_texts"][:TEST], np.array(data["test_labels"][:TEST])
+    majority = np.bincount(test_labels).max() / len(test_labels)
+
+    keras.utils.set_random_seed(0)
+    classifier = BertClassifier.from_preset(minilm_dir, num_classes=len(data["class_names"]),
+                                            sequence_length=BUDGET["sequence_length"])  # fmt: skip
+    classifier.compile(learning_rate=BUDGET["learning_rate"], warmup_ratio=0.1)
+    classifier.fit(train_texts, np.array(train_labels), batch_size=BUDGET["batch_size"], epochs=BUDGET["epochs"], verbose=0)
+    ours = float(np.mean(classifier.predict(test_texts, verbose=0).argmax(-1) == test_labels))
+
+    reference = finetune_hf(minilm_dir, train_texts, train_labels, test_texts, test_labels,
+                            num_classes=len(data["class_names"]), warmup_ratio=0.1, **BUDGET)  # fmt: skip
+    # Both clearly learn (six classes; the majority class is about a quarter)...
+    assert ours > majority + 0.15, (ours, majority)
+    assert reference["accuracy"] > majority + 0.15, (reference["accuracy"], majority)
+    # ... to about the same accuracy (seeds and dropout masks differ; 400 test sentences).
+    assert abs(ours - reference["accuracy"]) < 0.08, (ours, reference["accuracy"])
