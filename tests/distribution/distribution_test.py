@@ -56,6 +56,23 @@ def free_port():
         return s.getsockname()[1]
 
 
+def run_two_processes(tmp_path, preset, strategy, devices, environments):
+    """Runs `one_step` in two processes at once, one environment each; returns their losses."""
+    processes = []
+    for index, environment in enumerate(environments):
+        out = tmp_path / f"process{index}.npy"
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), strategy, str(devices)],
+                cwd=REPO, env=dict(os.environ, **environment), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            )
+        )  # fmt: skip
+    for process in processes:
+        _, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr.decode()[-3000:]
+    return [np.load(tmp_path / f"process{index}.npy") for index in range(len(environments))]
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="a tf.distribute strategy: runs in the TensorFlow pass")
 def test_multi_worker_mirrored_with_two_processes_equals_one_device(tmp_path, preset):
@@ -63,22 +80,13 @@ def test_multi_worker_mirrored_with_two_processes_equals_one_device(tmp_path, pr
 
     single = run_steps(preset, tmp_path / "single.npy", "none", 1)
     workers = [f"localhost:{free_port()}", f"localhost:{free_port()}"]
-    processes = []
-    for index in range(2):
-        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
-        env = dict(os.environ, TF_CONFIG=json.dumps(config), KERAS_BACKEND="tensorflow")
-        out = tmp_path / f"worker{index}.npy"
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), "multi_worker_mirrored", "2"],
-                cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            )
-        )  # fmt: skip
-    for process in processes:
-        _, stderr = process.communicate(timeout=300)
-        assert process.returncode == 0, stderr.decode()[-3000:]
-    for index in range(2):
-        np.testing.assert_allclose(np.load(tmp_path / f"worker{index}.npy"), single, atol=1e-5, rtol=0)
+    environments = [
+        {"KERAS_BACKEND": "tensorflow",
+         "TF_CONFIG": json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})}
+        for index in range(2)
+    ]  # fmt: skip
+    for losses in run_two_processes(tmp_path, preset, "multi_worker_mirrored", 2, environments):
+        np.testing.assert_allclose(losses, single, atol=1e-5, rtol=0)
 
 
 @pytest.mark.slow
@@ -86,24 +94,10 @@ def test_multi_worker_mirrored_with_two_processes_equals_one_device(tmp_path, pr
 def test_jax_data_parallel_across_two_processes_equals_one_device(tmp_path, preset):
     single = run_steps(preset, tmp_path / "single.npy", "none", 1)
     address = f"localhost:{free_port()}"
-    processes = []
-    for index in range(2):
-        env = dict(
-            os.environ,
-            KERAS_BACKEND="jax",
-            KERAS_DISTRIBUTION_JOB_ADDRESSES=address,
-            KERAS_DISTRIBUTION_NUM_PROCESSES="2",
-            KERAS_DISTRIBUTION_PROCESS_ID=str(index),
-        )
-        out = tmp_path / f"process{index}.npy"
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), "data_parallel", "1"],
-                cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            )
-        )  # fmt: skip
-    for process in processes:
-        _, stderr = process.communicate(timeout=300)
-        assert process.returncode == 0, stderr.decode()[-3000:]
-    for index in range(2):
-        np.testing.assert_allclose(np.load(tmp_path / f"process{index}.npy"), single, atol=1e-5, rtol=0)
+    environments = [
+        {"KERAS_BACKEND": "jax", "KERAS_DISTRIBUTION_JOB_ADDRESSES": address,
+         "KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": str(index)}
+        for index in range(2)
+    ]  # fmt: skip
+    for losses in run_two_processes(tmp_path, preset, "data_parallel", 1, environments):
+        np.testing.assert_allclose(losses, single, atol=1e-5, rtol=0)
