@@ -1,7 +1,6 @@
 """Tokenizer presets: a vocabulary plus casing, read from keras_bert3,
 Hugging Face or keras-hub directories, and written in the keras_bert3 format."""
 
-import json
 import os
 
 import keras
