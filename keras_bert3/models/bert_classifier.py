@@ -1,23 +1,21 @@
 """BertClassifier: BERT fine-tuned for text or text-pair classification
 (Devlin et al. 2019, section 4.1: one dense layer on the pooled [CLS] output)."""
 
-import math
-
 import keras
 import numpy as np
 from keras import ops
 
 from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_task import BertTask
+from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.text_embedder import check_vocabulary_sizes
 
-DEFAULT_EPOCHS_FOR_SCHEDULE = 1  # Keras' own default for `fit(epochs=...)`.
-
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertClassifier(keras.Model):
+class BertClassifier(BertTask):
     """A `BertBackbone` with dropout and one dense layer on the pooled output.
 
     `fit`, `evaluate` and `predict` take raw texts (a list of strings), text
@@ -123,7 +121,6 @@ class BertClassifier(keras.Model):
         # === Config ===
         self.num_classes = int(num_classes)
         self.dropout = dropout
-        self._schedule_to_fit = None
         self.compile()
 
     @property
@@ -134,53 +131,6 @@ class BertClassifier(keras.Model):
     def head_layers(self) -> list:
         return [self.output_dense]
 
-    def compile(
-        self,
-        optimizer="auto",
-        loss="auto",
-        metrics="auto",
-        *,
-        learning_rate: float = 5e-5,
-        warmup_ratio: float = 0.1,
-        weight_decay: float = 0.01,
-        total_steps: int | None = None,
-        jit_compile="auto",
-        **kwargs,
-    ):
-        """Compiles with the fine-tuning defaults, each replaceable.
-
-        `optimizer="auto"` builds `bert_optimizer` with peak `learning_rate`,
-        `warmup_ratio` of the steps for warmup and linear decay to zero at
-        `total_steps` (None: the length of the next `fit`, epochs times
-        batches). `loss="auto"`: sparse categorical cross-entropy from logits;
-        `metrics="auto"`: accuracy. `jit_compile="auto"` is Keras' choice (no
-        XLA on TensorFlow CPUs: with one shape per padded length, compiling
-        costs more than it saves; measured in bench/bench_finetuning.py).
-
-        Example:
-        >>> classifier.compile(learning_rate=2e-5, warmup_ratio=0.06)
-        """
-        from keras_bert3.optimizers.bert_optimizer import bert_optimizer
-        from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
-
-        self._schedule_to_fit = None
-        if optimizer == "auto":
-            steps = total_steps or 1_000_000  # Replaced by the first fit when None.
-            optimizer = bert_optimizer(
-                learning_rate=learning_rate,
-                total_steps=steps,
-                warmup_steps=int(warmup_ratio * steps),
-                weight_decay=weight_decay,
-            )
-            schedule = optimizer._learning_rate
-            if total_steps is None and isinstance(schedule, LinearWarmupLinearDecay):
-                self._schedule_to_fit = (schedule, warmup_ratio)
-        if loss == "auto":
-            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-        if metrics == "auto":
-            metrics = [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile, **kwargs)
-
     # === Raw text in ===
 
     def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False, bucket=True):
@@ -189,7 +139,7 @@ class BertClassifier(keras.Model):
 
         from keras_bert3.data.text_classification_dataset import text_classification_dataset
 
-        if is_packed(x) or (x is None) or (isinstance(x, tf.data.Dataset) and _yields_packed(x)):
+        if is_packed(x) or (x is None) or (isinstance(x, tf.data.Dataset) and yields_packed(x)):
             return None
         if not isinstance(x, tf.data.Dataset) and y is not None and not isinstance(y, np.ndarray) and not isinstance(y, (list, tuple)):
             y = np.asarray(y)
@@ -204,37 +154,6 @@ class BertClassifier(keras.Model):
             sample_weight=sample_weight,
         )
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=DEFAULT_EPOCHS_FOR_SCHEDULE, *,
-            sample_weight=None, validation_data=None, shuffle=True, **kwargs):  # fmt: skip
-        """As `keras.Model.fit`; `x` may be texts, text pairs or a dataset of them."""
-        dataset = self._dataset(x, y, sample_weight, batch_size=batch_size, shuffle=shuffle)
-        if validation_data is not None and not _is_dataset(validation_data):
-            validation_data = self._dataset(*validation_data, batch_size=batch_size) or validation_data
-        elif validation_data is not None:
-            validation_data = self._dataset(validation_data, batch_size=batch_size) or validation_data
-        if dataset is None:
-            self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or _steps(x, batch_size))
-            return super().fit(x, y, batch_size=batch_size, epochs=epochs, sample_weight=sample_weight,
-                               validation_data=validation_data, shuffle=shuffle, **kwargs)  # fmt: skip
-        self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or _steps(dataset))
-        return super().fit(dataset, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
-
-    def _fit_schedule(self, epochs: int, steps_per_epoch: int | None) -> None:
-        """Sets the default schedule's length to this fit's steps (before the first step)."""
-        if self._schedule_to_fit is None or int(self.optimizer.iterations) > 0 or not steps_per_epoch:
-            return
-        schedule, warmup_ratio = self._schedule_to_fit
-        schedule.total_steps = max(int(epochs * steps_per_epoch), 1)
-        schedule.warmup_steps = int(warmup_ratio * schedule.total_steps)
-        self._schedule_to_fit = None
-
-    def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
-        """As `keras.Model.evaluate`; `x` may be texts, text pairs or a dataset of them."""
-        dataset = self._dataset(x, y, sample_weight, batch_size=batch_size)
-        if dataset is None:
-            return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
-        return super().evaluate(dataset, **kwargs)
-
     def predict(self, x, batch_size=None, **kwargs):
         """Logits `(n, num_classes)`, in input order; `x` may be texts or text pairs.
 
@@ -246,7 +165,7 @@ class BertClassifier(keras.Model):
         from keras_bert3.data.text_classification_dataset import token_lengths
 
         if is_packed(x) or isinstance(x, tf.data.Dataset):
-            dataset = None if is_packed(x) or _yields_packed(x) else self._dataset(x, bucket=False, batch_size=batch_size)
+            dataset = None if is_packed(x) or yields_packed(x) else self._dataset(x, bucket=False, batch_size=batch_size)
             return super().predict(x if dataset is None else dataset, batch_size=batch_size, **kwargs)
         arrays = text_arrays(x, self.preprocessor)
         if len(arrays[0]) == 0:
@@ -285,12 +204,6 @@ class BertClassifier(keras.Model):
             "pad_to_multiple_of": self.preprocessor.pad_to_multiple_of,
             "sentence_pairs": self.preprocessor.sentence_pairs,
         }
-
-    def save_to_preset(self, preset_dir: str) -> None:
-        """Writes backbone, tokenizer, head and settings; `from_preset(preset_dir)` restores all."""
-        from keras_bert3.presets.task_preset import save_task
-
-        save_task(self, preset_dir, config=self.task_config(), head_layers=self.head_layers)
 
     @classmethod
     def from_preset(
@@ -351,46 +264,4 @@ class BertClassifier(keras.Model):
         return classifier
 
     def get_config(self):
-        return {
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "num_classes": self.num_classes,
-            "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
-            "dropout": self.dropout,
-            "name": self.name,
-            "trainable": self.trainable,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
-        return cls(**config)
-
-
-def _is_dataset(x) -> bool:
-    import tensorflow as tf
-
-    return isinstance(x, tf.data.Dataset)
-
-
-def _yields_packed(dataset) -> bool:
-    spec = dataset.element_spec
-    first = spec[0] if isinstance(spec, tuple) else spec
-    return is_packed(first)
-
-
-def _steps(data, batch_size=None) -> int | None:
-    """Batches per epoch: a dataset's cardinality (counted when unknown), or from array length."""
-    import tensorflow as tf
-
-    if isinstance(data, tf.data.Dataset):
-        cardinality = int(data.cardinality())
-        if cardinality >= 0:
-            return cardinality
-        if cardinality == tf.data.INFINITE_CARDINALITY:
-            return None
-        return int(data.reduce(0, lambda count, _: count + 1))  # Bucketed text batches: cheap to count.
-    if is_packed(data):
-        return math.ceil(len(data["token_ids"]) / (batch_size or 32))
-    return None
+        return {**super().get_config(), "num_classes": self.num_classes, "dropout": self.dropout}

@@ -1,0 +1,188 @@
+"""BertTask: what every fine-tuning task shares (Devlin et al. 2019, section 4:
+a pretrained backbone, one added output layer, a short AdamW run with warmup).
+
+A task subclass owns its head, its preprocessor and how texts become batches
+(`_dataset`); this base gives it the working defaults of `compile`, a learning
+rate schedule sized to the first `fit`, `fit`/`evaluate` on raw texts, task
+presets (`save_to_preset`) and the Keras config.
+"""
+
+import math
+
+import keras
+
+from keras_bert3.models.bert_text_preprocessor import is_packed
+
+
+class BertTask(keras.Model):
+    """Base of `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`.
+
+    Subclasses build a functional graph on the backbone, then call
+    `super().__init__(inputs=..., outputs=..., **kwargs)` and set
+    `self.backbone`, `self.preprocessor`; they define:
+
+    - `head_layers`: the layers a task preset stores besides the backbone;
+    - `task_config()`: the settings a task preset stores;
+    - `default_loss()`, `default_metrics()`: what `compile()` uses for "auto";
+    - `_dataset(x, y, sample_weight, batch_size=, shuffle=)`: a `tf.data`
+      pipeline of packed batches for raw inputs, or None when `x` is packed.
+
+    Example (a subclass):
+    ```python
+    class MyTask(BertTask):
+        def default_loss(self):
+            return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    ```
+    """
+
+    # === Compile: the fine-tuning recipe ===
+
+    def default_loss(self):
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def default_metrics(self):
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+
+    def compile(
+        self,
+        optimizer="auto",
+        loss="auto",
+        metrics="auto",
+        *,
+        learning_rate: float = 5e-5,
+        warmup_ratio: float = 0.1,
+        weight_decay: float = 0.01,
+        total_steps: int | None = None,
+        jit_compile="auto",
+        **kwargs,
+    ):
+        """Compiles with the fine-tuning defaults, each replaceable.
+
+        `optimizer="auto"` builds `bert_optimizer` (AdamW, weight decay off
+        LayerNorm and biases, epsilon 1e-6, clipping at norm 1.0) with peak
+        `learning_rate`, `warmup_ratio` of the steps for warmup and linear
+        decay to zero at `total_steps` (None: the length of the next `fit`,
+        epochs times batches). `loss="auto"` and `metrics="auto"`: the task's
+        `default_loss()` and `default_metrics()`. `jit_compile="auto"` is
+        Keras' choice (no XLA on TensorFlow CPUs: with one shape per padded
+        length, compiling costs more than it saves).
+
+        Example:
+        >>> classifier.compile(learning_rate=2e-5, warmup_ratio=0.06)
+        """
+        from keras_bert3.optimizers.bert_optimizer import bert_optimizer
+        from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
+
+        self._schedule_to_fit = None
+        if optimizer == "auto":
+            steps = total_steps or 1_000_000  # Replaced by the first fit when None.
+            optimizer = bert_optimizer(
+                learning_rate=learning_rate,
+                total_steps=steps,
+                warmup_steps=int(warmup_ratio * steps),
+                weight_decay=weight_decay,
+            )
+            schedule = optimizer._learning_rate
+            if total_steps is None and isinstance(schedule, LinearWarmupLinearDecay):
+                self._schedule_to_fit = (schedule, warmup_ratio)
+        if loss == "auto":
+            loss = self.default_loss()
+        if metrics == "auto":
+            metrics = self.default_metrics()
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile, **kwargs)
+
+    # === Raw inputs in ===
+
+    def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
+        raise NotImplementedError(f"{type(self).__name__} must define _dataset.")
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, *,
+            sample_weight=None, validation_data=None, shuffle=True, **kwargs):  # fmt: skip
+        """As `keras.Model.fit`; `x` may also be raw texts or a dataset of them."""
+        dataset = self._dataset(x, y, sample_weight, batch_size=batch_size, shuffle=shuffle)
+        if validation_data is not None and not is_dataset(validation_data):
+            validation_data = self._dataset(*validation_data, batch_size=batch_size) or validation_data
+        elif validation_data is not None:
+            validation_data = self._dataset(validation_data, batch_size=batch_size) or validation_data
+        if dataset is None:
+            self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or count_steps(x, batch_size))
+            return super().fit(x, y, batch_size=batch_size, epochs=epochs, sample_weight=sample_weight,
+                               validation_data=validation_data, shuffle=shuffle, **kwargs)  # fmt: skip
+        self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or count_steps(dataset))
+        return super().fit(dataset, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
+
+    def _fit_schedule(self, epochs: int, steps_per_epoch: int | None) -> None:
+        """Sets the default schedule's length to this fit's steps (before the first step)."""
+        pending = getattr(self, "_schedule_to_fit", None)
+        if pending is None or int(self.optimizer.iterations) > 0 or not steps_per_epoch:
+            return
+        schedule, warmup_ratio = pending
+        schedule.total_steps = max(int(epochs * steps_per_epoch), 1)
+        schedule.warmup_steps = int(warmup_ratio * schedule.total_steps)
+        self._schedule_to_fit = None
+
+    def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
+        """As `keras.Model.evaluate`; `x` may also be raw texts or a dataset of them."""
+        dataset = self._dataset(x, y, sample_weight, batch_size=batch_size)
+        if dataset is None:
+            return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
+        return super().evaluate(dataset, **kwargs)
+
+    # === Presets and config ===
+
+    @property
+    def head_layers(self) -> list:
+        raise NotImplementedError(f"{type(self).__name__} must define head_layers.")
+
+    def task_config(self) -> dict:
+        raise NotImplementedError(f"{type(self).__name__} must define task_config.")
+
+    def save_to_preset(self, preset_dir: str) -> None:
+        """Writes backbone, tokenizer, head and settings; `from_preset(preset_dir)` restores all."""
+        from keras_bert3.presets.task_preset import save_task
+
+        save_task(self, preset_dir, config=self.task_config(), head_layers=self.head_layers)
+
+    def get_config(self):
+        return {
+            "backbone": keras.saving.serialize_keras_object(self.backbone),
+            "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+            "name": self.name,
+            "trainable": self.trainable,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
+        config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
+        return cls(**config)
+
+
+def is_dataset(x) -> bool:
+    import tensorflow as tf
+
+    return isinstance(x, tf.data.Dataset)
+
+
+def yields_packed(dataset) -> bool:
+    """True when a dataset's elements (or their `x`) are packed BERT inputs."""
+    spec = dataset.element_spec
+    first = spec[0] if isinstance(spec, tuple) else spec
+    return is_packed(first)
+
+
+def count_steps(data, batch_size=None) -> int | None:
+    """Batches per epoch: a dataset's cardinality (counted when unknown), or from array length."""
+    import tensorflow as tf
+
+    if isinstance(data, tf.data.Dataset):
+        cardinality = int(data.cardinality())
+        if cardinality >= 0:
+            return cardinality
+        if cardinality == tf.data.INFINITE_CARDINALITY:
+            return None
+        return int(data.reduce(0, lambda count, _: count + 1))  # Bucketed text batches: cheap to count.
+    if is_packed(data):
+        return math.ceil(len(data["token_ids"]) / (batch_size or 32))
+    return None
