@@ -4,7 +4,8 @@ the graph, for TF Serving (only TensorFlow core and tf-text ops)."""
 import keras
 from keras import ops
 
-from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.models.saved_model_export import add_token_ids_endpoint
+from keras_bert3.models.saved_model_export import write_saved_model
 
 
 def export_text_classifier(model, filepath: str, *, verbose: bool = False) -> None:
@@ -32,21 +33,12 @@ def export_text_classifier(model, filepath: str, *, verbose: bool = False) -> No
 
     archive = keras.export.ExportArchive()
     archive.track(model)
-    token_signature = [{name: tf.TensorSpec((None, None), tf.int32, name=name) for name in INPUT_NAMES}]
-    backend_kwargs = {}
-    if keras.backend.backend() == "jax":
-        # Every input shares one batch and one length dimension, at most the
-        # backbone's positions (so that the position check is decidable).
-        backend_kwargs["jax2tf_kwargs"] = {
-            "polymorphic_shapes": [{name: "(batch, length)" for name in INPUT_NAMES}],
-            "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
-        }
 
     def classify(inputs):
         logits = ops.cast(model(inputs, training=False), "float32")
         return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
 
-    serve_token_ids = archive.add_endpoint("serve_token_ids", classify, token_signature, **backend_kwargs)
+    serve_token_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", classify)
     preprocessor = model.preprocessor
 
     if preprocessor.sentence_pairs:
@@ -63,7 +55,4 @@ def export_text_classifier(model, filepath: str, *, verbose: bool = False) -> No
             return serve_token_ids(preprocessor(text))
 
     archive.add_endpoint("serving_default", serve_text)
-    # jax2tf functions carry no gradients for the (uint32) dropout seed
-    # variables; serving needs none.
-    options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
-    archive.write_out(filepath, options=options, verbose=verbose)
+    write_saved_model(archive, filepath, verbose=verbose)

@@ -1,0 +1,38 @@
+"""What every task's SavedModel export shares: an `ExportArchive` endpoint on
+packed token ids that works from both backends (jax2tf on JAX), and the write."""
+
+import keras
+
+from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+
+
+def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAMES):
+    """Adds endpoint `name`: `fn(dict of int32 (batch, seq) inputs) -> dict of outputs`.
+
+    On JAX, `fn` is converted with jax2tf, shape-polymorphic in batch and
+    length, the length at most the backbone's positions (so that the position
+    check is decidable). Returns the endpoint, callable inside a `tf.function`.
+
+    Example:
+    >>> archive = keras.export.ExportArchive(); archive.track(model)
+    >>> serve_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", lambda x: {"logits": model(x)})
+    """
+    import tensorflow as tf
+
+    signature = [{key: tf.TensorSpec((None, None), tf.int32, name=key) for key in input_names}]
+    backend_kwargs = {}
+    if keras.backend.backend() == "jax":
+        backend_kwargs["jax2tf_kwargs"] = {
+            "polymorphic_shapes": [{key: "(batch, length)" for key in input_names}],
+            "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
+        }
+    return archive.add_endpoint(name, fn, signature, **backend_kwargs)
+
+
+def write_saved_model(archive, filepath: str, *, verbose: bool = False) -> None:
+    """Writes the archive; jax2tf functions carry no gradients for the (uint32)
+    dropout seed variables, and serving needs none."""
+    import tensorflow as tf
+
+    options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
+    archive.write_out(filepath, options=options, verbose=verbose)
