@@ -7,7 +7,9 @@
     keras-bert3 embed PRESET TEXT [TEXT ...]    print sentence vectors
     keras-bert3 finetune --preset DIR --train FILE [--validation FILE] --text-column C --label-column L --output DIR
     keras-bert3 export --model DIR --output DIR   fine-tuned classifier -> SavedModel taking strings
-    keras-bert3 predict --model DIR TEXT [TEXT ...]
+    keras-bert3 predict --model DIR TEXT [TEXT ...]  DIR: a fine-tuned preset or its SavedModel
+    keras-bert3 topics --output DIR               the embedded labelled set as train.csv, test.csv
+    keras-bert3 pipeline --output DIR             the main job: pretrain, topics, finetune, export, predict
 """
 
 import argparse
@@ -168,6 +170,7 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
 
 
 def finetune(args) -> None:
+    import keras
     import numpy as np
 
     from keras_bert3.models.bert_classifier import BertClassifier
@@ -176,6 +179,7 @@ def finetune(args) -> None:
     texts, seconds, labels = read_labelled_file(args.train, args.text_column, args.label_column, args.second_column)
     class_names = sorted(set(labels))
     index = {name: i for i, name in enumerate(class_names)}
+    keras.utils.set_random_seed(args.seed)
     classifier = BertClassifier.from_preset(args.preset, num_classes=len(class_names),
                                             sequence_length=args.sequence_length,
                                             sentence_pairs=seconds is not None)  # fmt: skip
@@ -205,24 +209,91 @@ def _class_names(model_dir: str, num_classes: int) -> list[str]:
 
 
 def export(args) -> None:
+    import shutil
+
     from keras_bert3.models.bert_classifier import BertClassifier
 
     classifier = BertClassifier.from_preset(args.model)
     classifier.export(args.output)
+    names = os.path.join(args.model, "class_names.json")
+    if os.path.isfile(names):  # Beside the SavedModel, for `predict` and clients.
+        shutil.copy(names, os.path.join(args.output, "class_names.json"))
     print(f"Wrote a SavedModel to {args.output}: serving_default takes strings, serve_token_ids takes ids.")
+
+
+def _is_saved_model(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "saved_model.pb"))
+
+
+def _saved_model_probabilities(export_dir: str, texts: list[str]):
+    """Probabilities from an exported SavedModel, loaded with TensorFlow and tf-text only."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
+
+    serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+    return serve(text=tf.constant(texts))["probabilities"].numpy()
 
 
 def predict(args) -> None:
     import numpy as np
 
-    from keras_bert3.models.bert_classifier import BertClassifier
+    if _is_saved_model(args.model):
+        probabilities = _saved_model_probabilities(args.model, args.texts)
+    else:
+        from keras_bert3.models.bert_classifier import BertClassifier
 
-    classifier = BertClassifier.from_preset(args.model)
-    names = _class_names(args.model, classifier.num_classes)
-    probabilities = classifier.predict_proba(args.texts, verbose=0)
+        probabilities = BertClassifier.from_preset(args.model).predict_proba(args.texts, verbose=0)
+    names = _class_names(args.model, probabilities.shape[-1])
     for text, p in zip(args.texts, probabilities):
         best = int(np.argmax(p))
         print(f"{names[best]}\t{p[best]:.3f}\t{text}")
+
+
+def topics(args) -> None:
+    import csv
+
+    from keras_bert3.data.docstring_topics import docstring_topics
+
+    data = docstring_topics()
+    os.makedirs(args.output, exist_ok=True)
+    for split in ("train", "test"):
+        path = os.path.join(args.output, f"{split}.csv")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["text", "label"])
+            for text, label in zip(data[f"{split}_texts"], data[f"{split}_labels"]):
+                writer.writerow([text, data["class_names"][label]])
+        print(f"Wrote {path} ({len(data[f'{split}_texts']):,} sentences).")
+
+
+# Sentences for the pipeline's last stage (not in the labelled set).
+PIPELINE_EXAMPLES = [
+    "Send the message to the mail server and wait for the reply.",
+    "Start a worker thread and wait until every task in the queue is done.",
+    "Round the decimal number to two places.",
+    "Remove the temporary directory and all the files in it.",
+]
+
+
+def pipeline(args) -> None:
+    """The main job: each stage is one of the commands above, printed as it runs."""
+    out = args.output
+    stages = [
+        ["pretrain", "--output", f"{out}/pretraining", "--steps", str(args.pretrain_steps),
+         "--learning-rate", "1e-3", "--checkpoint-every", str(max(args.pretrain_steps // 10, 1)), "--verbose", "2"],
+        ["topics", "--output", f"{out}/topics"],
+        ["finetune", "--preset", f"{out}/pretraining/preset", "--train", f"{out}/topics/train.csv",
+         "--validation", f"{out}/topics/test.csv", "--text-column", "text", "--label-column", "label",
+         "--epochs", str(args.finetune_epochs), "--learning-rate", "1e-4", "--output", f"{out}/classifier"],
+        ["export", "--model", f"{out}/classifier", "--output", f"{out}/serving/1"],
+        ["predict", "--model", f"{out}/serving/1", *PIPELINE_EXAMPLES],
+    ]  # fmt: skip
+    for number, argv in enumerate(stages, start=1):
+        print(f"\n[{number}/{len(stages)}] $ keras-bert3 {' '.join(repr(a) if ' ' in a else a for a in argv)}", flush=True)
+        start = time.perf_counter()
+        if main(argv) != 0:
+            raise ValueError(f"stage {number} ({argv[0]}) failed; see the message above.")
+        print(f"[{number}/{len(stages)}] {argv[0]}: {time.perf_counter() - start:.0f} s", flush=True)
 
 
 def main(argv=None) -> int:
@@ -285,6 +356,7 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--learning-rate", type=float, default=5e-5)
     p.add_argument("--sequence-length", type=int, default=128)
+    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=2)
     p.set_defaults(run=finetune)
 
@@ -293,10 +365,20 @@ def main(argv=None) -> int:
     p.add_argument("--output", required=True)
     p.set_defaults(run=export)
 
-    p = commands.add_parser("predict", help="classify texts with a fine-tuned preset")
-    p.add_argument("--model", required=True, help="a preset written by finetune")
+    p = commands.add_parser("predict", help="classify texts with a fine-tuned preset or its exported SavedModel")
+    p.add_argument("--model", required=True, help="a preset written by finetune, or a SavedModel written by export")
     p.add_argument("texts", nargs="+")
     p.set_defaults(run=predict)
+
+    p = commands.add_parser("topics", help="write the embedded labelled set (docstring sentences by topic) as CSV")
+    p.add_argument("--output", required=True, help="directory for train.csv and test.csv")
+    p.set_defaults(run=topics)
+
+    p = commands.add_parser("pipeline", help="the main job: pretrain, fine-tune, export, predict from the export")
+    p.add_argument("--output", required=True, help="run directory")
+    p.add_argument("--pretrain-steps", type=int, default=1500)
+    p.add_argument("--finetune-epochs", type=int, default=3)
+    p.set_defaults(run=pipeline)
 
     args = parser.parse_args(argv)
     try:

@@ -56,6 +56,17 @@ def test_finetune_export_predict(files):
     assert len(lines) == 2 and lines[0].split("\t")[0] in docstring_topics()["class_names"]
     cli("export", "--model", str(files / "finetuned"), "--output", str(files / "export"))
     assert os.path.isfile(files / "export" / "saved_model.pb")
+    # The export, loaded with TensorFlow and tf-text, predicts the same labels and probabilities.
+    from_export = cli("predict", "--model", str(files / "export"), "Open the URL and return the response.", "")
+    assert from_export.strip().splitlines() == lines
+
+
+def test_topics_writes_the_embedded_labelled_set(tmp_path):
+    cli("topics", "--output", str(tmp_path))
+    data = docstring_topics()
+    texts, _, labels = read_labelled_file(str(tmp_path / "test.csv"), "text", "label")
+    assert texts == data["test_texts"]
+    assert labels == [data["class_names"][i] for i in data["test_labels"]]
 
 
 def test_missing_label_column_is_a_clear_error(files):
