@@ -1,0 +1,134 @@
+"""Batches of words and word labels for token classification (tagging),
+bucketed by length so that each batch, padded to its own longest example,
+carries little padding."""
+
+import numpy as np
+import tensorflow as tf
+
+from keras_bert3.models.word_piece_alignment import split_on_whitespace
+
+
+def word_batch(x) -> tf.RaggedTensor:
+    """Sentences as a string RaggedTensor `(n, None)` of words.
+
+    `x` is a list of word lists (pre-split, as CoNLL files or Hugging Face's
+    `is_split_into_words=True`) or a list of strings (split at ASCII
+    whitespace by `split_on_whitespace`, as the exported model does).
+    """
+    if isinstance(x, (str, bytes)):
+        raise TypeError("Expected a list of sentences (word lists or strings); wrap a single one in a list.")
+    x = list(x)
+    if all(isinstance(s, (str, bytes)) for s in x):
+        return split_on_whitespace(tf.constant(x, tf.string, shape=(len(x),)))
+    for i, sentence in enumerate(x):
+        if isinstance(sentence, (str, bytes)) or not all(isinstance(w, (str, bytes)) for w in sentence):
+            raise TypeError(
+                f"Sentence {i} is {type(sentence).__name__} {str(sentence)[:60]!r}: pass either a list of "
+                "word lists (each a list of str) or a list of strings (split at whitespace), not a mix."
+            )
+    lengths = [len(sentence) for sentence in x]
+    flat = [word for sentence in x for word in sentence]
+    return tf.RaggedTensor.from_row_lengths(tf.constant(flat, tf.string, shape=(len(flat),)), tf.constant(lengths, tf.int64))
+
+
+def check_word_labels(words: tf.RaggedTensor, labels, num_labels: int | None) -> tf.RaggedTensor:
+    """Word labels as an int32 RaggedTensor like `words`, checked: one label a
+    word, each in `[0, num_labels)`."""
+    labels = [np.asarray(sentence).reshape(-1) for sentence in labels]
+    counts = words.row_lengths().numpy()
+    if len(labels) != len(counts):
+        raise ValueError(f"{len(counts)} sentences but {len(labels)} label lists.")
+    for i, (sentence, count) in enumerate(zip(labels, counts)):
+        if len(sentence) != count:
+            raise ValueError(
+                f"Sentence {i} has {count} words but {len(sentence)} labels: give one label per "
+                "word (strings are split at whitespace)."
+            )
+        if sentence.size and sentence.dtype.kind not in "iu":
+            raise ValueError(f"Labels must be integer tag ids; sentence {i} has dtype {sentence.dtype}.")
+        if num_labels and sentence.size and (sentence.min() < 0 or sentence.max() >= num_labels):
+            bad = sentence[(sentence < 0) | (sentence >= num_labels)][0]
+            raise ValueError(f"Label {bad} in sentence {i} is outside 0..{num_labels - 1} (num_labels={num_labels}).")
+    flat = np.concatenate(labels).astype("int32") if labels else np.zeros((0,), "int32")
+    return tf.RaggedTensor.from_row_lengths(flat, tf.constant(counts, tf.int64))
+
+
+def token_classification_dataset(
+    x,
+    y=None,
+    *,
+    preprocessor,
+    batch_size: int = 32,
+    shuffle: bool = False,
+    bucket: bool = True,
+    num_labels: int | None = None,
+    sample_weight=None,
+    seed: int | None = None,
+) -> tf.data.Dataset:
+    """Batches `(inputs, labels[, sample_weight])` of sentences for `BertTokenClassifier`.
+
+    Each sentence's word labels go to the first WordPiece of each word; the
+    other tokens get -100 (see `BertTokenClassifierPreprocessor`). With
+    `bucket=True`, sentences of similar token length share a batch (buckets
+    of width `preprocessor.pad_to_multiple_of`); each batch is padded to its
+    own longest example. With `shuffle=True` sentences are shuffled before
+    bucketing and batches after, anew each epoch.
+
+    Args:
+        x: a list of word lists, or a list of strings (split at whitespace).
+        y: optional word labels, one list of ints per sentence (one per word).
+        preprocessor: a `BertTokenClassifierPreprocessor`.
+        batch_size: int. Sentences per batch.
+        shuffle: bool. Shuffle (for training).
+        bucket: bool. Group by length; False keeps the order.
+        num_labels: int or None. Check that labels lie in `[0, num_labels)`.
+        sample_weight: optional floats `(n,)`, one weight per sentence.
+        seed: int or None. Shuffle seed.
+
+    Returns:
+        A `tf.data.Dataset` of `packed` or `(packed, labels[, sample_weight])`:
+        `packed` the dict of int32 `(batch, length)` BERT inputs, `labels`
+        int32 `(batch, length)`, `sample_weight` float32 `(batch,)`.
+
+    Example:
+    ```python
+    train = token_classification_dataset(words, tags, preprocessor=tagger.preprocessor, shuffle=True)
+    tagger.fit(train, epochs=3)
+    ```
+    """
+    words = word_batch(x)
+    n = int(words.nrows())
+    columns = {"words": words}
+    if y is not None:
+        columns["labels"] = check_word_labels(words, y, num_labels)
+    if sample_weight is not None:
+        columns["sample_weight"] = np.asarray(sample_weight, "float32").reshape(-1)
+        if len(columns["sample_weight"]) != n:
+            raise ValueError(f"{n} sentences but {len(columns['sample_weight'])} sample weights.")
+    if bucket:
+        columns["length"] = preprocessor.token_lengths(words)
+    dataset = tf.data.Dataset.from_tensor_slices(columns)
+    if shuffle:
+        dataset = dataset.shuffle(max(n, 1), seed=seed, reshuffle_each_iteration=True)
+    if bucket:
+        width = preprocessor.pad_to_multiple_of
+        dataset = dataset.group_by_window(
+            key_func=lambda columns: tf.cast((columns["length"] - 1) // width, tf.int64),
+            reduce_func=lambda key, window: window.batch(batch_size),
+            window_size=batch_size,
+        )
+        if shuffle:  # Otherwise long batches come in runs.
+            dataset = dataset.shuffle(64, seed=seed, reshuffle_each_iteration=True)
+    else:
+        dataset = dataset.batch(batch_size)
+    return dataset.map(lambda columns: _pack(columns, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
+
+
+def _pack(columns, preprocessor):
+    packed = preprocessor(columns["words"], columns.get("labels"))
+    inputs = {name: packed[name] for name in ("token_ids", "segment_ids", "padding_mask")}
+    if "labels" not in columns:
+        return inputs
+    if "sample_weight" in columns:
+        return inputs, packed["labels"], columns["sample_weight"]
+    return inputs, packed["labels"]

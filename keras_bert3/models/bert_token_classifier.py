@@ -1,0 +1,320 @@
+"""BertTokenClassifier: BERT fine-tuned to tag words (Devlin et al. 2019,
+section 5.3, CoNLL-2003 NER: one dense layer on every token's final hidden
+state, each word labelled at its first WordPiece)."""
+
+import keras
+import numpy as np
+from keras import ops
+
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_task import BertTask
+from keras_bert3.models.bert_task import yields_packed
+from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.models.bert_text_preprocessor import is_packed
+from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
+from keras_bert3.models.word_piece_alignment import IGNORED_LABEL
+from keras_bert3.text_embedder import check_vocabulary_sizes
+
+HF_HEAD = "classifier."  # `BertForTokenClassification`'s head: classifier.weight (labels, hidden), classifier.bias.
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class BertTokenClassifier(BertTask):
+    """A `BertBackbone` with dropout and one dense layer on every token.
+
+    `fit` and `evaluate` take sentences as lists of words (pre-split, as in
+    CoNLL files or Hugging Face's `is_split_into_words=True`) or as strings
+    (split at ASCII whitespace), with one integer label per word. Each
+    word's label goes to its first WordPiece; the word's later pieces,
+    [CLS], [SEP] and padding get label -100 and are left out of the loss and
+    the accuracy (Hugging Face's recipe). Pieces beyond `sequence_length - 2`
+    are cut: a word whose first piece is cut is not trained on. Batches are
+    grouped by length and padded to their longest example, as
+    `BertClassifier`. Packed int inputs with `(batch, length)` labels (-100
+    for ignored tokens) work too.
+
+    `predict(sentences)` returns, in input order, one float32 array
+    `(num_words, num_labels)` of logits per sentence, one row per word; a
+    word with no piece in the sequence (beyond `sequence_length`, or a word
+    that tokenizes to nothing, such as an empty string) gets a row of NaN.
+    `predict_labels` gives the argmax per word, -1 for those words. On packed
+    inputs, `predict` returns per-token logits `(batch, length, num_labels)`.
+
+    Compiled with working defaults: `bert_optimizer` at peak 5e-5, 10% warmup
+    then linear decay sized to the first `fit`, sparse categorical
+    cross-entropy from logits averaged over the labelled tokens (labels -100
+    ignored, as `torch.nn.CrossEntropyLoss`), and `accuracy` over the
+    labelled tokens (each word's first piece).
+
+    Args:
+        backbone: a `BertBackbone`.
+        num_labels: int. Number of tags (2 or more).
+        tokenizer: the `BertTokenizer` of the backbone (or pass `preprocessor`).
+        preprocessor: a `BertTokenClassifierPreprocessor`; default: one built
+            from `tokenizer` and `sequence_length`.
+        sequence_length: int. Longer sentences are truncated.
+        dropout: float. Dropout before the dense layer (the paper: 0.1).
+
+    Inputs (packed form): dict of int32 `(batch, length)` `token_ids`,
+    `segment_ids`, `padding_mask`. Outputs: logits `(batch, length, num_labels)`.
+
+    Examples:
+    ```python
+    tagger = keras_bert3.BertTokenClassifier.from_preset("path/to/bert", num_labels=3)
+    tagger.fit([["Call", "os.walk", "first."]], [[0, 1, 0]], epochs=3)
+    tagger.predict(["Call os.walk first."])        # [array of shape (3, 3)]: logits per word.
+    tagger.predict_labels([["Call", "os.walk"]])   # [array([0, 1])]
+    tagger.export("serving/1")                     # A SavedModel that takes strings.
+    tagger.save_to_preset("tagger")
+    keras_bert3.BertTokenClassifier.from_preset("tagger")  # Head and tokenizer restored.
+
+    # A Hugging Face BertForTokenClassification checkpoint: its head is loaded.
+    ner = keras_bert3.BertTokenClassifier.from_preset("path/to/bert-ner")
+
+    # Preprocessed ints, custom backbone.
+    backbone = keras_bert3.BertBackbone(vocabulary_size=30, num_layers=2, num_heads=2,
+                                        hidden_dim=8, intermediate_dim=16)
+    tagger = keras_bert3.BertTokenClassifier(backbone, num_labels=5, tokenizer=tokenizer)
+    tagger.predict({"token_ids": ids, "segment_ids": segments, "padding_mask": mask})  # (batch, length, 5)
+    ```
+    """
+
+    def __init__(
+        self,
+        backbone: BertBackbone,
+        num_labels: int,
+        *,
+        tokenizer=None,
+        preprocessor: BertTokenClassifierPreprocessor | None = None,
+        sequence_length: int = 128,
+        dropout: float = 0.1,
+        **kwargs,
+    ):
+        if int(num_labels) < 2:
+            raise ValueError(f"num_labels={num_labels}: a token classifier needs at least 2 labels.")
+        if preprocessor is None:
+            if tokenizer is None:
+                raise ValueError(
+                    "BertTokenClassifier needs the backbone's tokenizer (tokenizer=...) or a "
+                    "preprocessor; BertTokenClassifier.from_preset(preset, ...) loads both."
+                )
+            preprocessor = BertTokenClassifierPreprocessor(tokenizer, sequence_length=sequence_length, name="preprocessor")
+        check_vocabulary_sizes(backbone, preprocessor.tokenizer)
+        if preprocessor.sequence_length > backbone.max_sequence_length:
+            raise ValueError(
+                f"sequence_length={preprocessor.sequence_length} exceeds the backbone's "
+                f"{backbone.max_sequence_length} positions."
+            )
+
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.output_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
+        self.output_dense = keras.layers.Dense(
+            num_labels,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+            dtype=backbone.dtype_policy,
+            name="logits",
+        )
+
+        # === Functional graph ===
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+        sequence = backbone(inputs)["sequence_output"]  # (batch, length, hidden)
+        logits = self.output_dense(self.output_dropout(sequence))  # (batch, length, num_labels)
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+        # === Config ===
+        self.num_labels = int(num_labels)
+        self.dropout = dropout
+        self.compile()
+
+    @property
+    def head_layers(self) -> list:
+        return [self.output_dense]
+
+    def default_loss(self):
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=IGNORED_LABEL)
+
+    def default_metrics(self):
+        return [_LabelledTokenAccuracy(name="accuracy")]
+
+    # === Words in ===
+
+    def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False, bucket=True):
+        """A tf.data pipeline of packed batches for sentences; None when `x` is already packed."""
+        import tensorflow as tf
+
+        from keras_bert3.data.token_classification_dataset import token_classification_dataset
+
+        if is_packed(x) or x is None or (isinstance(x, tf.data.Dataset) and yields_packed(x)):
+            return None
+        if isinstance(x, tf.data.Dataset):
+            raise ValueError(
+                "A tf.data.Dataset for BertTokenClassifier must yield packed batches "
+                "(e.g. from keras_bert3.data.token_classification_dataset); for raw sentences "
+                "pass lists of words (or strings) and word labels."
+            )
+        return token_classification_dataset(
+            x,
+            y,
+            preprocessor=self.preprocessor,
+            batch_size=batch_size or 32,
+            shuffle=shuffle,
+            bucket=bucket,
+            num_labels=self.num_labels,
+            sample_weight=sample_weight,
+        )
+
+    def predict(self, x, batch_size=None, **kwargs):
+        """Per-word logits: a list (input order) of float32 `(num_words, num_labels)`
+        arrays, NaN rows for words without a piece in the sequence; per-token
+        logits `(batch, length, num_labels)` for packed inputs or datasets.
+
+        Sentences are run shortest first (little padding) and put back in order.
+        """
+        import tensorflow as tf
+
+        from keras_bert3.data.token_classification_dataset import word_batch
+
+        if is_packed(x) or isinstance(x, tf.data.Dataset):
+            return super().predict(x, batch_size=batch_size, **kwargs)
+        words = word_batch(x)
+        order = np.argsort(self.preprocessor.token_lengths(words).numpy(), kind="stable")
+        results = [None] * len(order)
+        batch_size = batch_size or 32
+        for start in range(0, len(order), batch_size):
+            indices = order[start : start + batch_size]
+            packed = self.preprocessor(tf.gather(words, indices))
+            logits = np.asarray(self.predict_on_batch({name: packed[name].numpy() for name in INPUT_NAMES}), "float32")
+            positions = packed["word_positions"].numpy()
+            for row, (index, count) in enumerate(zip(indices, words.row_lengths().numpy()[indices])):
+                where = positions[row, :count]
+                word_logits = logits[row, np.maximum(where, 0)]
+                word_logits[where < 0] = np.nan
+                results[index] = word_logits
+        return results
+
+    def predict_labels(self, x, batch_size=None) -> list[np.ndarray]:
+        """Per-word label ids: a list (input order) of int32 `(num_words,)`
+        arrays, -1 for words without a piece in the sequence."""
+        return [
+            np.where(np.isnan(logits).any(-1), -1, np.argmax(np.nan_to_num(logits), -1)).astype("int32")
+            for logits in self.predict(x, batch_size=batch_size)
+        ]
+
+    # === Export and presets ===
+
+    def export(self, filepath, format="tf_saved_model", verbose=None, **kwargs):
+        """Writes a SavedModel whose `serving_default` takes strings.
+
+        See `keras_bert3.export_token_classifier`; other formats go to Keras.
+        """
+        if format != "tf_saved_model":
+            return super().export(filepath, format=format, verbose=verbose, **kwargs)
+        from keras_bert3.models.token_classifier_export import export_token_classifier
+
+        return export_token_classifier(self, filepath, verbose=bool(verbose))
+
+    def task_config(self) -> dict:
+        """What a preset stores besides the backbone, tokenizer and head weights."""
+        return {
+            "num_labels": self.num_labels,
+            "dropout": self.dropout,
+            "sequence_length": self.preprocessor.sequence_length,
+            "pad_to_multiple_of": self.preprocessor.pad_to_multiple_of,
+        }
+
+    @classmethod
+    def from_preset(
+        cls,
+        preset: str,
+        num_labels: int | None = None,
+        *,
+        sequence_length: int | None = None,
+        dropout: float | None = None,
+        **backbone_overrides,
+    ) -> "BertTokenClassifier":
+        """A token classifier on `preset`: a backbone preset (any
+        `BertBackbone.from_preset` source) with a new head of `num_labels`; a
+        preset written by `save_to_preset`, or a Hugging Face
+        `BertForTokenClassification` checkpoint, with its trained head (then
+        `num_labels` may be omitted, and must agree if given).
+
+        Example:
+        >>> tagger = BertTokenClassifier.from_preset("path/to/bert", num_labels=9)
+        """
+        from keras_bert3.presets.preset_loader import resolve_preset
+        from keras_bert3.presets.task_preset import load_head_weights
+        from keras_bert3.presets.task_preset import read_task_config
+        from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+        preset_dir = resolve_preset(preset)
+        stored = read_task_config(preset_dir, cls) or {}
+        head = None if stored else _huggingface_head(preset_dir)
+        trained = stored.get("num_labels") or (head and len(head[1]))
+        if trained and num_labels is not None and int(num_labels) != trained:
+            raise ValueError(
+                f"num_labels={num_labels}, but the preset {preset!r} is a token classifier trained "
+                f"for {trained} labels. Omit num_labels to use its head, or load the backbone alone "
+                f"(BertBackbone.from_preset) for a new {num_labels}-label head."
+            )
+        if not trained and num_labels is None:
+            raise ValueError(
+                f"The preset {preset!r} has no token classification head: pass num_labels=... for a new one."
+            )
+        tokenizer = BertTokenizer.from_preset(preset_dir)
+        backbone = BertBackbone.from_preset(preset_dir, **backbone_overrides)
+        preprocessor = BertTokenClassifierPreprocessor(
+            tokenizer,
+            sequence_length=sequence_length or stored.get("sequence_length", min(128, backbone.max_sequence_length)),
+            pad_to_multiple_of=stored.get("pad_to_multiple_of", 16),
+            name="preprocessor",
+        )
+        tagger = cls(
+            backbone,
+            num_labels if num_labels is not None else trained,
+            preprocessor=preprocessor,
+            dropout=dropout if dropout is not None else stored.get("dropout", 0.1),
+        )
+        if stored:
+            load_head_weights(preset_dir, tagger.head_layers)
+        elif head is not None:
+            from keras_bert3.presets.huggingface_checkpoint import assign
+
+            assign(tagger.output_dense.kernel, head[0].T, HF_HEAD + "weight")
+            assign(tagger.output_dense.bias, head[1], HF_HEAD + "bias")
+        return tagger
+
+    def get_config(self):
+        return {**super().get_config(), "num_labels": self.num_labels, "dropout": self.dropout}
+
+
+def _huggingface_head(preset_dir: str):
+    """`(weight, bias)` of a Hugging Face `BertForTokenClassification` head, or None."""
+    from keras_bert3.presets.huggingface_checkpoint import SafetensorsCheckpoint
+    from keras_bert3.presets.huggingface_checkpoint import is_huggingface_checkpoint
+    from keras_bert3.presets.huggingface_checkpoint import read_huggingface_config
+
+    if not is_huggingface_checkpoint(preset_dir):
+        return None
+    if "BertForTokenClassification" not in read_huggingface_config(preset_dir).get("architectures", []):
+        return None  # e.g. BertForSequenceClassification's classifier.* sits on the pooled output.
+    checkpoint = SafetensorsCheckpoint(preset_dir)
+    if not checkpoint.has(HF_HEAD + "weight"):
+        return None
+    return checkpoint.get(HF_HEAD + "weight"), checkpoint.get(HF_HEAD + "bias")
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class _LabelledTokenAccuracy(keras.metrics.SparseCategoricalAccuracy):
+    """Accuracy over the labelled tokens only (labels -100 are left out)."""
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true = ops.convert_to_tensor(y_true)
+        labelled = ops.cast(ops.not_equal(y_true, IGNORED_LABEL), "float32")  # (batch, length)
+        if sample_weight is not None:
+            sample_weight = ops.convert_to_tensor(sample_weight, "float32")
+            while len(sample_weight.shape) < len(labelled.shape):
+                sample_weight = ops.expand_dims(sample_weight, -1)  # A weight per sentence.
+            labelled = labelled * sample_weight
+        return super().update_state(ops.where(ops.equal(y_true, IGNORED_LABEL), 0, y_true), y_pred, labelled)

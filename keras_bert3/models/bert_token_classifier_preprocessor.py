@@ -1,0 +1,115 @@
+"""BertTokenClassifierPreprocessor: words (or whitespace-split strings) to BERT
+inputs, each word's label on its first WordPiece (Hugging Face's
+token-classification recipe), padded to the batch's longest example."""
+
+import keras
+import tensorflow as tf
+
+from keras_bert3.models.word_piece_alignment import align_words
+from keras_bert3.models.word_piece_alignment import split_on_whitespace
+from keras_bert3.models.word_piece_alignment import token_labels
+from keras_bert3.tokenizers.bert_packer import BertPacker
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class BertTokenClassifierPreprocessor(keras.layers.Layer):
+    """Packs a batch of words into `[CLS] pieces [SEP]` and aligns word labels.
+
+    Every word is tokenized on its own; its label goes to its first piece,
+    and later pieces, [CLS], [SEP] and padding get label -100 (ignored by the
+    loss and the metric), exactly as Hugging Face's
+    `tokenizer(words, is_split_into_words=True).word_ids()` recipe. Pieces
+    beyond `sequence_length - 2` are cut, and a word whose first piece is cut
+    loses its label. The output is as long as the batch's longest example,
+    rounded up to a multiple of `pad_to_multiple_of` (as
+    `BertTextPreprocessor`). TensorFlow ops only: it runs in `tf.data` and in
+    an exported SavedModel.
+
+    Args:
+        tokenizer: a `BertTokenizer`.
+        sequence_length: int. The longest packed example.
+        pad_to_multiple_of: int. Round the batch length up to a multiple of this.
+
+    Call args:
+        words: a string RaggedTensor `(batch, None)` of words, or `(batch,)`
+            strings, which are split at ASCII whitespace (`split_on_whitespace`).
+        word_labels: optional int RaggedTensor `(batch, None)` like the words.
+
+    Returns:
+        dict of int32 tensors: `token_ids`, `segment_ids`, `padding_mask`
+        `(batch, length)`; `word_positions` `(batch, max_words)`, the position
+        of each word's first piece, -1 for padding and for words without a
+        piece in the sequence; with `word_labels`, also `labels` `(batch, length)`.
+
+    Examples:
+    ```python
+    preprocessor = keras_bert3.BertTokenClassifierPreprocessor(tokenizer, sequence_length=64)
+    words = tf.ragged.constant([["Call", "os.walk", "first."]])
+    out = preprocessor(words, tf.ragged.constant([[0, 1, 0]]))
+    out["word_positions"]  # [[1, 2, 5]]: "call", then "os" "." "walk", then "first" "."
+    out["labels"]          # [[-100, 0, 1, -100, -100, 0, -100, -100, ...]]
+    preprocessor(tf.constant(["Call os.walk first."]))  # Split at whitespace.
+    ```
+    """
+
+    def __init__(self, tokenizer: BertTokenizer, *, sequence_length: int = 128, pad_to_multiple_of: int = 16, **kwargs):
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        if sequence_length < 3:
+            raise ValueError(f"sequence_length={sequence_length} is too short for [CLS], a word and [SEP].")
+        if pad_to_multiple_of < 1:
+            raise ValueError(f"pad_to_multiple_of={pad_to_multiple_of} must be at least 1.")
+        self.tokenizer = tokenizer
+        self.sequence_length = int(sequence_length)
+        self.pad_to_multiple_of = int(pad_to_multiple_of)
+        self.packer = BertPacker(
+            sequence_length=self.sequence_length,
+            cls_token_id=tokenizer.cls_token_id,
+            sep_token_id=tokenizer.sep_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
+        self.built = True
+
+    @staticmethod
+    def as_words(words) -> tf.RaggedTensor:
+        """A string RaggedTensor `(batch, None)`; `(batch,)` strings are split at whitespace."""
+        if isinstance(words, tf.RaggedTensor):
+            return words
+        return split_on_whitespace(tf.convert_to_tensor(words, tf.string))
+
+    def call(self, words, word_labels=None) -> dict[str, tf.Tensor]:
+        words = self.as_words(words)
+        token_ids, word_positions = align_words(self.tokenizer, words, self.sequence_length)
+        packed = self.packer(token_ids)
+        longest = tf.reduce_max(tf.reduce_sum(packed["padding_mask"], axis=-1))
+        multiple = self.pad_to_multiple_of
+        length = tf.minimum((longest + multiple - 1) // multiple * multiple, self.sequence_length)
+        outputs = {name: value[:, :length] for name, value in packed.items()}
+        outputs["word_positions"] = word_positions.to_tensor(default_value=-1)
+        if word_labels is not None:
+            outputs["labels"] = token_labels(word_positions, word_labels, length)
+        return outputs
+
+    def token_lengths(self, words) -> tf.Tensor:
+        """int32 `(batch,)`: each example's packed length, [CLS] and [SEP] included."""
+        token_ids, _ = align_words(self.tokenizer, self.as_words(words), self.sequence_length)
+        return tf.minimum(tf.cast(token_ids.row_lengths(), tf.int32) + 2, self.sequence_length)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            {
+                "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
+                "sequence_length": self.sequence_length,
+                "pad_to_multiple_of": self.pad_to_multiple_of,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
+        return cls(**config)
