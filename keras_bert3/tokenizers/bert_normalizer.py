@@ -109,3 +109,46 @@ class BertNormalizer:
         """
         # After normalization every ASCII whitespace byte is a plain space.
         return tf.strings.split(self.normalize(strings))
+
+    def split_words_with_sources(self, strings: tf.Tensor) -> tuple[tf.RaggedTensor, tf.RaggedTensor]:
+        """As `split_words`, plus where each character of each word comes from.
+
+        Every output character comes from exactly one input code point (the
+        table maps code points one at a time), so a word's characters point
+        back into the original string.
+
+        Args:
+            strings: tf.string tensor `(batch,)`.
+
+        Returns:
+            words: tf.string RaggedTensor `(batch, None)`, as `split_words`.
+            sources: int32 RaggedTensor `(batch, None, None)`: for each
+                character (code point) of each word, the index of the code
+                point of the input string it comes from (invalid UTF-8 counts
+                as one U+FFFD code point per invalid sequence).
+
+        Example:
+        >>> words, sources = BertNormalizer().split_words_with_sources(tf.constant(["Hé, 東京"]))
+        >>> sources.to_list()
+        [[[0, 1], [2], [4], [5]]]
+        """
+        decoded = tf.strings.unicode_decode(strings, "UTF-8", errors="replace")  # (batch, chars)
+        block = self.normalize_code_points(decoded.flat_values)  # (chars, width)
+        char_rows = tf.cast(decoded.value_rowids(), tf.int32)
+        char_index = tf.range(tf.shape(char_rows)[0]) - tf.gather(tf.cast(decoded.row_splits, tf.int32), char_rows)
+        valid = block >= 0
+        cells = tf.boolean_mask(block, valid)  # (cells,): output code points, in order.
+        cell_sources = tf.boolean_mask(tf.broadcast_to(char_index[:, None], tf.shape(block)), valid)
+        cell_rows = tf.boolean_mask(tf.broadcast_to(char_rows[:, None], tf.shape(block)), valid)
+        in_word = tf.not_equal(cells, _SPACE)
+        after_space = tf.concat([[True], ~in_word[:-1]], axis=0)
+        new_row = tf.concat([[True], tf.not_equal(cell_rows[1:], cell_rows[:-1])], axis=0)
+        starts = in_word & (after_space | new_row)  # (cells,): first character of a word.
+        word_of_cell = tf.boolean_mask(tf.cumsum(tf.cast(starts, tf.int64)) - 1, in_word)
+        num_words = tf.reduce_sum(tf.cast(starts, tf.int64))
+        word_rows = tf.cast(tf.boolean_mask(cell_rows, starts), tf.int64)  # (words,)
+        chars = tf.RaggedTensor.from_value_rowids(tf.boolean_mask(cells, in_word), word_of_cell, nrows=num_words)
+        sources = tf.RaggedTensor.from_value_rowids(tf.boolean_mask(cell_sources, in_word), word_of_cell, nrows=num_words)
+        batch = tf.shape(strings, out_type=tf.int64)[0]
+        words = tf.RaggedTensor.from_value_rowids(tf.strings.unicode_encode(chars, "UTF-8"), word_rows, nrows=batch)
+        return words, tf.RaggedTensor.from_value_rowids(sources, word_rows, nrows=batch)

@@ -238,6 +238,106 @@ class BertTokenizer(keras.layers.Layer):
         )
         return ids[0] if scalar else ids
 
+    def tokenize_with_offsets(self, inputs, *, word_offsets: bool = False):
+        """Strings to WordPiece ids and where each piece is in the ORIGINAL string.
+
+        Offsets count characters (Unicode code points, as Python `str`
+        indices), not bytes: `text[start:end]` is the piece's source, as
+        Hugging Face fast tokenizers' `return_offsets_mapping=True`. A piece
+        covering part of a character that normalization expanded (e.g. "ﬁ"
+        lower-cased to two letters) spans that whole character; removed
+        characters (accents stripped off a decomposed letter, control
+        characters) belong to no piece; a word too long for WordPiece
+        ([UNK]) spans the whole word. Invalid UTF-8 is counted as one U+FFFD
+        character per invalid sequence (`tf.strings.unicode_decode`'s
+        "replace"), so offsets then index the decoded text.
+
+        Args:
+            inputs: tf.string scalar or `(batch,)` tensor, or Python str / list of str.
+            word_offsets: bool. Also return the span of the word (Hugging Face
+                pre-token: whitespace-separated, punctuation and CJK characters
+                alone) that each piece belongs to.
+
+        Returns:
+            `(ids, starts, ends)`, int32 tensors `(tokens,)` for a scalar or
+            RaggedTensors `(batch, None)`; with `word_offsets=True` also
+            `word_starts, word_ends` of the same shape.
+
+        Example:
+        >>> ids, starts, ends = tokenizer.tokenize_with_offsets("Héllo, wörld")
+        >>> starts.numpy(), ends.numpy()  # "héllo" "," "wörld" (a piece each)
+        (array([0, 5, 7], dtype=int32), array([ 5,  6, 12], dtype=int32))
+        """
+        strings, scalar = self._to_batch(inputs)
+        words, sources = self._split_words_with_sources(strings)  # (batch, words), (batch, words, chars)
+        flat_words, word_sources = words.flat_values, sources.values  # (words,), (words, chars)
+        too_long = tf.strings.length(flat_words, unit="UTF8_CHAR") > self.max_word_chars
+        pieces, byte_starts, byte_ends = self._wordpiece.tokenize_with_offsets(
+            tf.where(too_long, tf.constant(self.unk_token), flat_words)
+        )  # (words, pieces)
+        # Piece byte offsets -> characters of the word -> code points of the input.
+        word_bytes = tf.strings.length(flat_words)
+        word_base = tf.cumsum(word_bytes, exclusive=True)  # Each word's first byte, all words concatenated.
+        _, char_bytes = tf.strings.unicode_decode_with_offsets(flat_words, "UTF-8")  # (words, chars)
+        char_global = tf.cast(char_bytes.flat_values, tf.int32) + tf.gather(word_base, char_bytes.value_rowids())
+        piece_word = pieces.value_rowids()
+        piece_too_long = tf.gather(too_long, piece_word)
+        first_byte = tf.where(piece_too_long, 0, tf.cast(byte_starts.flat_values, tf.int32))
+        end_byte = tf.where(piece_too_long, tf.gather(word_bytes, piece_word), tf.cast(byte_ends.flat_values, tf.int32))
+        first_char = tf.searchsorted(char_global, first_byte + tf.gather(word_base, piece_word), side="left")
+        end_char = tf.searchsorted(char_global, end_byte + tf.gather(word_base, piece_word), side="left")
+        sources_flat = word_sources.flat_values
+        starts = tf.gather(sources_flat, first_char)
+        ends = tf.gather(sources_flat, end_char - 1) + 1
+        row_splits = tf.gather(pieces.row_splits, words.row_splits)
+
+        def batched(values):
+            values = tf.RaggedTensor.from_row_splits(values, row_splits, validate=False)
+            return values[0] if scalar else values
+
+        outputs = [batched(pieces.flat_values), batched(starts), batched(ends)]
+        if word_offsets:
+            word_starts = tf.gather(sources_flat, word_sources.row_splits[:-1])
+            word_ends = tf.gather(sources_flat, word_sources.row_splits[1:] - 1) + 1
+            outputs += [batched(tf.gather(word_starts, piece_word)), batched(tf.gather(word_ends, piece_word))]
+        return tuple(outputs)
+
+    def _split_words_with_sources(self, strings: tf.Tensor):
+        """`_split_words` plus, per character of each word, its code point index in the input."""
+        if not self.special_tokens_in_strings:
+            return self._normalizer.split_words_with_sources(strings)
+        strings = tf.strings.regex_replace(strings, "\\x00", "\x01")  # As in _split_words.
+        pieces, piece_begins, _ = tf_text.regex_split_with_offsets(strings, self._special_pattern, self._special_pattern)
+        flat_pieces = pieces.flat_values
+        is_special = tf.reduce_any(
+            tf.equal(flat_pieces[:, None], tf.constant(self._special_tokens)[None, :]), axis=1
+        )
+        words, sources = self._normalizer.split_words_with_sources(tf.where(is_special, "", flat_pieces))
+        special_words = tf.RaggedTensor.from_row_lengths(
+            tf.boolean_mask(flat_pieces, is_special), tf.cast(is_special, tf.int64)
+        )
+        special_lengths = tf.strings.length(tf.boolean_mask(flat_pieces, is_special), unit="UTF8_CHAR")
+        special_sources = tf.RaggedTensor.from_row_lengths(
+            tf.ragged.range(special_lengths), tf.cast(is_special, tf.int64)
+        )  # (pieces, 0 or 1, chars)
+        words = tf.concat([words, special_words], axis=1)
+        sources = tf.concat([sources, special_sources], axis=1)  # (pieces, words, chars), relative to the piece.
+        # Each piece's first character in its string: its byte offset, counted in characters.
+        string_base = tf.cumsum(tf.strings.length(strings), exclusive=True)
+        _, char_bytes = tf.strings.unicode_decode_with_offsets(strings, "UTF-8", errors="replace")
+        char_global = char_bytes.flat_values + tf.gather(tf.cast(string_base, tf.int64), char_bytes.value_rowids())
+        begin_global = piece_begins.flat_values + tf.gather(tf.cast(string_base, tf.int64), piece_begins.value_rowids())
+        piece_char = tf.searchsorted(char_global, begin_global, side="left", out_type=tf.int64) - tf.gather(
+            char_bytes.row_splits, piece_begins.value_rowids()
+        )
+        word_piece, char_word = sources.nested_value_rowids()
+        shift = tf.cast(tf.gather(piece_char, tf.gather(word_piece, char_word)), sources.flat_values.dtype)
+        sources = sources.with_flat_values(sources.flat_values + shift)
+        return (
+            tf.RaggedTensor.from_row_splits(words.flat_values, tf.gather(words.row_splits, pieces.row_splits), validate=False),
+            tf.RaggedTensor.from_row_splits(sources.values, tf.gather(sources.row_splits, pieces.row_splits), validate=False),
+        )
+
     def call(self, inputs) -> tf.Tensor | tf.RaggedTensor:
         return self.tokenize(inputs)
 
