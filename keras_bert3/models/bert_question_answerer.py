@@ -1,0 +1,367 @@
+"""BertQuestionAnswerer: BERT fine-tuned for extractive question answering
+(Devlin et al. 2019, section 4.2, SQuAD: start and end vectors over the
+passage tokens; the layout of Hugging Face's `BertForQuestionAnswering`)."""
+
+import keras
+import numpy as np
+
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_task import BertTask
+from keras_bert3.models.bert_task import is_dataset
+from keras_bert3.models.bert_task import yields_packed
+from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.models.bert_text_preprocessor import is_packed
+from keras_bert3.models.question_answering_preprocessor import QuestionAnsweringPreprocessor
+from keras_bert3.text_embedder import check_vocabulary_sizes
+
+SQUAD_FIELDS = ("question", "context", "answer_text", "answer_start")
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class BertQuestionAnswerer(BertTask):
+    """A `BertBackbone` with one dense layer giving start and end logits per token.
+
+    `fit` and `evaluate` take SQuAD-style examples: a dict of lists
+    `question`, `context`, `answer_text`, `answer_start` (the answer's first
+    character in the context), or a list of such dicts. Each example becomes
+    one or more windows `[CLS] question [SEP] passage-window [SEP]` with a
+    document stride (see `QuestionAnsweringPreprocessor`); a window's labels
+    are the answer's start and end tokens, or [CLS] when the window does not
+    hold the answer. `predict(questions, contexts)` returns the best answer
+    of each example over all its windows, cut from the original context
+    (Hugging Face pipeline's decoding, see `best_spans`).
+
+    Built (or loaded), it is compiled with the `BertTask` defaults (AdamW
+    with BERT's settings, peak learning rate 5e-5, 10% warmup, linear decay
+    over the first `fit`); the loss is the sum of the start and the end
+    sparse cross-entropies (Hugging Face: their mean), metrics their accuracies.
+
+    A Hugging Face `BertForQuestionAnswering` checkpoint directory loads with
+    its trained head (`qa_outputs`); `save_to_preset(dir)` writes a preset that
+    `from_preset(dir)` restores; `export(path)` writes a SavedModel that
+    answers from strings (see `export_question_answerer`).
+
+    Args:
+        backbone: a `BertBackbone`.
+        tokenizer: the `BertTokenizer` of the backbone (or pass `preprocessor`).
+        preprocessor: a `QuestionAnsweringPreprocessor`; default: one built
+            from `tokenizer` and the lengths below.
+        sequence_length: int. Tokens a window.
+        doc_stride: int. Passage tokens shared by consecutive windows.
+        max_query_length: int. Question tokens kept.
+        max_answer_length: int. Tokens an answer spans at most.
+
+    Inputs (packed form): dict of int32 `(batch, seq)` `token_ids`,
+    `segment_ids`, `padding_mask`. Outputs: dict of float `(batch, seq)`
+    `start_logits` and `end_logits`.
+
+    Examples:
+    ```python
+    qa = keras_bert3.BertQuestionAnswerer.from_preset("path/to/bert", sequence_length=256)
+    qa.fit({"question": ["What does abs return?"], "context": ["abs: Return the absolute value."],
+            "answer_text": ["the absolute value"], "answer_start": [12]}, epochs=2)
+    qa.predict(["What does abs return?"], ["abs: Return the absolute value."])
+    # [{"answer": "the absolute value", "start": 12, "end": 30, "score": 0.93}]
+    qa.export("serving/1")          # serving_default(question, context) -> answer, start, end, score.
+    qa.save_to_preset("finetuned")
+
+    # A Hugging Face BertForQuestionAnswering directory: its head is loaded too.
+    qa = keras_bert3.BertQuestionAnswerer.from_preset("path/to/bert-squad")
+
+    # Preprocessed ints, custom backbone.
+    backbone = keras_bert3.BertBackbone(vocabulary_size=30, num_layers=2, num_heads=2,
+                                        hidden_dim=8, intermediate_dim=16)
+    qa = keras_bert3.BertQuestionAnswerer(backbone, tokenizer=tokenizer, sequence_length=64, doc_stride=16)
+    qa.predict({"token_ids": ids, "segment_ids": segments, "padding_mask": mask})  # Logits.
+    ```
+    """
+
+    def __init__(
+        self,
+        backbone: BertBackbone,
+        *,
+        tokenizer=None,
+        preprocessor: QuestionAnsweringPreprocessor | None = None,
+        sequence_length: int = 384,
+        doc_stride: int = 128,
+        max_query_length: int = 64,
+        max_answer_length: int = 15,
+        **kwargs,
+    ):
+        if preprocessor is None:
+            if tokenizer is None:
+                raise ValueError(
+                    "BertQuestionAnswerer needs the backbone's tokenizer (tokenizer=...) or a "
+                    "preprocessor; BertQuestionAnswerer.from_preset(preset, ...) loads both."
+                )
+            preprocessor = QuestionAnsweringPreprocessor(
+                tokenizer,
+                sequence_length=sequence_length,
+                doc_stride=doc_stride,
+                max_query_length=max_query_length,
+                name="preprocessor",
+            )
+        check_vocabulary_sizes(backbone, preprocessor.tokenizer)
+        if preprocessor.sequence_length > backbone.max_sequence_length:
+            raise ValueError(
+                f"sequence_length={preprocessor.sequence_length} exceeds the backbone's "
+                f"{backbone.max_sequence_length} positions."
+            )
+        if int(max_answer_length) < 1:
+            raise ValueError(f"max_answer_length={max_answer_length} must be at least 1.")
+
+        # === Layers ===
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.span_dense = keras.layers.Dense(
+            2,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+            dtype=backbone.dtype_policy,
+            name="span_logits",
+        )
+
+        # === Functional graph ===
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+        sequence = backbone(inputs)["sequence_output"]  # (batch, seq, hidden)
+        logits = self.span_dense(sequence)  # (batch, seq, 2)
+        outputs = {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}  # (batch, seq) each
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # === Config ===
+        self.max_answer_length = int(max_answer_length)
+        self.compile()
+
+    @property
+    def head_layers(self) -> list:
+        return [self.span_dense]
+
+    def default_loss(self):
+        loss = keras.losses.SparseCategoricalCrossentropy
+        return {"start_logits": loss(from_logits=True), "end_logits": loss(from_logits=True)}
+
+    def default_metrics(self):
+        accuracy = keras.metrics.SparseCategoricalAccuracy
+        return {"start_logits": [accuracy(name="accuracy")], "end_logits": [accuracy(name="accuracy")]}
+
+    # === SQuAD examples in ===
+
+    def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
+        """A tf.data pipeline of packed windows and their labels; None when `x` is packed."""
+        import tensorflow as tf
+
+        if x is None or is_packed(x) or (is_dataset(x) and yields_packed(x)):
+            return None
+        if is_dataset(x):
+            raise ValueError(
+                "BertQuestionAnswerer.fit takes SQuAD-style examples as a dict of lists (question, context, "
+                "answer_text, answer_start), a list of such dicts, or a tf.data.Dataset of packed windows."
+            )
+        if y is not None or sample_weight is not None:
+            raise ValueError("Pass the answers inside x (answer_text, answer_start), not as y or sample_weight.")
+        examples = squad_examples(x)
+        questions, contexts = examples["question"], examples["context"]
+        features = self.preprocessor((questions, contexts))
+        starts = np.array(examples["answer_start"], "int32")  # Characters (Python str indices).
+        ends = starts + np.array([len(text) for text in examples["answer_text"]], "int32")
+        start_positions, end_positions = self.preprocessor.labels(features, starts, ends)
+        inputs = self.preprocessor.model_inputs(features)
+        labels = {"start_logits": start_positions, "end_logits": end_positions}
+        dataset = tf.data.Dataset.from_tensor_slices((inputs, labels))
+        if shuffle:
+            dataset = dataset.shuffle(len(start_positions), seed=0, reshuffle_each_iteration=True)
+        multiple = self.preprocessor.pad_to_multiple_of
+
+        def trim(inputs, labels):  # To the batch's longest window.
+            longest = tf.reduce_max(tf.reduce_sum(inputs["padding_mask"], axis=1))
+            length = tf.minimum((longest + multiple - 1) // multiple * multiple, tf.shape(inputs["token_ids"])[1])
+            return {name: value[:, :length] for name, value in inputs.items()}, labels
+
+        return dataset.batch(batch_size or 32).map(trim).prefetch(tf.data.AUTOTUNE)
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, *, validation_data=None, **kwargs):
+        """As `keras.Model.fit`; `x` (and `validation_data`) may be SQuAD-style examples.
+
+        Example:
+        >>> qa.fit({"question": qs, "context": cs, "answer_text": ts, "answer_start": ss}, epochs=2)
+        """
+        if validation_data is not None and not is_dataset(validation_data) and not isinstance(validation_data, tuple):
+            validation_data = self._dataset(validation_data, batch_size=batch_size)
+        return super().fit(x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data, **kwargs)
+
+    def predict(self, x, contexts=None, batch_size=None, verbose="auto", **kwargs):
+        """Answers: `predict(questions, contexts)` -> one dict per example.
+
+        Each answer is `{"answer": str, "start": int, "end": int, "score":
+        float}` with `context[start:end] == answer` (characters) and score the
+        pipeline's `p_start * p_end`. Packed inputs (or a dataset of them)
+        give the raw `start_logits` and `end_logits` instead.
+
+        Example:
+        >>> qa.predict(["Who wrote it?"], ["It was written by Guido."])[0]["answer"]
+        'guido'
+        """
+        if contexts is None and (is_packed(x) or is_dataset(x)):
+            return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+        if contexts is None and isinstance(x, tuple) and len(x) == 2:
+            x, contexts = x
+        questions, contexts = check_questions_and_contexts(x, contexts)
+        if not questions:
+            return []
+        features = self.preprocessor((questions, contexts))
+        inputs = {name: np.asarray(value) for name, value in self.preprocessor.model_inputs(features).items()}
+        logits = super().predict(inputs, batch_size=batch_size, verbose=verbose, **kwargs)
+        spans = self.best_spans(features, logits["start_logits"], logits["end_logits"], contexts)
+        return [
+            {"answer": answer.decode("utf-8"), "start": int(start), "end": int(end), "score": float(score)}
+            for answer, start, end, score in zip(*(np.asarray(spans[k]) for k in ("answer", "start", "end", "score")))
+        ]
+
+    def best_spans(self, features, start_logits, end_logits, contexts) -> dict:
+        """The best span of each example (see `QuestionAnsweringPreprocessor.best_spans`)."""
+        return self.preprocessor.best_spans(
+            features, start_logits, end_logits, contexts, max_answer_length=self.max_answer_length
+        )
+
+    # === Export and presets ===
+
+    def export(self, filepath, format="tf_saved_model", verbose=None, **kwargs):
+        """Writes a SavedModel that answers from strings (see `export_question_answerer`)."""
+        if format != "tf_saved_model":
+            return super().export(filepath, format=format, verbose=verbose, **kwargs)
+        from keras_bert3.models.question_answerer_export import export_question_answerer
+
+        return export_question_answerer(self, filepath, verbose=bool(verbose))
+
+    def task_config(self) -> dict:
+        """What a preset stores besides the backbone, tokenizer and head weights."""
+        preprocessor = self.preprocessor
+        return {
+            "sequence_length": preprocessor.sequence_length,
+            "doc_stride": preprocessor.doc_stride,
+            "max_query_length": preprocessor.max_query_length,
+            "max_windows": preprocessor.max_windows,
+            "pad_to_multiple_of": preprocessor.pad_to_multiple_of,
+            "max_answer_length": self.max_answer_length,
+        }
+
+    @classmethod
+    def from_preset(
+        cls,
+        preset: str,
+        *,
+        sequence_length: int | None = None,
+        doc_stride: int | None = None,
+        max_query_length: int | None = None,
+        max_answer_length: int | None = None,
+        **backbone_overrides,
+    ) -> "BertQuestionAnswerer":
+        """A question answerer on `preset`: a backbone preset with a new head, a
+        Hugging Face `BertForQuestionAnswering` directory (its `qa_outputs` head
+        loaded), or a preset written by `save_to_preset` (head and settings).
+        Arguments given override the stored settings.
+
+        Example:
+        >>> qa = BertQuestionAnswerer.from_preset("path/to/bert", sequence_length=256, doc_stride=64)
+        """
+        from keras_bert3.presets.huggingface_checkpoint import is_huggingface_checkpoint
+        from keras_bert3.presets.preset_loader import resolve_preset
+        from keras_bert3.presets.task_preset import load_head_weights
+        from keras_bert3.presets.task_preset import read_task_config
+        from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+        preset_dir = resolve_preset(preset)
+        stored = read_task_config(preset_dir, cls) or {}
+        tokenizer = BertTokenizer.from_preset(preset_dir)
+        backbone = BertBackbone.from_preset(preset_dir, **backbone_overrides)
+        given = {"sequence_length": sequence_length, "doc_stride": doc_stride, "max_query_length": max_query_length}
+        settings = {**{"sequence_length": min(384, backbone.max_sequence_length)}, **stored}
+        settings.update({key: value for key, value in given.items() if value is not None})
+        preprocessor = QuestionAnsweringPreprocessor(
+            tokenizer,
+            sequence_length=settings["sequence_length"],
+            doc_stride=settings.get("doc_stride", 128),
+            max_query_length=settings.get("max_query_length", 64),
+            max_windows=settings.get("max_windows", 48),
+            pad_to_multiple_of=settings.get("pad_to_multiple_of", 16),
+            name="preprocessor",
+        )
+        model = cls(
+            backbone,
+            preprocessor=preprocessor,
+            max_answer_length=max_answer_length or settings.get("max_answer_length", 15),
+        )
+        if stored:
+            load_head_weights(preset_dir, model.head_layers)
+        elif is_huggingface_checkpoint(preset_dir):
+            load_huggingface_span_head(preset_dir, model.span_dense)
+        return model
+
+    def get_config(self):
+        return {**super().get_config(), "max_answer_length": self.max_answer_length}
+
+
+def load_huggingface_span_head(preset_dir: str, dense) -> bool:
+    """Copies `qa_outputs.weight/bias` of a `BertForQuestionAnswering` checkpoint
+    into `dense` (a built `Dense(2)`: column 0 start, 1 end). Returns whether
+    the checkpoint has them (a plain `BertModel` has not: the head stays new)."""
+    from keras_bert3.presets.huggingface_checkpoint import SafetensorsCheckpoint
+    from keras_bert3.presets.huggingface_checkpoint import assign
+
+    checkpoint = SafetensorsCheckpoint(preset_dir)
+    if not checkpoint.has("qa_outputs.weight"):
+        return False
+    assign(dense.kernel, checkpoint.get("qa_outputs.weight").T, "qa_outputs.weight")
+    assign(dense.bias, checkpoint.get("qa_outputs.bias"), "qa_outputs.bias")
+    return True
+
+
+def squad_examples(x) -> dict[str, list]:
+    """Checks SQuAD-style examples and returns them as a dict of lists.
+
+    `x`: a dict of equal-length lists `question`, `context`, `answer_text`,
+    `answer_start`, or a list of dicts with those keys. Raises a ValueError
+    naming the example when an answer is not where `answer_start` says.
+    """
+    if isinstance(x, (list, tuple)) and x and isinstance(x[0], dict):
+        x = {field: [example.get(field) for example in x] for field in SQUAD_FIELDS}
+    if not isinstance(x, dict) or any(field not in x for field in SQUAD_FIELDS):
+        found = sorted(x) if isinstance(x, dict) else type(x).__name__
+        raise ValueError(
+            f"Question answering examples are a dict of lists with keys {list(SQUAD_FIELDS)} "
+            f"(or a list of dicts with them); got {found}."
+        )
+    columns = {field: list(np.asarray(x[field]).tolist()) if isinstance(x[field], np.ndarray) else list(x[field])
+               for field in SQUAD_FIELDS}  # fmt: skip
+    lengths = {field: len(values) for field, values in columns.items()}
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"The example fields have different lengths: {lengths}. Give one value per example.")
+    check_questions_and_contexts(columns["question"], columns["context"])
+    for i, (context, text, start) in enumerate(zip(columns["context"], columns["answer_text"], columns["answer_start"])):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"Example {i}: answer_text {text!r} is empty; every example needs its answer.")
+        if not isinstance(start, (int, np.integer)) or context[start : start + len(text)] != text:
+            found = context[start : start + len(text)] if isinstance(start, (int, np.integer)) else None
+            raise ValueError(
+                f"Example {i}: answer_start={start!r} does not point at answer_text {text!r} in its context "
+                f"(the context has {found!r} there). answer_start is the index of the answer's first "
+                "character in the context (a Python str index)."
+            )
+    return columns
+
+
+def check_questions_and_contexts(questions, contexts) -> tuple[list[str], list[str]]:
+    """Lists of strings of the same length, none empty; else a ValueError saying which."""
+    if contexts is None:
+        raise ValueError("predict takes questions and their contexts: qa.predict(questions, contexts).")
+    questions = [questions] if isinstance(questions, str) else list(questions)
+    contexts = [contexts] if isinstance(contexts, str) else list(contexts)
+    if len(questions) != len(contexts):
+        raise ValueError(f"{len(questions)} questions but {len(contexts)} contexts: give one context per question.")
+    for name, texts in (("question", questions), ("context", contexts)):
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise ValueError(f"{name} {i} is a {type(text).__name__}, not a string.")
+            if not text.strip():
+                raise ValueError(f"{name} {i} is empty: every example needs a {name} with some text.")
+    return questions, contexts
+

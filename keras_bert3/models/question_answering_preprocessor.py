@@ -1,0 +1,267 @@
+"""QuestionAnsweringPreprocessor: question and passage strings to BERT windows
+`[CLS] question [SEP] passage-window [SEP]` (Devlin et al. 2019, section 4.2,
+SQuAD), the answer labels of each window, and the best answer span back.
+
+Windows follow Hugging Face fast tokenizers' `return_overflowing_tokens=True,
+stride=doc_stride, truncation="only_second"` (the layout of `transformers`'
+question-answering pipeline and of its `prepare_train_features` example):
+consecutive windows share `doc_stride` passage tokens. Decoding follows the
+pipeline too. All TensorFlow ops, so the same code runs for `fit`, `predict`
+and inside an exported SavedModel.
+"""
+
+import keras
+import tensorflow as tf
+
+from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+# Masked logits, as the pipeline: exp(-10000 - max) is exactly 0 in float32.
+_MASKED_LOGIT = -10000.0
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3")
+class QuestionAnsweringPreprocessor(keras.layers.Layer):
+    """Splits (question, passage) pairs into windows with a document stride.
+
+    The question is cut to `max_query_length` tokens (as google-research/bert
+    `run_squad.py`; Hugging Face would raise instead). The passage gets the
+    rest of `sequence_length` (`sequence_length - 3 - question tokens`
+    tokens a window); window `i` starts at passage token `i * (window -
+    doc_stride)` and the last window is the first that reaches the passage's
+    end, exactly Hugging Face's overflowing windows. At most `max_windows`
+    windows are made per example: the passage tokens after them are dropped
+    (a 100,000-character passage is truncated, not an error; the default
+    covers about 9,000 passage tokens at the default lengths).
+
+    Every window is padded only to the batch's longest window (rounded up to
+    `pad_to_multiple_of`). Offsets are characters of the original passage
+    (see `BertTokenizer.tokenize_with_offsets`).
+
+    Args:
+        tokenizer: a `BertTokenizer`.
+        sequence_length: int. Tokens a window (the pipeline's `max_seq_len`).
+        doc_stride: int. Passage tokens shared by consecutive windows.
+        max_query_length: int. Longer questions are truncated.
+        max_windows: int. Windows per example at most.
+        pad_to_multiple_of: int. Round the padded length up to a multiple of this.
+
+    Call args:
+        inputs: a tuple `(questions, contexts)` of `(batch,)` strings.
+
+    Returns:
+        dict of `(windows, length)` int32 tensors: `token_ids`, `segment_ids`,
+        `padding_mask`; `token_start`, `token_end` (the characters of the
+        passage each token comes from, -1 off the passage) and `word_start`,
+        `word_end` (the same for the token's whole word); and `example_index`
+        int32 `(windows,)`: the input example of each window.
+
+    Examples:
+    ```python
+    preprocessor = QuestionAnsweringPreprocessor(tokenizer, sequence_length=384, doc_stride=128)
+    windows = preprocessor((["What does it return?"], [long_passage]))
+    windows["token_ids"].shape  # (3, 384): three windows of the one example.
+    labels = preprocessor.labels(windows, answer_starts=[120], answer_ends=[141])
+    ```
+    """
+
+    def __init__(
+        self,
+        tokenizer: BertTokenizer,
+        *,
+        sequence_length: int = 384,
+        doc_stride: int = 128,
+        max_query_length: int = 64,
+        max_windows: int = 48,
+        pad_to_multiple_of: int = 16,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        if doc_stride < 0 or max_query_length < 1 or max_windows < 1 or pad_to_multiple_of < 1:
+            raise ValueError(
+                f"doc_stride={doc_stride} must be >= 0, max_query_length={max_query_length}, "
+                f"max_windows={max_windows} and pad_to_multiple_of={pad_to_multiple_of} >= 1."
+            )
+        if sequence_length - 3 - max_query_length <= doc_stride:
+            raise ValueError(
+                f"sequence_length={sequence_length} leaves {sequence_length - 3 - max_query_length} passage "
+                f"tokens a window after a question of max_query_length={max_query_length} tokens, not more "
+                f"than doc_stride={doc_stride}: windows would not advance. Use a longer sequence_length, "
+                "or a smaller doc_stride or max_query_length."
+            )
+        self.tokenizer = tokenizer
+        self.sequence_length = int(sequence_length)
+        self.doc_stride = int(doc_stride)
+        self.max_query_length = int(max_query_length)
+        self.max_windows = int(max_windows)
+        self.pad_to_multiple_of = int(pad_to_multiple_of)
+        self.built = True
+
+    def call(self, inputs) -> dict[str, tf.Tensor]:
+        if not (isinstance(inputs, (tuple, list)) and len(inputs) == 2):
+            raise ValueError("QuestionAnsweringPreprocessor takes a tuple (questions, contexts).")
+        questions, contexts = (tf.convert_to_tensor(x, dtype=tf.string) for x in inputs)
+        tokenizer = self.tokenizer
+        question_ids = tokenizer.tokenize(questions)[:, : self.max_query_length]  # (batch, None)
+        passage = tokenizer.tokenize_with_offsets(contexts, word_offsets=True)  # 5 x (batch, None)
+        question_length = question_ids.row_lengths()
+        passage_length = passage[0].row_lengths()
+        budget = self.sequence_length - 3 - question_length  # Passage tokens a window.
+        step = budget - self.doc_stride
+        overflow = tf.maximum(passage_length - budget, 0)
+        num_windows = tf.minimum(1 + (overflow + step - 1) // step, self.max_windows)  # (batch,)
+        example_index = tf.repeat(tf.range(tf.size(num_windows, out_type=tf.int64)), num_windows)  # (windows,)
+        window_number = tf.ragged.range(num_windows).flat_values
+        first = window_number * tf.gather(step, example_index)
+        length = tf.minimum(tf.gather(budget, example_index), tf.gather(passage_length, example_index) - first)
+        base = tf.gather(passage[0].row_splits, example_index) + first
+        positions = tf.ragged.range(base, base + length)  # (windows, None): indices into flat passage tokens.
+
+        def window_values(values):
+            return tf.gather(values.flat_values, positions)
+
+        question = tf.gather(question_ids, example_index)  # (windows, None)
+        windows = tf.shape(example_index, out_type=tf.int64)[:1]
+        ones = tf.RaggedTensor.from_tensor(tf.ones(tf.concat([windows, [1]], 0), tf.int32))
+        passage_ids = window_values(passage[0])
+        zeros = ones * 0
+        ids = tf.concat([ones * tokenizer.cls_token_id, question, ones * tokenizer.sep_token_id,
+                         passage_ids, ones * tokenizer.sep_token_id], axis=1)  # fmt: skip
+        segments = tf.concat([zeros, question * 0, zeros, passage_ids * 0 + 1, ones], axis=1)
+        off_passage = tf.concat([zeros - 1, question * 0 - 1, zeros - 1], axis=1)
+        longest = tf.reduce_max(tf.concat([ids.row_lengths(), [1]], 0))
+        multiple = self.pad_to_multiple_of
+        padded = tf.minimum((longest + multiple - 1) // multiple * multiple, self.sequence_length)
+        shape = [None, self.sequence_length]  # Then cut to `padded` (a graph tensor).
+        features = {
+            "token_ids": ids.to_tensor(tokenizer.pad_token_id, shape=shape),
+            "segment_ids": segments.to_tensor(0, shape=shape),
+            "padding_mask": tf.ones_like(ids).to_tensor(0, shape=shape),
+            "example_index": tf.cast(example_index, tf.int32),
+        }
+        for name, values in zip(("token_start", "token_end", "word_start", "word_end"), passage[1:]):
+            offsets = tf.concat([off_passage, window_values(values), ones * -1], axis=1)
+            features[name] = offsets.to_tensor(-1, shape=shape)
+        return {name: value if name == "example_index" else value[:, :padded] for name, value in features.items()}
+
+    def labels(self, features: dict, answer_starts, answer_ends) -> tuple[tf.Tensor, tf.Tensor]:
+        """Start and end token positions `(windows,)` of each example's answer.
+
+        The answer is the characters `[answer_start, answer_end)` of its
+        passage. Its start is the last passage token starting at or before
+        `answer_start`, its end the first ending at or after `answer_end`
+        (Hugging Face's `prepare_train_features`); a window that does not hold
+        the whole answer points at [CLS] (position 0), as SQuAD 2.0.
+
+        Args:
+            features: the output of `call`.
+            answer_starts, answer_ends: int `(batch,)` character offsets.
+
+        Returns:
+            Two int32 tensors `(windows,)`.
+        """
+        index = features["example_index"]
+        answer_start = tf.gather(tf.cast(answer_starts, tf.int32), index)[:, None]
+        answer_end = tf.gather(tf.cast(answer_ends, tf.int32), index)[:, None]
+        token_start, token_end = features["token_start"], features["token_end"]
+        passage = token_start >= 0  # (windows, length)
+        first_passage = tf.argmax(tf.cast(passage, tf.int32), axis=1, output_type=tf.int32)
+        count = lambda mask: tf.reduce_sum(tf.cast(passage & mask, tf.int32), axis=1)  # noqa: E731
+        window_first = tf.reduce_min(tf.where(passage, token_start, tf.int32.max), axis=1)
+        window_last = tf.reduce_max(tf.where(passage, token_end, -1), axis=1)
+        holds = (window_first <= answer_start[:, 0]) & (window_last >= answer_end[:, 0])
+        start = tf.where(holds, first_passage + count(token_start <= answer_start) - 1, 0)
+        end = tf.where(holds, first_passage + count(token_end < answer_end), 0)
+        return start, end
+
+    def best_spans(self, features: dict, start_logits, end_logits, contexts, *, max_answer_length: int = 15) -> dict:
+        """The best answer of each example over all its windows.
+
+        As Hugging Face's question-answering pipeline (`select_starts_ends`,
+        `decode_spans`, `align_to_words=True`): in each window, logits off the
+        passage (except [CLS]) are masked, start and end probabilities are
+        the softmax over the window, [CLS] is then zeroed; a span scores
+        `p_start * p_end` with `start <= end < start + max_answer_length`,
+        both in the passage; the best span of the best window wins (the first
+        on ties). The answer is expanded to whole words and cut from the
+        original passage.
+
+        Args:
+            features: the output of `call`.
+            start_logits, end_logits: float `(windows, length)`.
+            contexts: the `(batch,)` passage strings given to `call`.
+            max_answer_length: int. Tokens an answer spans at most.
+
+        Returns:
+            dict: `answer` string `(batch,)`, `start` and `end` int32 `(batch,)`
+            (characters: `context[start:end] == answer`), `score` float32
+            `(batch,)`. An example whose passage has no tokens gets "" at 0
+            with score 0.
+        """
+        passage = features["token_start"] >= 0  # (windows, length)
+        length = tf.shape(passage)[1]
+        is_cls = tf.range(length)[None, :] == 0
+
+        def probabilities(logits):
+            logits = tf.where(passage | is_cls, tf.cast(logits, tf.float32), _MASKED_LOGIT)
+            return tf.where(is_cls, 0.0, tf.nn.softmax(logits, axis=-1))
+
+        start_p, end_p = probabilities(start_logits), probabilities(end_logits)
+        scores, valid = [], []
+        for k in range(max_answer_length):  # The span (t, t + k).
+            shifted = lambda x, fill: tf.pad(x[:, k:], [[0, 0], [0, k]], constant_values=fill)  # noqa: E731
+            scores.append(start_p * shifted(end_p, 0.0))
+            valid.append(passage & shifted(passage, False))
+        scores = tf.where(tf.stack(valid, axis=2), tf.stack(scores, axis=2), -1.0)  # (windows, length, k)
+        flat = tf.reshape(scores, [tf.shape(scores)[0], -1])
+        best = tf.argmax(flat, axis=1, output_type=tf.int32)  # First maximum: start-major, then shortest.
+        window_score = tf.reduce_max(flat, axis=1)
+        index = features["example_index"]
+        num_examples = tf.shape(contexts)[0]
+        example_score = tf.math.unsorted_segment_max(window_score, index, num_examples)
+        window_ids = tf.range(tf.shape(index)[0])
+        is_best = tf.equal(window_score, tf.gather(example_score, index))
+        window = tf.math.unsorted_segment_min(tf.where(is_best, window_ids, tf.int32.max), index, num_examples)
+        span = tf.gather(best, window)
+        start_token = span // max_answer_length
+        end_token = start_token + span % max_answer_length
+        score = tf.gather(example_score, tf.range(num_examples))
+        found = score >= 0.0
+        take = lambda name, token: tf.gather_nd(features[name], tf.stack([window, token], 1))  # noqa: E731
+        start = tf.where(found, take("word_start", start_token), 0)
+        end = tf.where(found, take("word_end", end_token), 0)
+        characters = tf.strings.unicode_decode(contexts, "UTF-8", errors="replace")  # (batch, chars)
+        base = tf.cast(characters.row_splits[:-1], tf.int32)
+        answer = tf.gather(characters.flat_values, tf.ragged.range(base + start, base + end))
+        return {
+            "answer": tf.strings.unicode_encode(answer, "UTF-8"),
+            "start": start,
+            "end": end,
+            "score": tf.where(found, score, 0.0),
+        }
+
+    def model_inputs(self, features: dict) -> dict:
+        """The packed BERT inputs of `features` (drops offsets and indices)."""
+        return {name: features[name] for name in INPUT_NAMES}
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            {
+                "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
+                "sequence_length": self.sequence_length,
+                "doc_stride": self.doc_stride,
+                "max_query_length": self.max_query_length,
+                "max_windows": self.max_windows,
+                "pad_to_multiple_of": self.pad_to_multiple_of,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
+        return cls(**config)

@@ -1,0 +1,266 @@
+"""BertQuestionAnswerer against real oracles: Hugging Face's
+`BertForQuestionAnswering` and its question-answering pipeline's decoding, its
+tokenizer's overflowing windows and `prepare_train_features` labels, a real
+fine-tuning run, and the SavedModel served in a fresh TF-only process."""
+
+import os
+import shutil
+
+import keras
+import numpy as np
+import pytest
+from pydoc_data import topics
+
+from keras_bert3.data.docstring_questions import docstring_questions
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from tests.reference import import_reference
+from tests.saved_model_client import call_in_fresh_process
+from tests.saved_model_client import signatures_listed
+
+LENGTHS = {"sequence_length": 128, "doc_stride": 32, "max_query_length": 32}
+
+# Real passages of Python's reference documentation (several longer than a
+# 128-token window, so the document stride matters) and questions on them.
+QUESTIONS = [
+    ("for", "What does the for statement iterate over?"),
+    ("while", "When is the else clause executed?"),
+    ("if", "How is the suite selected?"),
+    ("with", "What does the with statement wrap?"),
+    ("try", "What does the try statement specify?"),
+    ("import", "How many steps does the basic import statement take?"),
+    ("lambda", "What do lambda expressions create?"),
+    ("assert", "What are assert statements a convenient way to do?"),
+    ("return", "What does return leave?"),
+    ("pass", "What is pass?"),
+    ("global", "What is the global statement?"),
+    ("del", "How is deletion of a target list defined?"),
+]
+
+
+def passages():
+    return [(question, topics.topics[key][:2500]) for key, question in QUESTIONS]
+
+
+def tiny_answerer(minilm_dir, **kwargs):
+    keras.utils.set_random_seed(1)
+    tokenizer = BertTokenizer.from_preset(minilm_dir)
+    backbone = BertBackbone(vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2,
+                            hidden_dim=8, intermediate_dim=16, max_sequence_length=128)  # fmt: skip
+    return BertQuestionAnswerer(backbone, tokenizer=tokenizer, **{**LENGTHS, **kwargs})
+
+
+@pytest.fixture(scope="module")
+def hf_qa_dir(minilm_dir, tmp_path_factory):
+    """MiniLM as a `BertForQuestionAnswering` (its head random, seeded), saved as Hugging Face does."""
+    torch = import_reference("torch")
+    transformers = import_reference("transformers")
+    torch.manual_seed(0)
+    model = transformers.BertForQuestionAnswering.from_pretrained(minilm_dir)
+    torch.nn.init.normal_(model.qa_outputs.weight, std=0.2)
+    torch.nn.init.normal_(model.qa_outputs.bias, std=0.2)
+    directory = tmp_path_factory.mktemp("hf_qa")
+    model.save_pretrained(directory)
+    for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
+        shutil.copy(os.path.join(minilm_dir, name), directory)
+    return str(directory), model.eval()
+
+
+def hf_pipeline_answer(model, tokenizer, question, context, *, max_answer_len=15):
+    """transformers' question-answering pipeline (v4; removed in v5 but for its
+    decoding functions): overflowing windows, `select_starts_ends` per window,
+    `align_to_words`, the best score over windows. Returns the answer and every
+    window's start/end logits."""
+    import torch
+
+    from transformers.pipelines.document_question_answering import select_starts_ends
+
+    encoded = tokenizer(question, context, truncation="only_second", max_length=LENGTHS["sequence_length"],
+                        stride=LENGTHS["doc_stride"], return_overflowing_tokens=True,
+                        return_offsets_mapping=True, return_token_type_ids=True)  # fmt: skip
+    answers, logits = [], []
+    for window in range(len(encoded["input_ids"])):
+        inputs = {key: torch.tensor([encoded[key][window]]) for key in ("input_ids", "token_type_ids", "attention_mask")}
+        with torch.no_grad():
+            output = model(**inputs)
+        start, end = output.start_logits.numpy(), output.end_logits.numpy()
+        logits.append((start[0], end[0]))
+        p_mask = np.array([[int(s != 1) for s in encoded.sequence_ids(window)]])
+        p_mask[0, np.array(encoded["input_ids"][window]) == tokenizer.cls_token_id] = 0
+        attention = np.array([encoded["attention_mask"][window]])
+        starts, ends, scores, _ = select_starts_ends(start, end, p_mask, attention, max_answer_len=max_answer_len)
+        encoding = encoded.encodings[window]
+        for s, e, score in zip(starts, ends, scores):
+            first = encoding.word_to_chars(encoding.token_to_word(s), sequence_index=1)[0]
+            last = encoding.word_to_chars(encoding.token_to_word(e), sequence_index=1)[1]
+            answers.append({"score": float(score), "start": first, "end": last, "answer": context[first:last]})
+    return sorted(answers, key=lambda a: a["score"], reverse=True)[0], logits
+
+
+@pytest.mark.slow
+def test_logits_and_answers_match_hugging_face_pipeline(hf_qa_dir):
+    directory, hf_model = hf_qa_dir
+    hf_tokenizer = import_reference("transformers").BertTokenizerFast.from_pretrained(directory)
+    qa = BertQuestionAnswerer.from_preset(directory, **LENGTHS)  # Loads qa_outputs.
+    questions, contexts = zip(*passages())
+    ours = qa.predict(list(questions), list(contexts), batch_size=16, verbose=0)
+    features = qa.preprocessor((list(questions), list(contexts)))
+    logits = qa.predict(qa.preprocessor.model_inputs(features), verbose=0)
+    example_index = np.asarray(features["example_index"])
+    agree, windows, max_diff = 0, 0, 0.0
+    for i, (question, context) in enumerate(zip(questions, contexts)):
+        expected, hf_logits = hf_pipeline_answer(hf_model, hf_tokenizer, question, context)
+        rows = np.flatnonzero(example_index == i)
+        assert len(rows) == len(hf_logits)  # The same windows.
+        for row, (start, end) in zip(rows, hf_logits):
+            n = len(start)
+            max_diff = max(max_diff, np.abs(logits["start_logits"][row, :n] - start).max(),
+                           np.abs(logits["end_logits"][row, :n] - end).max())  # fmt: skip
+        windows += len(rows)
+        same = (ours[i]["answer"], ours[i]["start"], ours[i]["end"]) == (expected["answer"], expected["start"], expected["end"])
+        agree += same and abs(ours[i]["score"] - expected["score"]) < 1e-5
+    print(f"\n{windows} windows, logits max abs diff {max_diff:.2e}, answers equal {agree}/{len(questions)}")
+    assert windows > 2 * len(questions)  # Long passages: the stride matters.
+    assert max_diff < 1e-4
+    assert agree == len(questions)
+
+
+def test_windows_and_labels_match_hugging_face(minilm_dir):
+    """Windows = the tokenizer's overflowing windows; labels = `prepare_train_features`."""
+    hf_tokenizer = import_reference("transformers").BertTokenizerFast.from_pretrained(minilm_dir)
+    qa = tiny_answerer(minilm_dir)
+    questions, contexts = map(list, zip(*passages()))
+    answer_starts = [len(c) // 3 for c in contexts]
+    answer_ends = [s + 20 for s in answer_starts]
+    features = qa.preprocessor((questions, contexts))
+    starts, ends = (np.asarray(t) for t in qa.preprocessor.labels(features, answer_starts, answer_ends))
+    encoded = hf_tokenizer(questions, contexts, truncation="only_second", max_length=LENGTHS["sequence_length"],
+                           stride=LENGTHS["doc_stride"], return_overflowing_tokens=True,
+                           return_offsets_mapping=True)  # fmt: skip
+    assert len(encoded["input_ids"]) == len(starts)
+    held = 0
+    for w, ids in enumerate(encoded["input_ids"]):
+        np.testing.assert_array_equal(np.asarray(features["token_ids"])[w, : len(ids)], ids)
+        i, sequence_ids = encoded["overflow_to_sample_mapping"][w], encoded.sequence_ids(w)
+        offsets = encoded["offset_mapping"][w]
+        first = sequence_ids.index(1)
+        last = len(sequence_ids) - 1 - sequence_ids[::-1].index(1)
+        if not (offsets[first][0] <= answer_starts[i] and offsets[last][1] >= answer_ends[i]):
+            expected = (0, 0)
+        else:  # prepare_train_features, within the passage.
+            start = first
+            while start <= last and offsets[start][0] <= answer_starts[i]:
+                start += 1
+            end = last
+            while offsets[end][1] >= answer_ends[i]:
+                end -= 1
+            expected = (start - 1, end + 1)
+            held += 1
+        assert (starts[w], ends[w]) == expected
+    assert 0 < held < len(starts)
+
+
+def test_fit_labels_round_trip_to_the_answer_text(minilm_dir):
+    qa = tiny_answerer(minilm_dir)
+    data = docstring_questions()["test"]
+    features = qa.preprocessor((data["question"][:20], data["context"][:20]))
+    starts = np.array(data["answer_start"][:20])
+    ends = starts + np.array([len(t) for t in data["answer_text"][:20]])
+    start, end = (np.asarray(t) for t in qa.preprocessor.labels(features, starts, ends))
+    for w, i in enumerate(np.asarray(features["example_index"])):
+        first, last = features["token_start"][w, start[w]], features["token_end"][w, end[w]]
+        assert data["context"][i][int(first) : int(last)] == data["answer_text"][i]
+
+
+@pytest.mark.slow
+def test_fine_tuning_learns_to_answer(minilm_dir):
+    """A short real run on docstring questions: exact match rises well above the untrained model."""
+    data = docstring_questions()
+    train = {key: values[:320] for key, values in data["train"].items()}
+    test = data["test"]
+    keras.utils.set_random_seed(0)
+    qa = BertQuestionAnswerer.from_preset(minilm_dir, sequence_length=96, doc_stride=32, max_query_length=24)
+    qa.compile(learning_rate=2e-4)
+
+    def exact_match():
+        answers = qa.predict(test["question"], test["context"], batch_size=64, verbose=0)
+        return np.mean([a["answer"] == t for a, t in zip(answers, test["answer_text"])])
+
+    before = exact_match()
+    history = qa.fit(train, epochs=1, batch_size=16, verbose=0)
+    after = exact_match()
+    print(f"\nexact match {before:.3f} -> {after:.3f}, loss {history.history['loss'][-1]:.2f}")
+    assert after > before + 0.15
+
+
+def test_preset_and_config_round_trip(minilm_dir, tmp_path):
+    qa = tiny_answerer(minilm_dir, max_answer_length=7)
+    questions, contexts = map(list, zip(*passages()[:3]))
+    expected = qa.predict(questions, contexts, verbose=0)
+    qa.save_to_preset(str(tmp_path / "preset"))
+    restored = BertQuestionAnswerer.from_preset(str(tmp_path / "preset"))
+    assert restored.task_config() == qa.task_config()
+    assert restored.predict(questions, contexts, verbose=0) == expected
+    rebuilt = BertQuestionAnswerer.from_config(qa.get_config())
+    rebuilt.set_weights(qa.get_weights())
+    assert rebuilt.predict(questions, contexts, verbose=0) == expected
+    for answer, context in zip(expected, contexts):
+        assert context[answer["start"] : answer["end"]] == answer["answer"]
+        assert len(qa.preprocessor.tokenizer.tokenize(answer["answer"])) <= 7 + 1  # Word-aligned.
+    with pytest.raises(ValueError, match="BertClassifier"):
+        from keras_bert3.models.bert_classifier import BertClassifier
+
+        BertClassifier.from_preset(str(tmp_path / "preset"))
+
+
+def test_bad_input_raises_clear_errors(minilm_dir):
+    qa = tiny_answerer(minilm_dir)
+    good = {"question": ["What is it?"], "context": ["It is a test."], "answer_text": ["a test"], "answer_start": [6]}
+    with pytest.raises(ValueError, match="does not point at answer_text"):
+        qa.fit({**good, "answer_start": [5]}, verbose=0)
+    with pytest.raises(ValueError, match="different lengths"):
+        qa.fit({**good, "question": ["a", "b"]}, verbose=0)
+    with pytest.raises(ValueError, match="question 0 is empty"):
+        qa.fit({**good, "question": ["  "]}, verbose=0)
+    with pytest.raises(ValueError, match="keys"):
+        qa.fit({"question": ["x"]}, verbose=0)
+    with pytest.raises(ValueError, match="context 1 is empty"):
+        qa.predict(["a", "b"], ["text", ""])
+    with pytest.raises(ValueError, match="one context per question"):
+        qa.predict(["a", "b"], ["text"])
+    with pytest.raises(ValueError, match="windows would not advance"):
+        tiny_answerer(minilm_dir, doc_stride=100)
+
+
+@pytest.mark.slow
+def test_export_answers_like_predict_in_a_fresh_process(minilm_dir, tmp_path):
+    qa = tiny_answerer(minilm_dir, max_windows=8)
+    questions, contexts = map(list, zip(*passages()[:6]))
+    contexts[1] = "Café 東京 naïve — " + contexts[1]  # Non-ASCII before the answer: offsets count characters.
+    expected = qa.predict(questions, contexts, verbose=0)
+    features = qa.preprocessor((questions, contexts))
+    packed = qa.preprocessor.model_inputs(features)
+    expected_logits = qa.predict({k: np.asarray(v) for k, v in packed.items()}, verbose=0)
+    export_dir = tmp_path / "export"
+    qa.export(str(export_dir))
+    shown = signatures_listed(export_dir)
+    assert "inputs['context'] tensor_info:\n        dtype: DT_STRING" in shown
+    bad_questions = [b"", b"What?", b"\xff\xfe\xc3(caf\xc3\xa9", b"Why?"]
+    bad_contexts = [b"Some text.", b"", b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80 ok", b"word " * 20000]
+    served = call_in_fresh_process(export_dir, tmp_path, {
+        "answers": ("serving_default", {"question": questions, "context": contexts}),
+        "bad": ("serving_default", {"question": bad_questions, "context": bad_contexts}),
+        "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),
+    })  # fmt: skip
+    answers = served["answers"]
+    assert [a.decode("utf-8") for a in answers["answer"]] == [e["answer"] for e in expected]
+    assert answers["start"].tolist() == [e["start"] for e in expected]
+    assert answers["end"].tolist() == [e["end"] for e in expected]
+    np.testing.assert_allclose(answers["score"], [e["score"] for e in expected], atol=1e-5)
+    for name in ("start_logits", "end_logits"):
+        np.testing.assert_allclose(served["ids"][name], expected_logits[name], atol=1e-5)
+    bad = served["bad"]
+    assert bad["answer"][1] == b"" and bad["score"][1] == 0  # Empty context: no answer.
+    assert np.isfinite(bad["score"]).all() and len(bad["answer"]) == 4
+    assert bad["end"][3] <= 8 * 128 * 5  # 100,000 characters: only max_windows windows read.
