@@ -7,13 +7,11 @@ import os
 import subprocess
 import sys
 
-import keras
 import pytest
 
 from keras_bert3.cli import read_labelled_file
 from keras_bert3.data.docstring_topics import docstring_topics
-from keras_bert3.models.bert_backbone import BertBackbone
-from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from tests.tiny_preset import write_tiny_preset
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -37,11 +35,7 @@ def files(tmp_path_factory, minilm_dir):
     with open(root / "validation.jsonl", "w", encoding="utf-8") as f:
         for text, label in zip(data["test_texts"][:16], data["test_labels"][:16]):
             f.write(json.dumps({"sentence": text, "topic": names[label]}) + "\n")
-    keras.utils.set_random_seed(0)
-    tokenizer = BertTokenizer.from_preset(minilm_dir)
-    BertBackbone(vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2, hidden_dim=8,
-                 intermediate_dim=16, max_sequence_length=64).save_to_preset(str(root / "pretrained"))  # fmt: skip
-    tokenizer.save_to_preset(str(root / "pretrained"))
+    write_tiny_preset(str(root / "pretrained"), minilm_dir)
     return root
 
 

@@ -108,6 +108,9 @@ class BertTask(keras.Model):
             self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or count_steps(x, batch_size))
             return super().fit(x, y, batch_size=batch_size, epochs=epochs, sample_weight=sample_weight,
                                validation_data=validation_data, shuffle=shuffle, **kwargs)  # fmt: skip
+        dataset = with_known_length(dataset)
+        if is_dataset(validation_data):
+            validation_data = with_known_length(validation_data)
         self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or count_steps(dataset))
         return super().fit(dataset, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
 
@@ -170,6 +173,21 @@ def yields_packed(dataset) -> bool:
     spec = dataset.element_spec
     first = spec[0] if isinstance(spec, tuple) else spec
     return is_packed(first)
+
+
+def with_known_length(dataset):
+    """`dataset` with its number of batches declared, when tf.data cannot infer it.
+
+    Length-bucketed batches have an unknown cardinality, but a fixed number per
+    epoch (each bucket holds the same examples whatever the shuffle), so it is
+    counted once; Keras then knows where an epoch ends instead of warning that
+    the input "ran out of data".
+    """
+    import tensorflow as tf
+
+    if int(dataset.cardinality()) != tf.data.UNKNOWN_CARDINALITY:
+        return dataset
+    return dataset.apply(tf.data.experimental.assert_cardinality(count_steps(dataset)))
 
 
 def count_steps(data, batch_size=None) -> int | None:

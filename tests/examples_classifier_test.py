@@ -1,0 +1,28 @@
+"""examples/finetune_classifier.py runs as its docstring says, on single
+sentences and on pairs (a tiny preset with MiniLM's vocabulary, a few dozen
+real sentences): the export it writes answers as `predict` does."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.tiny_preset import write_tiny_preset
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pairs", [False, True], ids=["sentences", "pairs"])
+def test_finetune_classifier_example_exports_what_it_predicts(tmp_path, minilm_dir, pairs):
+    preset = write_tiny_preset(str(tmp_path / "tiny"), minilm_dir)
+    command = [sys.executable, "examples/finetune_classifier.py", "--preset", preset, "--train-size", "64",
+               "--test-size", "32", "--epochs", "1", "--sequence-length", "64", "--output", str(tmp_path / "run")]  # fmt: skip
+    result = subprocess.run(command + (["--pairs"] if pairs else []), cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"test accuracy [\d.]+ -> [\d.]+", result.stdout)
+    difference = float(re.search(r"max \|probabilities - predict\| = ([\d.e+-]+)", result.stdout).group(1))
+    assert difference < 1e-5
+    assert os.path.isfile(tmp_path / "run" / "preset" / "task_head.weights.h5")
