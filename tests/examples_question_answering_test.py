@@ -1,0 +1,26 @@
+"""examples/answer_questions.py runs as its docstring says (the quick run):
+fine-tunes MiniLM on docstring questions, writes a preset and an export that
+answers a raw passage as `predict` does."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.slow
+def test_answer_questions_example_exports_what_it_predicts(tmp_path, minilm_dir):
+    command = [sys.executable, "examples/answer_questions.py", "--train-size", "64", "--test-size", "32",
+               "--sequence-length", "64", "--epochs", "1", "--output", str(tmp_path)]  # fmt: skip
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert re.search(r"exact match [\d.]+ -> [\d.]+, F1 [\d.]+ -> [\d.]+", result.stdout)
+    assert "export answer == predict: True" in result.stdout
+    difference = float(re.search(r"\|score - predict\| = ([\d.e+-]+)", result.stdout).group(1))
+    assert difference < 1e-5
+    assert os.path.isfile(tmp_path / "preset" / "task_head.weights.h5")
+    assert os.path.isfile(tmp_path / "export" / "saved_model.pb")
