@@ -1,0 +1,306 @@
+"""BertTokenClassifier: word/WordPiece alignment equal to Hugging Face's,
+logits and loss equal to `BertForTokenClassification`, a short real
+fine-tuning run on the embedded code-tagging set, presets, config, bad input
+and the SavedModel served in a fresh process (tiny backbone on MiniLM's real
+vocabulary; the real MiniLM checkpoint where parity is concerned)."""
+
+import os
+import shutil
+import time
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert3.data.docstring_code_tags import docstring_code_tags
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_token_classifier import BertTokenClassifier
+from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from tests.hf_helpers import hf_outputs
+from tests.hf_helpers import max_abs_diff
+from tests.models.saved_model_npz_client import call_in_fresh_process
+from tests.reference import import_reference
+from tests.saved_model_client import signatures_listed
+
+# Words that tokenize oddly: empty, control-only, over 100 characters, special-token text, non-ASCII.
+ODD_WORDS = [["", "a", "\x00", "b"], ["x" * 150, "Straße", "東京", "[MASK]", "os.walk()"]]
+BAD_TEXTS = ["", "   \t\n ", "word " * 20_000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
+
+
+@pytest.fixture(scope="module")
+def tags():
+    return docstring_code_tags()
+
+
+@pytest.fixture(scope="module")
+def tokenizer(minilm_dir):
+    return BertTokenizer.from_preset(minilm_dir)
+
+
+def tiny_tagger(tokenizer, num_labels=3, **kwargs):
+    keras.utils.set_random_seed(0)
+    backbone = BertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2, hidden_dim=8,
+        intermediate_dim=16, max_sequence_length=64,
+    )  # fmt: skip
+    return BertTokenClassifier(backbone, num_labels, tokenizer=tokenizer, **kwargs)
+
+
+def ragged(rows, dtype="string"):
+    return tf.ragged.constant(rows, dtype=dtype)
+
+
+def hf_first_pieces(encoding, index, num_words) -> list[int]:
+    """Hugging Face's alignment: the position of each word's first token, -1 if none."""
+    first = {}
+    for position, word in enumerate(encoding.word_ids(index)):
+        if word is not None:
+            first.setdefault(word, position)
+    return [first.get(word, -1) for word in range(num_words)]
+
+
+def test_embedded_tagging_set(tags):
+    assert len(tags["train_words"]) + len(tags["test_words"]) > 3000
+    assert tags["tag_names"] == ["O", "B-CODE", "I-CODE"]
+    flat = [t for sentence in tags["train_tags"] for t in sentence]
+    assert 0.04 < np.mean(np.array(flat) > 0) < 0.2  # Code words are a minority, not absent.
+    assert all(len(w) == len(t) for w, t in zip(tags["train_words"], tags["train_tags"]))
+    assert docstring_code_tags()["test_words"][:5] == tags["test_words"][:5]  # Deterministic split.
+    assert not set(map(tuple, tags["test_words"])) & set(map(tuple, tags["train_words"]))
+
+
+def test_alignment_equals_hugging_face(minilm_dir, tokenizer, tags):
+    transformers = import_reference("transformers")
+    hf = transformers.BertTokenizerFast.from_pretrained(minilm_dir)
+    words = tags["test_words"][:300] + ODD_WORDS
+    labels = tags["test_tags"][:300] + [[0, 1, 2, 0], [1, 0, 0, 2, 1]]
+    ragged_words = BertTokenClassifierPreprocessor.as_words(ragged(words))
+    ragged_labels = ragged(labels, dtype="int32")
+    for sequence_length in (64, 16):  # 16: most sentences are truncated.
+        preprocessor = BertTokenClassifierPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_multiple_of=1)
+        packed = {k: v.numpy() for k, v in preprocessor(ragged_words, ragged_labels).items()}
+        encoding = hf(words, is_split_into_words=True, truncation=True, max_length=sequence_length, padding="longest")
+        np.testing.assert_array_equal(packed["token_ids"], encoding["input_ids"])
+        np.testing.assert_array_equal(packed["padding_mask"], encoding["attention_mask"])
+        agree, dropped = 0, 0
+        for i, sentence in enumerate(words):
+            expected = hf_first_pieces(encoding, i, len(sentence))
+            assert list(packed["word_positions"][i, : len(sentence)]) == expected, i
+            expected_labels = np.full(packed["labels"].shape[1], -100)
+            for word, position in enumerate(expected):
+                if position >= 0:
+                    expected_labels[position] = labels[i][word]
+            np.testing.assert_array_equal(packed["labels"][i], expected_labels)
+            agree += 1
+            dropped += expected.count(-1)
+        print(f"sequence_length={sequence_length}: {agree}/{len(words)} sentences agree, {dropped} words without a piece")
+        assert dropped > (1000 if sequence_length == 16 else 3)  # Truncation (and empty words) were exercised.
+
+
+@pytest.fixture(scope="module")
+def hf_token_classifier_dir(minilm_dir, tmp_path_factory):
+    """MiniLM as a Hugging Face `BertForTokenClassification` with a random 3-label head, saved."""
+    transformers = import_reference("transformers")
+    import_reference("torch").manual_seed(0)
+    model = transformers.BertForTokenClassification.from_pretrained(minilm_dir, num_labels=3)
+    path = tmp_path_factory.mktemp("hf_token_classifier")
+    model.save_pretrained(path)
+    for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
+        if os.path.isfile(os.path.join(minilm_dir, name)):
+            shutil.copy(os.path.join(minilm_dir, name), path)
+    return str(path), model
+
+
+def test_logits_and_loss_equal_hugging_face(hf_token_classifier_dir, tags):
+    transformers = import_reference("transformers")
+    torch = import_reference("torch")
+    path, hf_model = hf_token_classifier_dir
+    tagger = BertTokenClassifier.from_preset(path)  # num_labels read from the head.
+    assert tagger.num_labels == 3
+    words, labels = tags["test_words"][:8], tags["test_tags"][:8]  # Different lengths: padding in the batch.
+    hf_tokenizer = transformers.BertTokenizerFast.from_pretrained(path)
+    encoding = hf_tokenizer(words, is_split_into_words=True, truncation=True, max_length=128, padding="longest", return_tensors="np")
+    inputs = {"token_ids": encoding["input_ids"].astype("int32"), "segment_ids": encoding["token_type_ids"].astype("int32"),
+              "padding_mask": encoding["attention_mask"].astype("int32")}  # fmt: skip
+    hf_labels = np.full(inputs["token_ids"].shape, -100)
+    for i in range(len(words)):
+        for word, position in enumerate(hf_first_pieces(encoding, i, len(words[i]))):
+            hf_labels[i, position] = labels[i][word]
+    expected = hf_outputs(hf_model, inputs, labels=torch.tensor(hf_labels))
+    ours = tagger.predict(inputs, verbose=0)
+    real = inputs["padding_mask"].astype(bool)
+    diff_real = max_abs_diff(ours[real], expected.logits.numpy()[real])
+    diff_all = max_abs_diff(ours, expected.logits.numpy())
+    loss = float(keras.ops.convert_to_numpy(tagger.loss(hf_labels.astype("int32"), ours)))
+    # Per word through our own preprocessing (raw word lists in).
+    per_word = tagger.predict(words, verbose=0)
+    diff_words = max(
+        max_abs_diff(per_word[i], expected.logits.numpy()[i, hf_first_pieces(encoding, i, len(words[i]))])
+        for i in range(len(words))
+    )
+    print(f"logits max abs diff: real tokens {diff_real:.2e}, padding included {diff_all:.2e}, per word {diff_words:.2e}; "
+          f"loss {loss:.6f} vs {float(expected.loss):.6f}")  # fmt: skip
+    assert diff_real < 1e-4 and diff_all < 1e-4 and diff_words < 1e-4
+    assert abs(loss - float(expected.loss)) < 1e-5
+
+
+def test_predict_on_words_and_strings(tokenizer, tags):
+    tagger = tiny_tagger(tokenizer, sequence_length=16)
+    words = tags["test_words"][:10]
+    per_word = tagger.predict(words, batch_size=4, verbose=0)
+    assert [p.shape for p in per_word] == [(len(w), 3) for w in words]
+    packed = tagger.preprocessor(ragged(words))
+    logits = tagger.predict({k: packed[k].numpy() for k in ("token_ids", "segment_ids", "padding_mask")}, verbose=0)
+    positions = packed["word_positions"].numpy()
+    for i, sentence in enumerate(words):
+        where = positions[i, : len(sentence)]
+        np.testing.assert_allclose(per_word[i][where >= 0], logits[i, where[where >= 0]], atol=1e-5)
+        assert np.isnan(per_word[i][where < 0]).all()  # Beyond sequence_length 16: reported as NaN rows.
+    assert sum(np.isnan(p[:, 0]).sum() for p in per_word) > 10
+    from_strings = tagger.predict([" ".join(w) for w in words], verbose=0)
+    for a, b in zip(from_strings, per_word):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+    one = tagger.predict([words[3]], verbose=0)[0]
+    np.testing.assert_allclose(one, per_word[3], atol=1e-5)
+    labels = tagger.predict_labels(words, batch_size=4)
+    for label, logit in zip(labels, per_word):
+        assert (label == -1).sum() == np.isnan(logit[:, 0]).sum()
+        assert set(label.tolist()) <= {-1, 0, 1, 2}
+
+
+def test_bad_input(tokenizer):
+    tagger = tiny_tagger(tokenizer, sequence_length=16)
+    with pytest.raises(ValueError, match="outside 0..2"):
+        tagger.fit([["a", "b"]], [[0, 3]], verbose=0)
+    with pytest.raises(ValueError, match="outside 0..2"):
+        tagger.fit([["a", "b"]], [[-1, 0]], verbose=0)
+    with pytest.raises(ValueError, match="Sentence 1 has 2 words but 3 labels"):
+        tagger.fit([["a"], ["b", "c"]], [[0], [0, 1, 2]], verbose=0)
+    with pytest.raises(ValueError, match="Sentence 0 has 3 words but 2 labels"):
+        tagger.fit(["split at  whitespace"], [[0, 1]], verbose=0)  # Strings: a label per whitespace word.
+    with pytest.raises(ValueError, match="2 sentences but 1 label lists"):
+        tagger.fit([["a"], ["b"]], [[0]], verbose=0)
+    with pytest.raises(TypeError, match="list of sentences"):
+        tagger.predict("one text", verbose=0)
+    with pytest.raises(TypeError, match="not a mix"):
+        tagger.predict(["a text", ["a", "list"]], verbose=0)
+    with pytest.raises(ValueError, match="at least 2 labels"):
+        tiny_tagger(tokenizer, num_labels=1)
+    assert tagger.predict([[]], verbose=0)[0].shape == (0, 3)
+    out = tagger.predict(BAD_TEXTS, verbose=0)
+    assert [o.shape for o in out] == [(0, 3), (0, 3), (20_000, 3), (2, 3)]
+    assert np.isfinite(out[2][:14]).all() and np.isnan(out[2][14:]).all()  # 14 words fit in 16 tokens.
+    assert np.isfinite(out[3][0]).all() and np.isnan(out[3][1]).all()  # BERT's cleaning removes U+FFFD (as HF).
+    history = tagger.fit([[], ["", "x"], ["a", "b"]], [[], [0, 1], [2, 0]], verbose=0)  # Empty sentences train on nothing.
+    assert np.isfinite(history.history["loss"][0])
+
+
+def test_preset_round_trip_restores_head_and_tokenizer(tokenizer, tags, tmp_path):
+    tagger = tiny_tagger(tokenizer, sequence_length=32)
+    tagger.output_dense.bias.assign([0.5, -1.0, 2.0])  # A head that a fresh one could not equal.
+    words = [w for w in tags["test_words"] if len(w) < 8][:8]  # One padded shape.
+    expected = tagger.predict(words, verbose=0)
+    preset = str(tmp_path / "tagger")
+    tagger.save_to_preset(preset)
+    restored = BertTokenClassifier.from_preset(preset)
+    assert restored.num_labels == 3 and restored.preprocessor.sequence_length == 32
+    assert restored.preprocessor.tokenizer.get_vocabulary() == tokenizer.get_vocabulary()
+    for a, b in zip(restored.predict(words, verbose=0), expected):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+    assert BertTokenClassifier.from_preset(preset, num_labels=3).num_labels == 3
+    with pytest.raises(ValueError, match="trained for 3 labels"):
+        BertTokenClassifier.from_preset(preset, num_labels=5)
+    backbone_only = str(tmp_path / "backbone")
+    tagger.backbone.save_to_preset(backbone_only)
+    tokenizer.save_to_preset(backbone_only)
+    with pytest.raises(ValueError, match="num_labels"):
+        BertTokenClassifier.from_preset(backbone_only)
+    assert BertTokenClassifier.from_preset(backbone_only, num_labels=5).output_dense.kernel.shape == (8, 5)
+
+
+def test_config_round_trip(tokenizer):
+    tagger = tiny_tagger(tokenizer, num_labels=4, sequence_length=16, dropout=0.2)
+    again = BertTokenClassifier.from_config(tagger.get_config())
+    assert again.get_config() == tagger.get_config()
+    again.set_weights(tagger.get_weights())
+    texts = ["A short text.", "Return the value of the named attribute."]
+    for a, b in zip(again.predict(texts, verbose=0), tagger.predict(texts, verbose=0)):
+        np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+def first_piece_accuracy(tagger, words, labels) -> tuple[float, float]:
+    """Accuracy of `predict_labels` over the words that have a piece, and of always predicting O."""
+    predicted = tagger.predict_labels(words)
+    kept = np.concatenate([p >= 0 for p in predicted])
+    truth = np.concatenate(labels)[kept]
+    return float(np.mean(np.concatenate(predicted)[kept] == truth)), float(np.mean(truth == 0))
+
+
+@pytest.mark.slow
+def test_fine_tuning_minilm_beats_the_majority_tag(minilm_dir, tags):
+    """40 steps of batch 16 on MiniLM's first 2 layers, sentences of one length
+    bucket (one compiled shape), trained on sentences with code, tested on all."""
+    tagger = BertTokenClassifier.from_preset(minilm_dir, num_labels=3, sequence_length=32, num_layers=2)
+    tagger.backbone.embeddings.token_embedding.trainable = False  # Pretrained pieces; fewer weights to update.
+    in_bucket = lambda lengths: (lengths > 16) & (lengths <= 32)  # noqa: E731
+    lengths = tagger.preprocessor.token_lengths(ragged(tags["train_words"])).numpy()
+    with_code = np.array([any(sentence) for sentence in tags["train_tags"]])
+    train = np.flatnonzero(in_bucket(lengths) & with_code)[:640]
+    test = np.flatnonzero(in_bucket(tagger.preprocessor.token_lengths(ragged(tags["test_words"])).numpy()))[:160]
+    words, labels = [tags["train_words"][i] for i in train], [tags["train_tags"][i] for i in train]
+    test_words, test_labels = [tags["test_words"][i] for i in test], [tags["test_tags"][i] for i in test]
+    tagger.compile(learning_rate=5e-4, warmup_ratio=0.1)
+    start = time.time()
+    history = tagger.fit(words, labels, batch_size=16, epochs=1, verbose=0)
+    fit_seconds = time.time() - start
+    accuracy, baseline = first_piece_accuracy(tagger, test_words, test_labels)
+    metrics = tagger.evaluate(test_words, test_labels, batch_size=16, verbose=0, return_dict=True)
+    print(f"{len(train) // 16} steps in {fit_seconds:.1f} s (loss {history.history['loss'][0]:.3f}): test word accuracy "
+          f"{accuracy:.4f} (evaluate: {metrics['accuracy']:.4f}), majority tag {baseline:.4f}")  # fmt: skip
+    assert abs(metrics["accuracy"] - accuracy) < 1e-4  # The metric counts each word's first piece only.
+    assert accuracy > baseline + 0.01 and 1 - accuracy < 0.8 * (1 - baseline)  # A fifth of the errors gone, at least.
+
+
+@pytest.mark.slow
+def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
+    tagger = tiny_tagger(tokenizer, sequence_length=32)
+    texts = [" ".join(w) for w in tags["test_words"][:12]]
+    expected = tagger.predict(texts, batch_size=5, verbose=0)
+    packed = {k: v.numpy() for k, v in tagger.preprocessor(texts).items()}
+    token_logits = tagger.predict({k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}, verbose=0)
+    export_dir = tmp_path / "export"
+    tagger.export(str(export_dir))
+    shown = signatures_listed(export_dir)
+    assert "outputs['word_labels'] tensor_info:\n        dtype: DT_INT32" in shown
+    served = call_in_fresh_process(export_dir, tmp_path, {
+        "text": ("serving_default", {"text": np.array([t.encode() for t in texts], dtype=bytes)}),
+        "bad": ("serving_default", {"text": np.array([t if isinstance(t, bytes) else t.encode() for t in BAD_TEXTS], dtype=bytes)}),
+        "ids": ("serve_token_ids", {k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}),
+    })  # fmt: skip
+    text, bad, ids = served["text"], served["bad"], served["ids"]
+    real = packed["padding_mask"].astype(bool)
+    diffs = {
+        "logits": max_abs_diff(text["logits"][real], token_logits[real]),
+        "ids": max_abs_diff(ids["logits"], token_logits),
+        "word probabilities": max(
+            max_abs_diff(text["word_probabilities"][i, : len(e)][~np.isnan(e[:, 0])],
+                         keras.ops.convert_to_numpy(keras.ops.softmax(e[~np.isnan(e[:, 0])])))
+            for i, e in enumerate(expected)
+        ),
+    }  # fmt: skip
+    print("export vs predict, max abs diff:", {k: f"{v:.1e}" for k, v in diffs.items()})
+    assert max(diffs.values()) < 1e-5
+    for i, (sentence, e) in enumerate(zip(texts, expected)):
+        count = len(sentence.split())
+        assert text["num_words"][i] == count
+        assert [w.decode() for w in text["words"][i, :count]] == sentence.split()
+        labels = np.where(np.isnan(e[:, 0]), -1, np.argmax(np.nan_to_num(e), -1))
+        np.testing.assert_array_equal(text["word_labels"][i, :count], labels)
+        assert (text["word_labels"][i, count:] == -1).all()
+    assert list(bad["num_words"]) == [0, 0, 20_000, 2]
+    assert (bad["word_labels"][2, :30] >= 0).all() and (bad["word_labels"][2, 30:] == -1).all()  # Truncated at 32 tokens.
+    assert np.isfinite(bad["probabilities"]).all() and np.isfinite(bad["word_probabilities"]).all()
+    assert bad["words"][3, 0].decode("utf-8").startswith("\ufffd")  # Invalid UTF-8 replaced, words stay valid.
+    assert os.path.isdir(export_dir / "variables")
