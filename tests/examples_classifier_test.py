@@ -1,6 +1,7 @@
 """examples/finetune_classifier.py runs as its docstring says, on single
 sentences and on pairs (a tiny preset with MiniLM's vocabulary, a few dozen
-real sentences): the export it writes answers as `predict` does."""
+real sentences): the export it writes answers as `predict` does, and
+examples/serve_saved_model.py serves it."""
 
 import os
 import re
@@ -26,3 +27,14 @@ def test_finetune_classifier_example_exports_what_it_predicts(tmp_path, minilm_d
     difference = float(re.search(r"max \|probabilities - predict\| = ([\d.e+-]+)", result.stdout).group(1))
     assert difference < 1e-5
     assert os.path.isfile(tmp_path / "run" / "preset" / "task_head.weights.h5")
+    if pairs:
+        return
+    # examples/serve_saved_model.py serves that export with TensorFlow and tf-text only.
+    texts = ["Round the decimal number to two places.", ""]
+    served = subprocess.run([sys.executable, "examples/serve_saved_model.py", "--model", str(tmp_path / "run" / "serving" / "1"),
+                             "--repeats", "2", *texts], cwd=REPO, capture_output=True, text=True)  # fmt: skip
+    assert served.returncode == 0, served.stderr[-3000:]
+    answers = [line.split("\t") for line in served.stdout.splitlines() if line.count("\t") == 2]
+    assert [text for _, _, text in answers] == texts
+    assert re.search(r"latency [\d.]+ ms for one string; \d+ strings/s", served.stdout)
+    assert os.path.isfile(tmp_path / "run" / "serving" / "request.json")
