@@ -6,7 +6,7 @@
     keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
     keras-bert3 embed PRESET TEXT [TEXT ...]    print sentence vectors
     keras-bert3 finetune --preset DIR --train FILE [--validation FILE] --text-column C --label-column L --output DIR
-    keras-bert3 export --model DIR --output DIR   fine-tuned classifier -> SavedModel taking strings
+    keras-bert3 export --model DIR --output DIR   fine-tuned task -> SavedModel taking strings
     keras-bert3 predict --model DIR TEXT [TEXT ...]  DIR: a fine-tuned preset or its SavedModel
     keras-bert3 topics --output DIR               the embedded labelled set as train.csv, test.csv
     keras-bert3 pipeline --output DIR             the main job: pretrain, topics, finetune, export, predict
@@ -208,13 +208,29 @@ def _class_names(model_dir: str, num_classes: int) -> list[str]:
     return read_json(path)["class_names"] if os.path.isfile(path) else [str(i) for i in range(num_classes)]
 
 
+def load_task(preset_dir: str):
+    """The fine-tuned task a preset holds (its task.json names the class)."""
+    from keras_bert3.models.bert_classifier import BertClassifier
+    from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
+    from keras_bert3.models.bert_token_classifier import BertTokenClassifier
+    from keras_bert3.presets.preset_format import read_json
+    from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
+
+    tasks = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer)}
+    path = os.path.join(preset_dir, TASK_CONFIG_FILE)
+    if not os.path.isfile(path):
+        raise ValueError(f"{preset_dir} is not a fine-tuned preset (no {TASK_CONFIG_FILE}): fine-tune it first.")
+    name = read_json(path).get("class_name")
+    if name not in tasks:
+        raise ValueError(f"{path} names the task {name!r}; known tasks: {sorted(tasks)}.")
+    return tasks[name].from_preset(preset_dir)
+
+
 def export(args) -> None:
     import shutil
 
-    from keras_bert3.models.bert_classifier import BertClassifier
-
-    classifier = BertClassifier.from_preset(args.model)
-    classifier.export(args.output)
+    task = load_task(args.model)
+    task.export(args.output)
     names = os.path.join(args.model, "class_names.json")
     if os.path.isfile(names):  # Beside the SavedModel, for `predict` and clients.
         shutil.copy(names, os.path.join(args.output, "class_names.json"))
@@ -360,7 +376,7 @@ def main(argv=None) -> int:
     p.add_argument("--verbose", type=int, default=2)
     p.set_defaults(run=finetune)
 
-    p = commands.add_parser("export", help="fine-tuned classifier preset -> SavedModel that takes strings")
+    p = commands.add_parser("export", help="fine-tuned task preset -> SavedModel that takes strings")
     p.add_argument("--model", required=True, help="a preset written by finetune")
     p.add_argument("--output", required=True)
     p.set_defaults(run=export)

@@ -72,3 +72,21 @@ def test_missing_label_column_is_a_clear_error(files):
         cwd=REPO, capture_output=True, text=True,
     )  # fmt: skip
     assert result.returncode == 2 and "no column 'label'" in result.stderr
+
+
+def test_export_loads_the_task_a_preset_holds(files, minilm_dir, tmp_path):
+    from keras_bert3.cli import load_task
+    from keras_bert3.models.bert_backbone import BertBackbone
+    from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
+    from keras_bert3.models.bert_token_classifier import BertTokenClassifier
+    from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+    preset = str(files / "pretrained")
+    with pytest.raises(ValueError, match="not a fine-tuned preset"):
+        load_task(preset)
+    backbone, tokenizer = BertBackbone.from_preset(preset), BertTokenizer.from_preset(preset)
+    for task in (BertTokenClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=32),
+                 BertQuestionAnswerer(backbone, tokenizer=tokenizer, sequence_length=64, doc_stride=16,
+                                      max_query_length=16)):  # fmt: skip
+        task.save_to_preset(str(tmp_path / type(task).__name__))
+        assert type(load_task(str(tmp_path / type(task).__name__))) is type(task)
