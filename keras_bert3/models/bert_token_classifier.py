@@ -149,7 +149,7 @@ class BertTokenClassifier(BertTask):
         if is_packed(x) or x is None or (isinstance(x, tf.data.Dataset) and yields_packed(x)):
             return None
         if isinstance(x, tf.data.Dataset):
-            raise ValueError(
+            raise TypeError(
                 "A tf.data.Dataset for BertTokenClassifier must yield packed batches "
                 "(e.g. from keras_bert3.data.token_classification_dataset); for raw sentences "
                 "pass lists of words (or strings) and word labels."
