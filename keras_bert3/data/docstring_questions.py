@@ -67,7 +67,7 @@ def docstring_questions(*, functions_per_passage: int = 2, test_fraction: float 
     Example:
     >>> data = docstring_questions()
     >>> data["train"]["question"][0], data["train"]["answer_text"][0]
-    ('What does S_IMODE return?', "the portion of the file's mode that can be set by os.chmod()")
+    ('What does get_build_version return?', 'the version of MSVC that was used to build Python')
     """
     rng = random.Random(seed)
     passages = []

@@ -40,7 +40,7 @@ QUESTIONS = [
 
 
 def passages():
-    return [(question, topics.topics[key][:2500]) for key, question in QUESTIONS]
+    return [(question, topics.topics[key][:1500]) for key, question in QUESTIONS]
 
 
 def tiny_answerer(minilm_dir, **kwargs):
@@ -180,7 +180,7 @@ def test_fine_tuning_learns_to_answer(minilm_dir):
     train = {key: values[:320] for key, values in data["train"].items()}
     test = data["test"]
     keras.utils.set_random_seed(0)
-    qa = BertQuestionAnswerer.from_preset(minilm_dir, sequence_length=96, doc_stride=32, max_query_length=24)
+    qa = BertQuestionAnswerer.from_preset(minilm_dir, sequence_length=64, doc_stride=16, max_query_length=16)
     qa.compile(learning_rate=2e-4)
 
     def exact_match():
@@ -212,6 +212,15 @@ def test_preset_and_config_round_trip(minilm_dir, tmp_path):
         from keras_bert3.models.bert_classifier import BertClassifier
 
         BertClassifier.from_preset(str(tmp_path / "preset"))
+
+
+def test_fit_takes_squad_examples_rows_and_validation_data(minilm_dir):
+    qa = tiny_answerer(minilm_dir)
+    data = {key: values[:24] for key, values in docstring_questions()["train"].items()}
+    rows = [dict(zip(data, values)) for values in zip(*data.values())]
+    history = qa.fit(rows, validation_data=data, batch_size=8, verbose=0)
+    assert {"loss", "val_loss", "start_logits_accuracy", "val_end_logits_accuracy"} <= set(history.history)
+    assert np.isfinite(history.history["val_loss"]).all()
 
 
 def test_bad_input_raises_clear_errors(minilm_dir):

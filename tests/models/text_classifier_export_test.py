@@ -2,11 +2,6 @@
 imports only tensorflow and tensorflow_text (no keras, no keras_bert3), on the
 backend the suite runs on (TensorFlow directly, JAX through jax2tf)."""
 
-import json
-import os
-import subprocess
-import sys
-
 import keras
 import numpy as np
 import pytest
@@ -15,60 +10,24 @@ from keras_bert3.data.docstring_topics import docstring_topics
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from tests.saved_model_client import call_in_fresh_process
+from tests.saved_model_client import signatures_listed
 
-# Runs in a fresh process: loads the SavedModel with TF and tf-text only, feeds
-# the texts (and bad input) to serving_default, and the packed ids to
-# serve_token_ids; writes the outputs next to the request.
-SERVING_CLIENT = r"""
-import json, sys
-import numpy as np
-import tensorflow as tf
-import tensorflow_text  # noqa: F401  (registers the tf-text ops)
-
-# (`import tensorflow` itself may pull in keras and jax; our code must not be needed.)
-assert not any(m.startswith("keras_bert3") for m in sys.modules)
-export_dir, request_path, out_path = sys.argv[1:]
-request = json.load(open(request_path))
-model = tf.saved_model.load(export_dir)
-serve = model.signatures["serving_default"]
-inputs = {"text": tf.constant(request["text"])}
-if "text_pair" in request:
-    inputs["text_pair"] = tf.constant(request["text_pair"])
-outputs = serve(**inputs)
-bad = [b"", b"   \t\n ", b"word " * 20000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
-bad_inputs = {"text": tf.constant(bad)}
-if "text_pair" in request:
-    bad_inputs["text_pair"] = tf.constant(bad[::-1])
-bad_outputs = serve(**bad_inputs)
-ids = {k: tf.constant(np.array(v, np.int32)) for k, v in request["packed"].items()}
-id_outputs = model.signatures["serve_token_ids"](**ids)
-np.savez(out_path, logits=outputs["logits"].numpy(), probabilities=outputs["probabilities"].numpy(),
-         bad_probabilities=bad_outputs["probabilities"].numpy(), id_logits=id_outputs["logits"].numpy())
-"""
+BAD_TEXTS = [b"", b"   \t\n ", b"word " * 20000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
 
 
 def serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs=None) -> dict:
-    request = {"text": texts, "packed": {k: np.asarray(v).tolist() for k, v in packed.items()}}
+    """Texts (and bad input) to serving_default, the packed ids to serve_token_ids."""
+    inputs, bad_inputs = {"text": texts}, {"text": BAD_TEXTS}
     if pairs is not None:
-        request["text_pair"] = pairs
-    request_path, out_path = tmp_path / "request.json", tmp_path / "outputs.npz"
-    request_path.write_text(json.dumps(request))
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("KERAS_BACKEND", None)
-    client = subprocess.run([sys.executable, "-c", SERVING_CLIENT, str(export_dir), str(request_path), str(out_path)],
-                            env=env, capture_output=True, text=True)  # fmt: skip
-    assert client.returncode == 0, client.stderr[-3000:]
-    return dict(np.load(out_path))
-
-
-def signatures_listed(export_dir) -> str:
-    shown = subprocess.run(
-        ["saved_model_cli", "show", "--all", "--dir", str(export_dir)],
-        capture_output=True, text=True, check=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
-    ).stdout  # fmt: skip
-    assert "signature_def['serving_default']" in shown
-    assert "signature_def['serve_token_ids']" in shown
-    return shown
+        inputs["text_pair"], bad_inputs["text_pair"] = pairs, BAD_TEXTS[::-1]
+    served = call_in_fresh_process(export_dir, tmp_path, {
+        "texts": ("serving_default", inputs),
+        "bad": ("serving_default", bad_inputs),
+        "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),
+    })  # fmt: skip
+    return {"logits": served["texts"]["logits"], "probabilities": served["texts"]["probabilities"],
+            "bad_probabilities": served["bad"]["probabilities"], "id_logits": served["ids"]["logits"]}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
