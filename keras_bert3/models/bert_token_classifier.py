@@ -170,7 +170,9 @@ class BertTokenClassifier(BertTask):
         arrays, NaN rows for words without a piece in the sequence; per-token
         logits `(batch, length, num_labels)` for packed inputs or datasets.
 
-        Sentences are run shortest first (little padding) and put back in order.
+        Sentences are run shortest first (little padding), `batch_size` (32)
+        at a time, and put back in order; other keyword arguments (`verbose`)
+        apply to packed inputs only.
         """
         import tensorflow as tf
 
