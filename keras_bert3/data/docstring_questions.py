@@ -11,6 +11,7 @@ the passage, then the span after its "Return". About 800 questions.
 """
 
 import ast
+import functools
 import os
 import random
 import re
@@ -37,6 +38,12 @@ def _functions(path: str) -> list[tuple[str, str]]:
         if _RETURN.match(paragraph) and len(paragraph.split()) <= 50:
             found.append((node.name, paragraph))
     return list(dict.fromkeys(found))
+
+
+@functools.lru_cache(maxsize=None)
+def _documented_functions() -> tuple[tuple[tuple[str, str], ...], ...]:
+    """Per standard library file, its functions that `_functions` keeps (parsed once a process)."""
+    return tuple(tuple(_functions(path)) for path in _stdlib_files())
 
 
 def _stdlib_files() -> list[str]:
@@ -71,8 +78,7 @@ def docstring_questions(*, functions_per_passage: int = 2, test_fraction: float 
     """
     rng = random.Random(seed)
     passages = []
-    for path in _stdlib_files():
-        functions = _functions(path)
+    for functions in _documented_functions():
         names = [name for name, _ in functions]
         functions = [f for f in functions if names.count(f[0]) == 1]  # A name the question can point at.
         for i in range(0, len(functions) - functions_per_passage + 1, functions_per_passage):
