@@ -198,7 +198,7 @@ class BertQuestionAnswerer(BertTask):
 
         Example:
         >>> qa.predict(["Who wrote it?"], ["It was written by Guido."])[0]["answer"]
-        'guido'
+        'Guido'  (a span of the original text, after fine-tuning)
         """
         if contexts is None and (is_packed(x) or is_dataset(x)):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
