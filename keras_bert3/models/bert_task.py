@@ -91,6 +91,13 @@ class BertTask(keras.Model):
             metrics = self.default_metrics()
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile, **kwargs)
 
+    def leave_pooler_out(self) -> None:
+        """For tasks on the token outputs: the pooler gets no gradient, so it is
+        not trained (Hugging Face builds these tasks with `add_pooling_layer=False`)
+        and Keras does not warn about its missing gradients. Its weights stay in
+        the backbone, as loaded."""
+        self.backbone.pooler.trainable = False
+
     # === Raw inputs in ===
 
     def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
@@ -129,7 +136,7 @@ class BertTask(keras.Model):
         dataset = self._dataset(x, y, sample_weight, batch_size=batch_size)
         if dataset is None:
             return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
-        return super().evaluate(dataset, **kwargs)
+        return super().evaluate(with_known_length(dataset), **kwargs)
 
     # === Presets and config ===
 

@@ -126,6 +126,7 @@ class BertTokenClassifier(BertTask):
         # === Config ===
         self.num_labels = int(num_labels)
         self.dropout = dropout
+        self.leave_pooler_out()
         self.compile()
 
     @property
