@@ -17,7 +17,6 @@ import argparse
 import os
 
 import keras
-import numpy as np
 
 from keras_bert3.data.docstring_questions import docstring_questions
 from keras_bert3.data.squad_scores import squad_scores

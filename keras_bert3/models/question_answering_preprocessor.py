@@ -168,7 +168,10 @@ class QuestionAnsweringPreprocessor(keras.layers.Layer):
         token_start, token_end = features["token_start"], features["token_end"]
         passage = token_start >= 0  # (windows, length)
         first_passage = tf.argmax(tf.cast(passage, tf.int32), axis=1, output_type=tf.int32)
-        count = lambda mask: tf.reduce_sum(tf.cast(passage & mask, tf.int32), axis=1)  # noqa: E731
+
+        def count(mask):  # Passage tokens of each window where `mask` holds.
+            return tf.reduce_sum(tf.cast(passage & mask, tf.int32), axis=1)
+
         window_first = tf.reduce_min(tf.where(passage, token_start, tf.int32.max), axis=1)
         window_last = tf.reduce_max(tf.where(passage, token_end, -1), axis=1)
         holds = (window_first <= answer_start[:, 0]) & (window_last >= answer_end[:, 0])
@@ -209,11 +212,13 @@ class QuestionAnsweringPreprocessor(keras.layers.Layer):
             return tf.where(is_cls, 0.0, tf.nn.softmax(logits, axis=-1))
 
         start_p, end_p = probabilities(start_logits), probabilities(end_logits)
+        def shifted(x, k, fill):  # x[:, t + k] at t.
+            return tf.pad(x[:, k:], [[0, 0], [0, k]], constant_values=fill)
+
         scores, valid = [], []
         for k in range(max_answer_length):  # The span (t, t + k).
-            shifted = lambda x, fill: tf.pad(x[:, k:], [[0, 0], [0, k]], constant_values=fill)  # noqa: E731
-            scores.append(start_p * shifted(end_p, 0.0))
-            valid.append(passage & shifted(passage, False))
+            scores.append(start_p * shifted(end_p, k, 0.0))
+            valid.append(passage & shifted(passage, k, False))
         scores = tf.where(tf.stack(valid, axis=2), tf.stack(scores, axis=2), -1.0)  # (windows, length, k)
         flat = tf.reshape(scores, [tf.shape(scores)[0], -1])
         best = tf.argmax(flat, axis=1, output_type=tf.int32)  # First maximum: start-major, then shortest.
@@ -229,7 +234,10 @@ class QuestionAnsweringPreprocessor(keras.layers.Layer):
         end_token = start_token + span % max_answer_length
         score = tf.gather(example_score, tf.range(num_examples))
         found = score >= 0.0
-        take = lambda name, token: tf.gather_nd(features[name], tf.stack([window, token], 1))  # noqa: E731
+
+        def take(name, token):  # features[name][window, token] for each example.
+            return tf.gather_nd(features[name], tf.stack([window, token], 1))
+
         start = tf.where(found, take("word_start", start_token), 0)
         end = tf.where(found, take("word_end", end_token), 0)
         characters = tf.strings.unicode_decode(contexts, "UTF-8", errors="replace")  # (batch, chars)

@@ -49,7 +49,7 @@ def test_offsets_without_special_tokens_in_strings_and_ids_unchanged(minilm_dir,
 def test_scalar_word_offsets_and_tf_function(minilm_dir):
     tokenizer = BertTokenizer.from_preset(minilm_dir)
     text = "Unaffable [MASK]x, 東京"
-    ids, starts, ends, word_starts, word_ends = tokenizer.tokenize_with_offsets(text, word_offsets=True)
+    _, starts, ends, word_starts, word_ends = tokenizer.tokenize_with_offsets(text, word_offsets=True)
     pieces = [text[s:e] for s, e in zip(starts.numpy(), ends.numpy())]
     assert pieces == ["Una", "ffa", "ble", "[MASK]", "x", ",", "東", "京"]
     assert [text[s:e] for s, e in zip(word_starts.numpy(), word_ends.numpy())][:3] == ["Unaffable"] * 3
