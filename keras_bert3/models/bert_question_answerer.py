@@ -129,6 +129,7 @@ class BertQuestionAnswerer(BertTask):
 
         # === Config ===
         self.max_answer_length = int(max_answer_length)
+        self.leave_pooler_out()  # As BertForQuestionAnswering: no pooler.
         self.compile()
 
     @property
