@@ -18,10 +18,19 @@ from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
+from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.models.bert_sizes import BERT_SIZES
+from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
+from keras_bert3.models.bert_token_classifier import BertTokenClassifier
+from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
+from keras_bert3.models.question_answerer_export import export_question_answerer
+from keras_bert3.models.question_answering_preprocessor import QuestionAnsweringPreprocessor
 from keras_bert3.models.text_classifier_export import export_text_classifier
+from keras_bert3.models.token_classifier_export import export_token_classifier
+from keras_bert3.data.squad_scores import squad_scores
 from keras_bert3.data.text_classification_dataset import text_classification_dataset
+from keras_bert3.data.token_classification_dataset import token_classification_dataset
 from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
 from keras_bert3.presets.huggingface_checkpoint import load_huggingface_heads
 from keras_bert3.presets.preset_loader import KNOWN_PRESETS
@@ -45,13 +54,22 @@ __all__ = [
     "BertNormalizer",
     "BertPacker",
     "BertPretrainer",
+    "BertQuestionAnswerer",
+    "BertTask",
     "BertTextPreprocessor",
+    "BertTokenClassifier",
+    "BertTokenClassifierPreprocessor",
     "BertTokenizer",
+    "QuestionAnsweringPreprocessor",
     "TextEmbedder",
     "bert_optimizer",
     "export_backbone_to_huggingface",
+    "export_question_answerer",
     "export_text_classifier",
+    "export_token_classifier",
     "learn_wordpiece_vocabulary",
     "load_huggingface_heads",
+    "squad_scores",
     "text_classification_dataset",
+    "token_classification_dataset",
 ]

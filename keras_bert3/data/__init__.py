@@ -5,6 +5,9 @@ from keras_bert3.data.default_corpus import default_corpus_documents
 from keras_bert3.data.default_corpus import default_corpus_path
 from keras_bert3.data.default_corpus import stdlib_docstring_documents
 from keras_bert3.data.document_dataset import document_dataset
+from keras_bert3.data.docstring_code_tags import docstring_code_tags
+from keras_bert3.data.docstring_questions import docstring_questions
+from keras_bert3.data.docstring_topics import docstring_topics
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.data.pretraining_shards import read_pretraining_shards
@@ -20,6 +23,9 @@ __all__ = [
     "SentencePairer",
     "default_corpus_documents",
     "default_corpus_path",
+    "docstring_code_tags",
+    "docstring_questions",
+    "docstring_topics",
     "document_dataset",
     "pretraining_dataset",
     "python_docs_documents",
