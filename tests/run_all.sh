@@ -1,16 +1,33 @@
 #!/usr/bin/env bash
 # The README's test command: installs keras_bert3 with its jax and test extras
 # (torch CPU, transformers, the MiniLM checkpoint), then runs the whole suite on
-# the TensorFlow backend and again on the JAX backend. Extra arguments go to
-# pytest, e.g. `bash tests/run_all.sh -k tokenizer`.
+# the TensorFlow backend and on the JAX backend. The two passes run side by
+# side (most of a test's time is single-threaded tracing, compiling and process
+# start-up, so two passes share two cores well); each pass's output is printed
+# when both have finished. Extra arguments go to pytest, e.g.
+# `bash tests/run_all.sh -k tokenizer`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install --quiet --disable-pip-version-check -e ".[jax,test]" || exit 1
 # Parity tests must run, never skip, here: a missing reference is an error.
 export KERAS_BERT3_REQUIRE_REFERENCE=1
+logs=$(mktemp -d)
+start=$SECONDS
+for backend in tensorflow jax; do
+  (
+    pass_start=$SECONDS
+    KERAS_BACKEND=$backend python -m pytest -q -p no:cacheprovider --durations=15 "$@" >"$logs/$backend.log" 2>&1
+    echo $? >"$logs/$backend.status"
+    echo "KERAS_BACKEND=$backend pass: $((SECONDS - pass_start)) s" >>"$logs/$backend.log"
+  ) &
+done
+wait
 status=0
 for backend in tensorflow jax; do
   echo "=== KERAS_BACKEND=$backend ==="
-  KERAS_BACKEND=$backend python -m pytest -q -p no:cacheprovider "$@" || status=1
+  cat "$logs/$backend.log"
+  [ "$(cat "$logs/$backend.status")" = 0 ] || status=1
 done
+echo "Both passes: $((SECONDS - start)) s"
+rm -rf "$logs"
 exit $status
