@@ -38,11 +38,13 @@ Reported: examples/s and real (non-padding) tokens/s over the whole run,
 the ratios to keras-hub and Hugging Face, test accuracy after the run, the
 load average at the start and end of each row (the machine may be shared).
 
-Throughput (about 20 minutes on 2 cores):
+Throughput and serving (the rows' own work is about 15 minutes of 2 cores;
+here, with other jobs loading the machine to 5-11, it took over an hour):
 
     python bench/bench_finetuning.py --train-size 2048 --test-size 0 --epochs 1
 
-Accuracy parity at full budget (all 7,514 / 1,878; about 15 minutes):
+Accuracy parity at full budget (all 7,514 / 1,878; 50 minutes here under
+load, Hugging Face's row the longest):
 
     python bench/bench_finetuning.py --train-size 0 --test-size 0 --epochs 1 --rows ours-tensorflow hf --seed 0
 
@@ -190,7 +192,8 @@ def run_keras_hub(args, sequence_length: int | None = None) -> dict:
 
     tokenizer = classifier.preprocessor.tokenizer
     limit = min(padded_to, args.sequence_length)  # Real tokens counted as for the others.
-    lengths = np.minimum(np.asarray(tokenizer(tf.constant(data["train_texts"])).row_lengths()) + 2, limit)
+    ids = tokenizer(tf.constant(data["train_texts"]))  # keras-hub gives Python lists outside tf.function.
+    lengths = np.minimum([len(row) + 2 for row in (ids.to_list() if hasattr(ids, "to_list") else ids)], limit)
     logits = classifier.predict(data["test_texts"], batch_size=64, verbose=0)
     accuracy = float(np.mean(logits.argmax(-1) == np.array(data["test_labels"])))
     return {"seconds": seconds, "examples": args.epochs * len(data["train_texts"]), "steps": steps,
