@@ -17,6 +17,7 @@ from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.reference import import_reference
 from tests.saved_model_client import call_in_fresh_process
+from tests.saved_model_client import assert_serving_ops
 from tests.saved_model_client import signatures_listed
 
 LENGTHS = {"sequence_length": 128, "doc_stride": 32, "max_query_length": 32}
@@ -254,6 +255,7 @@ def test_export_answers_like_predict_in_a_fresh_process(minilm_dir, tmp_path):
     export_dir = tmp_path / "export"
     qa.export(str(export_dir))
     shown = signatures_listed(export_dir)
+    assert_serving_ops(export_dir)  # TensorFlow core and tf-text ops only.
     assert "inputs['context'] tensor_info:\n        dtype: DT_STRING" in shown
     bad_questions = [b"", b"What?", b"\xff\xfe\xc3(caf\xc3\xa9", b"Why?"]
     bad_contexts = [b"Some text.", b"", b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80 ok", b"word " * 20000]

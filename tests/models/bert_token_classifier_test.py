@@ -20,8 +20,9 @@ from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClass
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.hf_helpers import hf_outputs
 from tests.hf_helpers import max_abs_diff
-from tests.models.saved_model_npz_client import call_in_fresh_process
+from tests.saved_model_client import call_in_fresh_process
 from tests.reference import import_reference
+from tests.saved_model_client import assert_serving_ops
 from tests.saved_model_client import signatures_listed
 
 # Words that tokenize oddly: empty, control-only, over 100 characters, special-token text, non-ASCII.
@@ -278,6 +279,7 @@ def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
     export_dir = tmp_path / "export"
     tagger.export(str(export_dir))
     shown = signatures_listed(export_dir)
+    assert_serving_ops(export_dir)  # TensorFlow core and tf-text ops only.
     assert "outputs['word_labels'] tensor_info:\n        dtype: DT_INT32" in shown
     served = call_in_fresh_process(export_dir, tmp_path, {
         "text": ("serving_default", {"text": np.array([t.encode() for t in texts], dtype=bytes)}),

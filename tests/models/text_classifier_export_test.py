@@ -11,6 +11,7 @@ from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.saved_model_client import call_in_fresh_process
+from tests.saved_model_client import assert_serving_ops
 from tests.saved_model_client import signatures_listed
 
 BAD_TEXTS = [b"", b"   \t\n ", b"word " * 20000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
@@ -43,6 +44,7 @@ def check_export(classifier, tmp_path, texts, pairs=None):
     export_dir = tmp_path / "export"
     classifier.export(str(export_dir))
     shown = signatures_listed(export_dir)
+    assert_serving_ops(export_dir)  # TensorFlow core and tf-text ops only.
     assert "inputs['text'] tensor_info:\n        dtype: DT_STRING" in shown
     assert ("inputs['text_pair']" in shown) == (pairs is not None)
     served = serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs)
