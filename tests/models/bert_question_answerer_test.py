@@ -176,12 +176,12 @@ def test_fit_labels_round_trip_to_the_answer_text(minilm_dir):
 
 @pytest.mark.slow
 def test_fine_tuning_learns_to_answer(minilm_dir):
-    """A short real run on docstring questions: exact match rises well above the untrained model."""
+    """A short real run on docstring questions (MiniLM's first 3 layers): exact match rises well above the untrained model."""
     data = docstring_questions()
     train = {key: values[:320] for key, values in data["train"].items()}
     test = data["test"]
     keras.utils.set_random_seed(0)
-    qa = BertQuestionAnswerer.from_preset(minilm_dir, sequence_length=64, doc_stride=16, max_query_length=16)
+    qa = BertQuestionAnswerer.from_preset(minilm_dir, sequence_length=64, doc_stride=16, max_query_length=16, num_layers=3)
     qa.compile(learning_rate=2e-4)
 
     def exact_match():
