@@ -1,6 +1,8 @@
-"""examples/finetune_classifier.py runs as its docstring says, on single
-sentences and on pairs (a tiny preset with MiniLM's vocabulary, a few dozen
-real sentences): the export it writes answers as `predict` does, and
+"""examples/finetune_classifier.py runs as its docstring says on single
+sentences (its `--pairs` mode differs only in the data it builds; pair
+exports are tested in tests/models/text_classifier_export_test.py), with a
+tiny preset with MiniLM's vocabulary and a few dozen
+real sentences: the export it writes answers as `predict` does, and
 examples/serve_saved_model.py serves it."""
 
 import os
@@ -16,19 +18,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("pairs", [False, True], ids=["sentences", "pairs"])
-def test_finetune_classifier_example_exports_what_it_predicts(tmp_path, minilm_dir, pairs):
+def test_finetune_classifier_example_exports_what_it_predicts(tmp_path, minilm_dir):
     preset = write_tiny_preset(str(tmp_path / "tiny"), minilm_dir)
     command = [sys.executable, "examples/finetune_classifier.py", "--preset", preset, "--train-size", "64",
                "--test-size", "32", "--epochs", "1", "--sequence-length", "64", "--output", str(tmp_path / "run")]  # fmt: skip
-    result = subprocess.run(command + (["--pairs"] if pairs else []), cwd=REPO, capture_output=True, text=True)
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"test accuracy [\d.]+ -> [\d.]+", result.stdout)
     difference = float(re.search(r"max \|probabilities - predict\| = ([\d.e+-]+)", result.stdout).group(1))
     assert difference < 1e-5
     assert os.path.isfile(tmp_path / "run" / "preset" / "task_head.weights.h5")
-    if pairs:
-        return
     # examples/serve_saved_model.py serves that export with TensorFlow and tf-text only.
     texts = ["Round the decimal number to two places.", ""]
     served = subprocess.run([sys.executable, "examples/serve_saved_model.py", "--model", str(tmp_path / "run" / "serving" / "1"),

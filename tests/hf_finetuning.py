@@ -12,7 +12,8 @@ from tests.reference import import_reference
 
 
 def finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, *, num_classes, epochs,
-                batch_size, learning_rate, sequence_length, warmup_ratio=0.1, weight_decay=0.01, seed=0) -> dict:  # fmt: skip
+                batch_size, learning_rate, sequence_length, warmup_ratio=0.1, weight_decay=0.01, seed=0,
+                num_layers=None) -> dict:  # fmt: skip
     """Fine-tunes `model_dir` and returns test accuracy, timings and token counts.
 
     The optimizer matches `keras_bert3.bert_optimizer`: AdamW (betas 0.9/0.999,
@@ -26,7 +27,8 @@ def finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, *
     rng = np.random.default_rng(seed)
     start = time.perf_counter()
     tokenizer = transformers.BertTokenizerFast.from_pretrained(model_dir)
-    model = transformers.BertForSequenceClassification.from_pretrained(model_dir, num_labels=num_classes)
+    layers = {} if num_layers is None else {"num_hidden_layers": num_layers}  # The first `num_layers` layers.
+    model = transformers.BertForSequenceClassification.from_pretrained(model_dir, num_labels=num_classes, **layers)
     no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "LayerNorm" in n]
     decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n)]
     optimizer = torch.optim.AdamW(
@@ -71,8 +73,10 @@ def finetune_hf_once(model_dir, train_texts, train_labels, test_texts, test_labe
     The suite runs once per backend and the PyTorch reference does not depend
     on the backend: the second pass reads the first pass's result from a file
     in the temporary directory, keyed by a hash of the data, the budget and
-    the torch / transformers versions.
+    the torch / transformers versions (a file lock makes a pass running side by
+    side wait for the other's result).
     """
+    import fcntl
     import hashlib
     import json
     import os
@@ -85,13 +89,15 @@ def finetune_hf_once(model_dir, train_texts, train_labels, test_texts, test_labe
                       transformers.__version__])  # fmt: skip
     path = os.path.join(tempfile.gettempdir(), "keras_bert3_hf_finetuning",
                         hashlib.sha256(key.encode()).hexdigest() + ".json")  # fmt: skip
-    if os.path.isfile(path):
-        with open(path) as f:
-            return json.load(f)
-    result = finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, **budget)
-    result = {"accuracy": result["accuracy"], "train_seconds": result["train_seconds"]}
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as f:
-        json.dump(result, f)
-    os.replace(path + ".tmp", path)
+    with open(path + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # The other backend's pass, run side by side, waits for this one.
+        if os.path.isfile(path):
+            with open(path) as f:
+                return json.load(f)
+        result = finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, **budget)
+        result = {"accuracy": result["accuracy"], "train_seconds": result["train_seconds"]}
+        with open(path + ".tmp", "w") as f:
+            json.dump(result, f)
+        os.replace(path + ".tmp", path)
     return result

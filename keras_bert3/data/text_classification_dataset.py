@@ -66,10 +66,10 @@ def text_classification_dataset(
     """Batches `(inputs, labels[, sample_weight])` of texts for BERT tasks.
 
     With `bucket=True`, texts of similar token length go into the same batch
-    (`tf.data.Dataset.bucket_by_sequence_length` over buckets of width
-    `preprocessor.pad_to_multiple_of`), and each batch is padded to its own
-    longest example by `preprocessor`. With `shuffle=True` the texts are
-    shuffled before bucketing and the batches after, anew each epoch.
+    (`batch_by_length`: chunks of 64 batches sorted by length, then cut), and
+    each batch is padded to its own longest example by `preprocessor`. With
+    `shuffle=True` the texts are shuffled before grouping and the batches
+    after, anew each epoch.
 
     Args:
         x: a list of texts, a tuple `(first_texts, second_texts)` for pair
@@ -174,18 +174,40 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
 
 def _batch_and_pack(dataset, preprocessor, batch_size, shuffle, bucket, seed):
     if bucket:
-        width = preprocessor.pad_to_multiple_of
-        boundaries = list(range(width + 1, preprocessor.sequence_length + 1, width))
-        dataset = dataset.bucket_by_sequence_length(
-            lambda columns: columns["length"],
-            bucket_boundaries=boundaries,
-            bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
-        )
-        if shuffle:  # Otherwise long batches come in runs.
-            dataset = dataset.shuffle(64, seed=seed, reshuffle_each_iteration=True)
+        dataset = batch_by_length(dataset, batch_size, shuffle=shuffle, seed=seed)
     else:
         dataset = dataset.batch(batch_size)
     return dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
+
+
+def batch_by_length(dataset, batch_size: int, *, shuffle: bool, seed=None, chunk_batches: int = 64):
+    """Batches of examples of similar `length` (Hugging Face's `group_by_length`).
+
+    Each chunk of `chunk_batches * batch_size` examples (in the order they
+    come, shuffled or not) is sorted by length and cut into batches; with
+    `shuffle`, the batches are then shuffled. Every batch is full except the
+    last one of the epoch, so a compiled step sees one shape per padded
+    length plus one, not a partial batch for every length bucket.
+
+    Args:
+        dataset: unbatched dicts of columns with an int `length`.
+        batch_size: int.
+        shuffle: bool. Shuffle the batches (the examples are shuffled before).
+        seed: int or None.
+        chunk_batches: int. Batches per sorted chunk.
+
+    Example:
+    >>> batches = batch_by_length(dataset, 32, shuffle=True)
+    """
+
+    def sort_by_length(columns):
+        order = tf.argsort(columns["length"], stable=True)
+        return {name: tf.gather(column, order) for name, column in columns.items()}
+
+    dataset = dataset.batch(batch_size * chunk_batches).map(sort_by_length).unbatch().batch(batch_size)
+    if shuffle:  # Otherwise batches come shortest first within each chunk.
+        dataset = dataset.shuffle(chunk_batches, seed=seed, reshuffle_each_iteration=True)
+    return dataset
 
 
 def _pack(columns, preprocessor):
