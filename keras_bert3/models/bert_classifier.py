@@ -7,11 +7,11 @@ from keras import ops
 
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
+from keras_bert3.models.bert_task import check_backbone_fits
 from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
-from keras_bert3.text_embedder import check_vocabulary_sizes
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -94,12 +94,7 @@ class BertClassifier(BertTask):
             preprocessor = BertTextPreprocessor(
                 tokenizer, sequence_length=sequence_length, sentence_pairs=sentence_pairs, name="preprocessor"
             )
-        check_vocabulary_sizes(backbone, preprocessor.tokenizer)
-        if preprocessor.sequence_length > backbone.max_sequence_length:
-            raise ValueError(
-                f"sequence_length={preprocessor.sequence_length} exceeds the backbone's "
-                f"{backbone.max_sequence_length} positions."
-            )
+        check_backbone_fits(backbone, preprocessor)
 
         # === Layers ===
         self.backbone = backbone

@@ -7,12 +7,12 @@ import numpy as np
 
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
+from keras_bert3.models.bert_task import check_backbone_fits
 from keras_bert3.models.bert_task import is_dataset
 from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.question_answering_preprocessor import QuestionAnsweringPreprocessor
-from keras_bert3.text_embedder import check_vocabulary_sizes
 
 SQUAD_FIELDS = ("question", "context", "answer_text", "answer_start")
 
@@ -101,12 +101,7 @@ class BertQuestionAnswerer(BertTask):
                 max_query_length=max_query_length,
                 name="preprocessor",
             )
-        check_vocabulary_sizes(backbone, preprocessor.tokenizer)
-        if preprocessor.sequence_length > backbone.max_sequence_length:
-            raise ValueError(
-                f"sequence_length={preprocessor.sequence_length} exceeds the backbone's "
-                f"{backbone.max_sequence_length} positions."
-            )
+        check_backbone_fits(backbone, preprocessor)
         if int(max_answer_length) < 1:
             raise ValueError(f"max_answer_length={max_answer_length} must be at least 1.")
 

@@ -169,6 +169,18 @@ class BertTask(keras.Model):
         return cls(**config)
 
 
+def check_backbone_fits(backbone, preprocessor) -> None:
+    """Raises a clear error when the preprocessor's vocabulary or length does not fit the backbone."""
+    from keras_bert3.text_embedder import check_vocabulary_sizes
+
+    check_vocabulary_sizes(backbone, preprocessor.tokenizer)
+    if preprocessor.sequence_length > backbone.max_sequence_length:
+        raise ValueError(
+            f"sequence_length={preprocessor.sequence_length} exceeds the backbone's "
+            f"{backbone.max_sequence_length} positions."
+        )
+
+
 def is_dataset(x) -> bool:
     import tensorflow as tf
 

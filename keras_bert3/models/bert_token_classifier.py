@@ -8,12 +8,12 @@ from keras import ops
 
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
+from keras_bert3.models.bert_task import check_backbone_fits
 from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.models.word_piece_alignment import IGNORED_LABEL
-from keras_bert3.text_embedder import check_vocabulary_sizes
 
 HF_HEAD = "classifier."  # `BertForTokenClassification`'s head: classifier.weight (labels, hidden), classifier.bias.
 
@@ -99,12 +99,7 @@ class BertTokenClassifier(BertTask):
                     "preprocessor; BertTokenClassifier.from_preset(preset, ...) loads both."
                 )
             preprocessor = BertTokenClassifierPreprocessor(tokenizer, sequence_length=sequence_length, name="preprocessor")
-        check_vocabulary_sizes(backbone, preprocessor.tokenizer)
-        if preprocessor.sequence_length > backbone.max_sequence_length:
-            raise ValueError(
-                f"sequence_length={preprocessor.sequence_length} exceeds the backbone's "
-                f"{backbone.max_sequence_length} positions."
-            )
+        check_backbone_fits(backbone, preprocessor)
 
         # === Layers ===
         self.backbone = backbone
