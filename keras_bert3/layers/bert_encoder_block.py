@@ -11,11 +11,9 @@ class BertEncoderBlock(keras.layers.Layer):
     """Bidirectional self-attention and a feed-forward network, each followed by
     dropout, a residual connection and LayerNorm (post-LN, as in BERT).
 
-    Queries, keys and values come from one fused `qkv` projection; attention runs
-    through `keras.ops.dot_product_attention`, so each backend's fused kernel is
-    used. Only when training with `attention_dropout > 0` (dropout on the
-    attention probabilities, which the fused op does not offer) is the softmax
-    computed explicitly; both paths give the same numbers.
+    Queries, keys and values come from one fused `qkv` projection, turned
+    heads-major once; attention is two batched matmuls around a float32
+    softmax, with dropout on the probabilities when training (BERT's recipe).
 
     Args:
         num_heads: int. Number of attention heads; must divide the input width.
@@ -110,40 +108,40 @@ class BertEncoderBlock(keras.layers.Layer):
 
     def _attend(self, x, padding_mask, training):
         batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
-        qkv = self.qkv_dense(x)
-        # (batch, seq, 3, heads, head_dim)
         qkv = ops.reshape(
-            qkv, (batch_size, sequence_length, 3, self.num_heads, self.head_dim)
+            self.qkv_dense(x),
+            (batch_size, sequence_length, 3, self.num_heads, self.head_dim),
         )
-        # Unstacked, not sliced: the gradient of an unstack is one stack, while
-        # each slice's gradient writes a zero-filled copy of the whole qkv
-        # tensor (a fifth of a TensorFlow training step on CPU).
-        query, key, value = ops.unstack(qkv, 3, axis=2)
+        # One transpose to heads-major (3, batch, heads, seq, head_dim), then
+        # plain batched matmuls: on TensorFlow, einsums over the (batch, seq,
+        # heads, head_dim) layout and unstacking a middle axis cost more than
+        # the attention's arithmetic (a third of a one-string forward pass).
+        query, key, value = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
+        scale = ops.cast(1.0 / self.head_dim**0.5, query.dtype)
+        scores = ops.matmul(query, ops.swapaxes(key, -1, -2)) * scale
         # (batch, 1, 1, seq): every query may attend to every real key.
         mask = ops.cast(padding_mask, "bool")[:, None, None, :]
-        scale = 1.0 / self.head_dim**0.5
+        scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
+        probs = ops.cast(ops.softmax(ops.cast(scores, "float32"), axis=-1), value.dtype)
         if training and self.attention_dropout > 0:
-            scores = ops.einsum("bqhd,bkhd->bhqk", query, key) * ops.cast(
-                scale, query.dtype
-            )
-            scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
-            probs = ops.softmax(ops.cast(scores, "float32"), axis=-1)
-            probs = self.probs_dropout(ops.cast(probs, value.dtype), training=training)
-            context = ops.einsum("bhqk,bkhd->bqhd", probs, value)
-        else:
-            context = ops.dot_product_attention(query, key, value, mask=mask, scale=scale)
+            probs = self.probs_dropout(probs, training=training)
+        context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
         # (batch, seq, hidden)
         return ops.reshape(
             context, (batch_size, sequence_length, self.num_heads * self.head_dim)
         )
 
     def call(self, x, padding_mask, training=None):
-        attended = self.attention_output_dense(self._attend(x, padding_mask, training))
-        attended = self.attention_output_dropout(attended, training=training)
-        x = self.attention_layer_norm(x + attended)
-        hidden = self.output_dense(self.intermediate_dense(x))
+        shape = ops.shape(x)
+        # The dense layers see (tokens, hidden) matrices: a plain matmul that
+        # TensorFlow fuses with its bias add (and activation) into one oneDNN op.
+        tokens = ops.reshape(x, (-1, shape[-1]))
+        context = ops.reshape(self._attend(x, padding_mask, training), (-1, shape[-1]))
+        attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
+        tokens = self.attention_layer_norm(tokens + attended)
+        hidden = self.output_dense(self.intermediate_dense(tokens))
         hidden = self.output_dropout(hidden, training=training)
-        return self.output_layer_norm(x + hidden)
+        return ops.reshape(self.output_layer_norm(tokens + hidden), shape)
 
     def compute_output_shape(self, x_shape, padding_mask_shape=None):
         return x_shape

@@ -68,16 +68,15 @@ def test_batched_equals_one_by_one():
         np.testing.assert_allclose(alone[0], together[i], atol=1e-6)
 
 
-def test_explicit_attention_path_equals_fused_path():
-    # Training with attention dropout computes the softmax explicitly; with the
-    # dropout layer switched to rate 0 both paths must agree.
+def test_training_without_dropout_equals_inference():
+    # With the dropout layers switched to rate 0, training mode changes nothing.
     block = BertEncoderBlock(num_heads=2, intermediate_dim=16, dropout=0.0, attention_dropout=0.3)
     x = np.random.default_rng(0).normal(size=(2, 6, 8)).astype("float32")
     mask = np.array([[1] * 6, [1] * 3 + [0] * 3], "int32")
-    fused = keras.ops.convert_to_numpy(block(x, mask, training=False))
+    inference = keras.ops.convert_to_numpy(block(x, mask, training=False))
     block.probs_dropout.rate = 0.0
-    explicit = keras.ops.convert_to_numpy(block(x, mask, training=True))
-    np.testing.assert_allclose(explicit, fused, atol=1e-5)
+    training = keras.ops.convert_to_numpy(block(x, mask, training=True))
+    np.testing.assert_allclose(training, inference, atol=1e-5)
 
 
 def test_dropout_is_active_only_in_training():
