@@ -20,18 +20,24 @@ linear decay. Rows:
 - `ours-tensorflow`, `ours-jax`: `BertClassifier.from_preset(minilm)` and
   `fit(texts, labels)` as a user writes it (length buckets, each batch padded
   to its longest example rounded up to 16; Keras' default compilation).
+- `ours-tensorflow-bf16`: the same with `dtype="mixed_bfloat16"` (bfloat16
+  compute, float32 weights; this CPU has AMX, where TensorFlow's oneDNN
+  bfloat16 matmuls run about 5 times faster than float32).
 - `hf`: `BertForSequenceClassification`, `BertTokenizerFast`, batches padded
   to their longest example (`tests/hf_finetuning.py`, the loop `Trainer` runs).
+  `hf-bf16`: the same under `torch.autocast("cpu", torch.bfloat16)`, what
+  `Trainer(bf16=True)` does, for the like-for-like comparison.
 - `keras_hub`: `BertTextClassifier.from_preset(minilm)` with its default
   preprocessing (keras-hub reads the Hugging Face checkpoint itself; on this
   checkpoint its preprocessor pads every text to 256 tokens), our optimizer.
   `keras_hub-128`: the same padded to 128. `keras_hub-512` (not run by
   default): `BertTextClassifierPreprocessor`'s own default length, 512.
-- `serving`: the SavedModel written by `BertClassifier.export` after the
-  `ours-tensorflow` row, called through `serving_default` with strings
-  (tokenization inside), beside `pipeline("text-classification")` on the
-  model the `hf` row fine-tuned, with its tokenizer (truncation at the
-  sequence limit): milliseconds for one string (the 100 longest test texts,
+- `serving`: the SavedModels written by `BertClassifier.export` after the
+  `ours-tensorflow` and `ours-tensorflow-bf16` rows, called through
+  `serving_default` with strings (tokenization inside), beside
+  `pipeline("text-classification")` on the model the `hf` row fine-tuned, with
+  its tokenizer (truncation at the sequence limit), in float32 and under
+  bfloat16 autocast: milliseconds for one string (the 100 longest test texts,
   one at a time) and strings/s in batches of 64 (all test texts, in order).
 
 Reported: examples/s and real (non-padding) tokens/s over the whole run,
@@ -123,7 +129,7 @@ def load_data(args) -> dict:
 # === The rows (each in its own process) ===
 
 
-def run_ours(args) -> dict:
+def run_ours(args, dtype: str | None = None) -> dict:
     import keras
 
     from keras_bert3.data.text_classification_dataset import token_lengths
@@ -131,7 +137,9 @@ def run_ours(args) -> dict:
 
     data = load_data(args)
     keras.utils.set_random_seed(args.seed)
-    classifier = BertClassifier.from_preset(minilm_dir(), num_classes=data["num_classes"], sequence_length=args.sequence_length)
+    precision = {"dtype": dtype} if dtype else {}
+    classifier = BertClassifier.from_preset(minilm_dir(), num_classes=data["num_classes"],
+                                            sequence_length=args.sequence_length, **precision)  # fmt: skip
     classifier.compile(learning_rate=args.learning_rate, warmup_ratio=0.1, weight_decay=0.01)
     history = classifier.fit(data["train_texts"], np.array(data["train_labels"]), batch_size=args.batch_size,
                              epochs=args.epochs, verbose=0)  # fmt: skip
@@ -140,13 +148,13 @@ def run_ours(args) -> dict:
     logits = classifier.predict(data["test_texts"], batch_size=64, verbose=0)
     accuracy = float(np.mean(logits.argmax(-1) == np.array(data["test_labels"])))
     if keras.backend.backend() == "tensorflow" and args.export_dir:  # The row "serving" loads it.
-        classifier.export(args.export_dir)
+        classifier.export(args.export_dir + ("_" + dtype if dtype else ""))
     return {"seconds": seconds, "examples": args.epochs * len(data["train_texts"]), "real_tokens": real_tokens,
             "steps": int(classifier.optimizer.iterations), "accuracy": accuracy,
             "train_loss_last_epoch": float(history.history["loss"][-1])}  # fmt: skip
 
 
-def run_hf(args) -> dict:
+def run_hf(args, bfloat16: bool = False) -> dict:
     import torch  # noqa: F401  (imported here so that the clock counts it, as it counts Keras for ours)
     import transformers  # noqa: F401
 
@@ -158,8 +166,8 @@ def run_hf(args) -> dict:
                          data["test_labels"], num_classes=data["num_classes"], epochs=args.epochs,
                          batch_size=args.batch_size, learning_rate=args.learning_rate,
                          sequence_length=args.sequence_length, warmup_ratio=0.1, weight_decay=0.01,
-                         seed=args.seed)  # fmt: skip
-    if args.hf_dir:  # The row "serving" loads it.
+                         seed=args.seed, bfloat16=bfloat16)  # fmt: skip
+    if args.hf_dir and not bfloat16:  # The row "serving" loads it.
         result["model"].save_pretrained(args.hf_dir)
         result["tokenizer"].save_pretrained(args.hf_dir)
     steps = args.epochs * -(-len(data["train_texts"]) // args.batch_size)
@@ -213,14 +221,19 @@ def run_serving(args) -> dict:
     tokenizer = transformers.BertTokenizerFast.from_pretrained(args.hf_dir)
     lengths = np.minimum([len(ids) for ids in tokenizer(texts)["input_ids"]], args.sequence_length)
     longest = [texts[i] for i in np.argsort(-lengths, kind="stable")[:100]]
-    served = tf.saved_model.load(args.export_dir).signatures["serving_default"]
     pipe = transformers.pipeline("text-classification", model=args.hf_dir, tokenizer=args.hf_dir, device="cpu")
+    servers = {}
+    for name, path in (("ours", args.export_dir), ("ours_bf16", args.export_dir + "_mixed_bfloat16")):
+        if os.path.isdir(path):  # Written by the rows ours-tensorflow and ours-tensorflow-bf16.
+            servers[name] = lambda batch, fn=tf.saved_model.load(path).signatures["serving_default"]: fn(
+                text=tf.constant(batch))["probabilities"].numpy()
 
-    def ours(batch):
-        return served(text=tf.constant(batch))["probabilities"].numpy()
+    def hf(batch, bfloat16=False):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
+            return pipe(batch, batch_size=len(batch), truncation=True, max_length=args.sequence_length)
 
-    def theirs(batch):
-        return pipe(batch, batch_size=len(batch), truncation=True, max_length=args.sequence_length)
+    servers["hf"] = hf
+    servers["hf_bf16"] = lambda batch: hf(batch, bfloat16=True)
 
     def seconds(fn, batches, repeats: int) -> float:
         for batch in batches[:3]:
@@ -236,10 +249,11 @@ def run_serving(args) -> dict:
     singles = [[t] for t in longest]
     batches = [texts[i : i + 64] for i in range(0, len(texts), 64)]
     # The same predictions? (ours and HF fine-tuned separately: agreement, not equality)
-    agreement = float(np.mean(ours(texts[:256]).argmax(-1) == np.array([int(r["label"].split("_")[-1]) for r in theirs(texts[:256])])))  # fmt: skip
+    hf_labels = np.array([int(r["label"].split("_")[-1]) for r in hf(texts[:256])])
     result = {"single_mean_tokens": float(np.mean(np.sort(lengths)[::-1][:100])),
-              "batch_mean_tokens": float(lengths.mean()), "strings": len(texts), "agreement_256": agreement}  # fmt: skip
-    for name, fn in (("ours", ours), ("hf", theirs)):
+              "batch_mean_tokens": float(lengths.mean()), "strings": len(texts), "servers": list(servers),
+              "agreement_256": float(np.mean(servers["ours"](texts[:256]).argmax(-1) == hf_labels))}  # fmt: skip
+    for name, fn in servers.items():
         result[f"{name}_latency_ms"] = 1000 * seconds(fn, singles, 2) / len(singles)
         result[f"{name}_strings_per_s"] = len(texts) / seconds(fn, batches, 2)
     return result
@@ -248,13 +262,16 @@ def run_serving(args) -> dict:
 ROWS = {
     "ours-tensorflow": (run_ours, "tensorflow"),
     "ours-jax": (run_ours, "jax"),
+    "ours-tensorflow-bf16": (lambda args: run_ours(args, "mixed_bfloat16"), "tensorflow"),
     "hf": (run_hf, "tensorflow"),
+    "hf-bf16": (lambda args: run_hf(args, bfloat16=True), "tensorflow"),
     "keras_hub": (run_keras_hub, "tensorflow"),
     "keras_hub-128": (lambda args: run_keras_hub(args, 128), "tensorflow"),
     "keras_hub-512": (lambda args: run_keras_hub(args, 512), "tensorflow"),
     "serving": (run_serving, "tensorflow"),
 }
-DEFAULT_ROWS = ["ours-tensorflow", "ours-jax", "hf", "keras_hub", "keras_hub-128", "serving"]
+DEFAULT_ROWS = ["ours-tensorflow", "ours-jax", "ours-tensorflow-bf16", "hf", "hf-bf16", "keras_hub", "keras_hub-128",
+                "serving"]  # fmt: skip
 
 
 # === Orchestration: each row in a subprocess, then the tables ===
@@ -280,8 +297,8 @@ def print_tables(results: dict, data: dict, args) -> None:
         label = name + (f" (pads to {r['padded_to']})" if "padded_to" in r else "")
         print(f"| {label} | {r['seconds']:.0f} | {r['steps']} | {rate:.1f} | {r['real_tokens'] / r['seconds']:,.0f} | "
               f"{vs_hub} | {vs_hf} | {100 * r['accuracy']:.2f}% | {r['load']} |")  # fmt: skip
-    if "ours-tensorflow" in results and hf:
-        for name in ("ours-tensorflow", "ours-jax"):
+    if hf:
+        for name in ("ours-tensorflow", "ours-jax", "ours-tensorflow-bf16", "hf-bf16"):
             if name in results:
                 diff = 100 * (results[name]["accuracy"] - hf["accuracy"])
                 print(f"Accuracy, {name} - HF: {diff:+.2f} points.")
@@ -291,11 +308,16 @@ def print_tables(results: dict, data: dict, args) -> None:
               f"throughput on all {s['strings']:,} test texts (mean {s['batch_mean_tokens']:.1f} tokens) in batches of 64; "
               f"tokenization included, best of 2 passes. Load {s['load']}. Predictions agree on {100 * s['agreement_256']:.0f}% "
               "of 256 texts (separately fine-tuned models).\n")  # fmt: skip
-        print("| served by | ms / string | strings/s (batches of 64) |\n| --- | ---: | ---: |")
-        print(f"| keras_bert3 SavedModel (`BertClassifier.export`) | {s['ours_latency_ms']:.1f} | {s['ours_strings_per_s']:,.0f} |")
-        print(f"| Hugging Face `pipeline` (PyTorch) | {s['hf_latency_ms']:.1f} | {s['hf_strings_per_s']:,.0f} |")
-        print(f"| ratio (HF ms / ours; ours strings/s / HF) | {s['hf_latency_ms'] / s['ours_latency_ms']:.2f}x | "
-              f"{s['ours_strings_per_s'] / s['hf_strings_per_s']:.2f}x |")  # fmt: skip
+        labels = {"ours": "keras_bert3 SavedModel (`BertClassifier.export`)",
+                  "ours_bf16": "keras_bert3 SavedModel, mixed_bfloat16 model",
+                  "hf": "Hugging Face `pipeline` (PyTorch)",
+                  "hf_bf16": "Hugging Face `pipeline` under bfloat16 autocast"}  # fmt: skip
+        print("| served by | ms / string | strings/s (batches of 64) | latency vs HF | throughput vs HF |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for name in s["servers"]:
+            ms, rate = s[f"{name}_latency_ms"], s[f"{name}_strings_per_s"]
+            print(f"| {labels[name]} | {ms:.1f} | {rate:,.0f} | {s['hf_latency_ms'] / ms:.2f}x | "
+                  f"{rate / s['hf_strings_per_s']:.2f}x |")  # fmt: skip
 
 
 def main():

@@ -13,13 +13,14 @@ from tests.reference import import_reference
 
 def finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, *, num_classes, epochs,
                 batch_size, learning_rate, sequence_length, warmup_ratio=0.1, weight_decay=0.01, seed=0,
-                num_layers=None) -> dict:  # fmt: skip
+                num_layers=None, bfloat16=False) -> dict:  # fmt: skip
     """Fine-tunes `model_dir` and returns test accuracy, timings and token counts.
 
     The optimizer matches `keras_bert3.bert_optimizer`: AdamW (betas 0.9/0.999,
     epsilon 1e-6, weight decay off biases and LayerNorm), gradients clipped
     at global norm 1.0, linear warmup over `warmup_ratio` of the steps then
-    linear decay to zero.
+    linear decay to zero. `bfloat16`: the forward pass under
+    `torch.autocast("cpu", torch.bfloat16)` (what `Trainer(bf16=True)` does).
     """
     torch = import_reference("torch")
     transformers = import_reference("transformers")
@@ -48,7 +49,8 @@ def finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, *
             batch = tokenizer([train_texts[i] for i in index], padding="longest", truncation=True,
                               max_length=sequence_length, return_tensors="pt")  # fmt: skip
             real_tokens += int(batch["attention_mask"].sum())
-            loss = model(**batch, labels=torch.tensor(labels[index])).loss
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
+                loss = model(**batch, labels=torch.tensor(labels[index])).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
@@ -61,7 +63,8 @@ def finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, *
         for i in range(0, len(test_texts), 64):
             batch = tokenizer(test_texts[i : i + 64], padding="longest", truncation=True,
                               max_length=sequence_length, return_tensors="pt")  # fmt: skip
-            predictions.append(model(**batch).logits.argmax(-1).numpy())
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
+                predictions.append(model(**batch).logits.argmax(-1).numpy())
     accuracy = float(np.mean(np.concatenate(predictions) == np.asarray(test_labels))) if predictions else 0.0
     return {"accuracy": accuracy, "train_seconds": train_seconds, "real_tokens": real_tokens,
             "examples": epochs * len(train_texts), "model": model, "tokenizer": tokenizer}  # fmt: skip
