@@ -85,9 +85,7 @@ class BertEncoderBlock(keras.layers.Layer):
         self.qkv_dense = dense(3 * hidden_dim, "qkv")
         self.attention_output_dense = dense(hidden_dim, "attention_output")
         self.attention_layer_norm = layer_norm("attention_layer_norm")
-        self.intermediate_dense = dense(
-            self.intermediate_dim, "intermediate", activation=self.activation_fn
-        )
+        self.intermediate_dense = dense(self.intermediate_dim, "intermediate")
         self.output_dense = dense(hidden_dim, "output")
         self.output_layer_norm = layer_norm("output_layer_norm")
         # Named, and in this layer's dtype policy: with a default (global)
@@ -139,7 +137,14 @@ class BertEncoderBlock(keras.layers.Layer):
         context = ops.reshape(self._attend(x, padding_mask, training), (-1, shape[-1]))
         attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
         tokens = self.attention_layer_norm(tokens + attended)
-        hidden = self.output_dense(self.intermediate_dense(tokens))
+        hidden = self.intermediate_dense(tokens)
+        if training and hidden.dtype != "float32":
+            # Training keeps the activation's input for its gradient (no fusion),
+            # and TensorFlow's bfloat16 element-wise kernels are slow on CPU.
+            hidden = ops.cast(self.activation_fn(ops.cast(hidden, "float32")), hidden.dtype)
+        else:
+            hidden = self.activation_fn(hidden)
+        hidden = self.output_dense(hidden)
         hidden = self.output_dropout(hidden, training=training)
         return ops.reshape(self.output_layer_norm(tokens + hidden), shape)
 
