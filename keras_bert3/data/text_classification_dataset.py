@@ -4,6 +4,8 @@ that each batch, padded to its own longest example, carries little padding."""
 import numpy as np
 import tensorflow as tf
 
+from keras_bert3.data.without_autotune import without_autotune
+
 TOKENIZE_CHUNK = 4096  # Texts tokenized per call when measuring lengths.
 
 
@@ -160,7 +162,9 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
     dataset = dataset.map(to_columns)
     if getattr(first_spec, "shape", None) is not None and first_spec.shape.rank == 1:
         # Already batched: keep the batches, pad each to its longest example.
-        return dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
+        return without_autotune(
+            dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
+        )
     if bucket:
         def add_lengths(columns):
             texts = (columns["text"], columns["second"]) if "second" in columns else columns["text"]
@@ -177,7 +181,9 @@ def _batch_and_pack(dataset, preprocessor, batch_size, shuffle, bucket, seed):
         dataset = batch_by_length(dataset, batch_size, shuffle=shuffle, seed=seed)
     else:
         dataset = dataset.batch(batch_size)
-    return dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
+    return without_autotune(
+        dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
+    )
 
 
 def batch_by_length(dataset, batch_size: int, *, shuffle: bool, seed=None, chunk_batches: int = 64):

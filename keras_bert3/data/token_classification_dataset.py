@@ -5,6 +5,7 @@ carries little padding."""
 import numpy as np
 import tensorflow as tf
 
+from keras_bert3.data.without_autotune import without_autotune
 from keras_bert3.models.word_piece_alignment import split_on_whitespace
 
 
@@ -121,7 +122,8 @@ def token_classification_dataset(
             dataset = dataset.shuffle(64, seed=seed, reshuffle_each_iteration=True)
     else:
         dataset = dataset.batch(batch_size)
-    return dataset.map(lambda columns: _pack(columns, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
+    packed = dataset.map(lambda columns: _pack(columns, preprocessor), num_parallel_calls=tf.data.AUTOTUNE)
+    return without_autotune(packed.prefetch(2))
 
 
 def _pack(columns, preprocessor):

@@ -145,6 +145,8 @@ class BertQuestionAnswerer(BertTask):
         """A tf.data pipeline of packed windows and their labels; None when `x` is packed."""
         import tensorflow as tf
 
+        from keras_bert3.data.without_autotune import without_autotune
+
         if x is None or is_packed(x) or (is_dataset(x) and yields_packed(x)):
             return None
         if is_dataset(x):
@@ -172,7 +174,7 @@ class BertQuestionAnswerer(BertTask):
             length = tf.minimum((longest + multiple - 1) // multiple * multiple, tf.shape(inputs["token_ids"])[1])
             return {name: value[:, :length] for name, value in inputs.items()}, labels
 
-        return dataset.batch(batch_size or 32).map(trim).prefetch(tf.data.AUTOTUNE)
+        return without_autotune(dataset.batch(batch_size or 32).map(trim).prefetch(2))
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, *, validation_data=None, **kwargs):
         """As `keras.Model.fit`; `x` (and `validation_data`) may be SQuAD-style examples.
