@@ -8,6 +8,7 @@ from keras_bert3.distribution.cross_replica import cross_replica_sum
 from keras_bert3.distribution.cross_replica import num_replicas_in_sync
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 
 MLM_WEIGHTS_EPSILON = 1e-5  # As google-research/bert: sum(loss * w) / (sum(w) + 1e-5).
 
@@ -226,6 +227,7 @@ class BertPretrainer(keras.Model):
 
     def fit(self, x=None, *args, **kwargs):
         self._check_dataset(x)
+        build_optimizer_before_first_step(self)
         return super().fit(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):

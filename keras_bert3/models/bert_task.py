@@ -12,6 +12,7 @@ import math
 import keras
 
 from keras_bert3.models.bert_text_preprocessor import is_packed
+from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 
 
 class BertTask(keras.Model):
@@ -106,6 +107,7 @@ class BertTask(keras.Model):
     def fit(self, x=None, y=None, batch_size=None, epochs=1, *,
             sample_weight=None, validation_data=None, shuffle=True, **kwargs):  # fmt: skip
         """As `keras.Model.fit`; `x` may also be raw texts or a dataset of them."""
+        build_optimizer_before_first_step(self)
         dataset = self._dataset(x, y, sample_weight, batch_size=batch_size, shuffle=shuffle)
         if validation_data is not None and not is_dataset(validation_data):
             validation_data = self._dataset(*validation_data, batch_size=batch_size) or validation_data
