@@ -115,12 +115,15 @@ class BertEncoderBlock(keras.layers.Layer):
         # heads, head_dim) layout and unstacking a middle axis cost more than
         # the attention's arithmetic (a third of a one-string forward pass).
         query, key, value = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
-        scale = ops.cast(1.0 / self.head_dim**0.5, query.dtype)
-        scores = ops.matmul(query, ops.swapaxes(key, -1, -2)) * scale
-        # (batch, 1, 1, seq): every query may attend to every real key.
-        mask = ops.cast(padding_mask, "bool")[:, None, None, :]
-        scores = ops.where(mask, scores, ops.cast(-1e9, scores.dtype))
-        probs = ops.cast(ops.softmax(ops.cast(scores, "float32"), axis=-1), value.dtype)
+        # Scaled before the matmul: (batch, heads, seq, head_dim) is seq /
+        # head_dim times smaller than the scores (batch, heads, seq, seq),
+        # where every element-wise pass costs most.
+        query = query * ops.cast(1.0 / self.head_dim**0.5, query.dtype)
+        scores = ops.matmul(query, ops.swapaxes(key, -1, -2))
+        # (batch, 1, 1, seq): every query may attend to every real key; the
+        # softmax runs in float32, the padding keys' scores lowered by 1e9.
+        mask_bias = (ops.cast(padding_mask, "float32")[:, None, None, :] - 1.0) * 1e9
+        probs = ops.cast(ops.softmax(ops.cast(scores, "float32") + mask_bias, axis=-1), value.dtype)
         if training and self.attention_dropout > 0:
             probs = self.probs_dropout(probs, training=training)
         context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
