@@ -5,6 +5,7 @@ carries little padding."""
 import numpy as np
 import tensorflow as tf
 
+from keras_bert3.data.text_classification_dataset import batch_by_length
 from keras_bert3.data.without_autotune import without_autotune
 from keras_bert3.models.word_piece_alignment import split_on_whitespace
 
@@ -70,10 +71,11 @@ def token_classification_dataset(
 
     Each sentence's word labels go to the first WordPiece of each word; the
     other tokens get -100 (see `BertTokenClassifierPreprocessor`). With
-    `bucket=True`, sentences of similar token length share a batch (buckets
-    of width `preprocessor.pad_to_multiple_of`); each batch is padded to its
-    own longest example. With `shuffle=True` sentences are shuffled before
-    bucketing and batches after, anew each epoch.
+    `bucket=True`, sentences of similar token length share a batch
+    (`batch_by_length`: sorted in chunks of 64 batches, every batch full but
+    the last); each batch is padded to its own longest example. With
+    `shuffle=True` sentences are shuffled before bucketing and batches after,
+    anew each epoch.
 
     Args:
         x: a list of word lists, or a list of strings (split at whitespace).
@@ -112,14 +114,7 @@ def token_classification_dataset(
     if shuffle:
         dataset = dataset.shuffle(max(n, 1), seed=seed, reshuffle_each_iteration=True)
     if bucket:
-        width = preprocessor.pad_to_multiple_of
-        dataset = dataset.group_by_window(
-            key_func=lambda columns: tf.cast((columns["length"] - 1) // width, tf.int64),
-            reduce_func=lambda key, window: window.batch(batch_size),
-            window_size=batch_size,
-        )
-        if shuffle:  # Otherwise long batches come in runs.
-            dataset = dataset.shuffle(64, seed=seed, reshuffle_each_iteration=True)
+        dataset = batch_by_length(dataset, batch_size, shuffle=shuffle, seed=seed)
     else:
         dataset = dataset.batch(batch_size)
     packed = dataset.map(lambda columns: _pack(columns, preprocessor), num_parallel_calls=tf.data.AUTOTUNE)

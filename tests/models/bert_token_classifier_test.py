@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 from keras_bert3.data.docstring_code_tags import docstring_code_tags
+from keras_bert3.data.token_classification_dataset import token_classification_dataset
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
 from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
@@ -198,6 +199,27 @@ def test_bad_input(tokenizer):
     assert np.isfinite(out[3][0]).all() and np.isnan(out[3][1]).all()  # BERT's cleaning removes U+FFFD (as HF).
     history = tagger.fit([[], ["", "x"], ["a", "b"]], [[], [0, 1], [2, 0]], verbose=0)  # Empty sentences train on nothing.
     assert np.isfinite(history.history["loss"][0])
+
+
+def test_bucketed_batches_are_full_and_keep_labels_with_their_tokens(tokenizer, tags):
+    preprocessor = BertTokenClassifierPreprocessor(tokenizer, sequence_length=64)
+    words, labels = tags["train_words"][:300], tags["train_tags"][:300]
+
+    def examples(**options):
+        batches = token_classification_dataset(words, labels, preprocessor=preprocessor, batch_size=16, **options)
+        rows, sizes, padded = [], [], 0
+        for packed, y in batches:
+            mask = packed["padding_mask"].numpy().astype(bool)
+            padded += mask.size
+            sizes.append(len(mask))
+            rows += [(tuple(t[m]), tuple(l[m])) for t, l, m in zip(packed["token_ids"].numpy(), y.numpy(), mask)]
+        return sorted(rows), sizes, padded
+
+    in_order, _, unbucketed = examples(bucket=False)
+    bucketed, sizes, padded = examples(shuffle=True, seed=0)
+    assert bucketed == in_order  # Every sentence once, its labels on its own tokens.
+    assert sorted(sizes)[1:] == [16] * (len(sizes) - 1)  # Full batches but one.
+    assert padded < unbucketed
 
 
 def test_preset_round_trip_restores_head_and_tokenizer(tokenizer, tags, tmp_path):
