@@ -210,9 +210,12 @@ def batch_by_length(dataset, batch_size: int, *, shuffle: bool, seed=None, chunk
         order = tf.argsort(columns["length"], stable=True)
         return {name: tf.gather(column, order) for name, column in columns.items()}
 
+    examples = int(dataset.cardinality())
     dataset = dataset.batch(batch_size * chunk_batches).map(sort_by_length).unbatch().batch(batch_size)
     if shuffle:  # Otherwise batches come shortest first within each chunk.
         dataset = dataset.shuffle(chunk_batches, seed=seed, reshuffle_each_iteration=True)
+    if examples >= 0:  # tf.data cannot see through `unbatch` that every batch is full but the last.
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(-(-examples // batch_size)))
     return dataset
 
 

@@ -199,10 +199,11 @@ def yields_packed(dataset) -> bool:
 def with_known_length(dataset):
     """`dataset` with its number of batches declared, when tf.data cannot infer it.
 
-    Length-bucketed batches have an unknown cardinality, but a fixed number per
-    epoch (each bucket holds the same examples whatever the shuffle), so it is
-    counted once; Keras then knows where an epoch ends instead of warning that
-    the input "ran out of data".
+    Batches built from texts in memory declare their number themselves; those
+    from a dataset of texts of unknown length have a fixed number per epoch
+    (the same examples whatever the shuffle), so it is counted once, by a pass
+    over the pipeline; Keras then knows where an epoch ends instead of warning
+    that the input "ran out of data".
     """
     import tensorflow as tf
 

@@ -65,6 +65,7 @@ def test_bucketed_batches_group_similar_lengths(tokenizer, topics):
         batch_sizes.append(len(y))
     assert seen == 300
     assert sorted(batch_sizes)[1:] == [16] * (len(batch_sizes) - 1)  # Full batches but one.
+    assert int(dataset.cardinality()) == len(batch_sizes)  # Known without a counting pass.
     widths = {w for _, w in shapes}
     assert len(shapes) <= len(widths) + 1  # One shape per padded width, plus the last batch.
     unbucketed = sum(
