@@ -28,6 +28,10 @@ class BertEncoderBlock(keras.layers.Layer):
     Call args:
         x: float tensor `(batch, seq, hidden)`.
         padding_mask: int or bool tensor `(batch, seq)`, 1 for real tokens.
+        first_token_only: bool. Compute the output of the first ([CLS])
+            token alone, `(batch, 1, hidden)`, attending to every token:
+            the same values as `[:, :1]` of the full output, for a last
+            block whose other rows nobody reads (a classifier's).
 
     Example:
     >>> block = BertEncoderBlock(num_heads=2, intermediate_dim=32)
@@ -104,17 +108,36 @@ class BertEncoderBlock(keras.layers.Layer):
         self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_dim,))
         self.output_layer_norm.build(x_shape)
 
-    def _attend(self, x, padding_mask, training):
+    def _query_key_value(self, x, first_token_only):
+        """Heads-major `(batch, heads, seq, head_dim)` queries, keys, values;
+        with `first_token_only`, the query of the first token alone."""
         batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
-        qkv = ops.reshape(
-            self.qkv_dense(x),
-            (batch_size, sequence_length, 3, self.num_heads, self.head_dim),
+        if not first_token_only:
+            qkv = ops.reshape(
+                self.qkv_dense(x),
+                (batch_size, sequence_length, 3, self.num_heads, self.head_dim),
+            )
+            # One transpose to heads-major (3, batch, heads, seq, head_dim), then
+            # plain batched matmuls: on TensorFlow, einsums over the (batch, seq,
+            # heads, head_dim) layout and unstacking a middle axis cost more than
+            # the attention's arithmetic (a third of a one-string forward pass).
+            return ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
+        # The fused kernel's columns are (query, key, value): every token's
+        # keys and values, the first token's query.
+        hidden_dim = self.num_heads * self.head_dim
+        kernel = ops.cast(self.qkv_dense.kernel, x.dtype)
+        bias = ops.cast(self.qkv_dense.bias, x.dtype)
+        query = ops.matmul(x[:, :1], kernel[:, :hidden_dim]) + bias[:hidden_dim]
+        query = ops.reshape(query, (batch_size, 1, self.num_heads, self.head_dim))
+        key_value = ops.reshape(
+            ops.matmul(x, kernel[:, hidden_dim:]) + bias[hidden_dim:],
+            (batch_size, sequence_length, 2, self.num_heads, self.head_dim),
         )
-        # One transpose to heads-major (3, batch, heads, seq, head_dim), then
-        # plain batched matmuls: on TensorFlow, einsums over the (batch, seq,
-        # heads, head_dim) layout and unstacking a middle axis cost more than
-        # the attention's arithmetic (a third of a one-string forward pass).
-        query, key, value = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
+        key, value = ops.unstack(ops.transpose(key_value, (2, 0, 3, 1, 4)), 2, axis=0)
+        return ops.transpose(query, (0, 2, 1, 3)), key, value
+
+    def _attend(self, x, padding_mask, training, first_token_only):
+        query, key, value = self._query_key_value(x, first_token_only)
         # Scaled before the matmul: (batch, heads, seq, head_dim) is seq /
         # head_dim times smaller than the scores (batch, heads, seq, seq),
         # where every element-wise pass costs most.
@@ -127,14 +150,14 @@ class BertEncoderBlock(keras.layers.Layer):
         if training and self.attention_dropout > 0:
             probs = self.probs_dropout(probs, training=training)
         context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
-        # (batch, seq, hidden)
-        return ops.reshape(
-            context, (batch_size, sequence_length, self.num_heads * self.head_dim)
-        )
+        # (batch, queries, hidden)
+        return ops.reshape(context, (ops.shape(x)[0], ops.shape(query)[2], self.num_heads * self.head_dim))
 
-    def call(self, x, padding_mask, training=None):
+    def call(self, x, padding_mask, training=None, first_token_only=False):
+        context = self._attend(x, padding_mask, training, first_token_only)
+        if first_token_only:
+            x = x[:, :1]
         shape = ops.shape(x)
-        context = self._attend(x, padding_mask, training)
         # The dense layers see (tokens, hidden) matrices where that was measured
         # faster: at inference (TensorFlow fuses matmul, bias and GELU into one
         # oneDNN op: serving 1.2x float32, 2x bfloat16) and when training on
@@ -157,8 +180,9 @@ class BertEncoderBlock(keras.layers.Layer):
         x = self.output_layer_norm(x + hidden)
         return ops.reshape(x, shape) if flatten else x
 
-    def compute_output_shape(self, x_shape, padding_mask_shape=None):
-        return x_shape
+    def compute_output_spec(self, x, padding_mask=None, training=None, first_token_only=False):
+        shape = (x.shape[0], 1, x.shape[2]) if first_token_only else x.shape
+        return keras.KerasTensor(shape, dtype=self.compute_dtype)
 
     def get_config(self):
         config = super().get_config()

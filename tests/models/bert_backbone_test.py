@@ -79,6 +79,27 @@ def test_training_without_dropout_equals_inference():
     np.testing.assert_allclose(training, inference, atol=1e-5)
 
 
+def test_pooled_output_alone_equals_the_full_pass():
+    # The last block computes the [CLS] row alone; padding keys stay masked.
+    backbone = tiny_backbone(dropout=0.0, num_layers=3)
+    inputs = batch(rows=4)
+    assert inputs["padding_mask"].min() == 0
+    for training in (False, True):
+        full = keras.ops.convert_to_numpy(backbone(inputs, training=training)["pooled_output"])
+        alone = keras.ops.convert_to_numpy(backbone.pooled_output(inputs, training=training))
+        np.testing.assert_allclose(alone, full, atol=1e-6)
+
+
+def test_first_token_only_block_is_the_first_row_of_the_full_block():
+    block = BertEncoderBlock(num_heads=2, intermediate_dim=16)
+    x = np.random.default_rng(0).normal(size=(2, 6, 8)).astype("float32")
+    mask = np.array([[1] * 6, [1] * 3 + [0] * 3], "int32")
+    full = keras.ops.convert_to_numpy(block(x, mask))
+    first = keras.ops.convert_to_numpy(block(x, mask, first_token_only=True))
+    assert first.shape == (2, 1, 8)
+    np.testing.assert_allclose(first, full[:, :1], atol=1e-6)
+
+
 def test_dropout_is_active_only_in_training():
     backbone = tiny_backbone(dropout=0.5)
     inputs = batch()
