@@ -73,6 +73,8 @@ class BertBackbone(keras.Model):
         dtype=None,
         **kwargs,
     ):
+        if int(num_layers) < 1:
+            raise ValueError(f"num_layers={num_layers}: a BERT backbone needs at least one encoder block.")
         # === Layers ===
         self.embeddings = BertEmbeddings(
             vocabulary_size,

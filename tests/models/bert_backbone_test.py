@@ -121,5 +121,7 @@ def test_bad_sizes_are_named():
         tiny_backbone(hidden_dim=10, num_heads=3)
     with pytest.raises(ValueError, match="Unknown activation 'gelu_tanh'"):
         tiny_backbone(activation="gelu_tanh")
+    with pytest.raises(ValueError, match="num_layers=0: a BERT backbone needs at least one encoder block"):
+        tiny_backbone(num_layers=0)
     with pytest.raises(ValueError, match="Unknown BERT size 'huge'"):
         BertBackbone.from_size("huge")
