@@ -20,7 +20,7 @@ class BertClassifier(BertTask):
 
     The head reads only [CLS], so the backbone's last block computes that row
     alone (`BertBackbone.pooled_output`): the same logits and gradients as the
-    full pass, a training step about 12% shorter for MiniLM.
+    full pass, a MiniLM training step about 14% shorter (float32).
 
     `fit`, `evaluate` and `predict` take raw texts (a list of strings), text
     pairs (a tuple `(first_texts, second_texts)` when built with
