@@ -4,6 +4,7 @@ that each batch, padded to its own longest example, carries little padding."""
 import numpy as np
 import tensorflow as tf
 
+from keras_bert3.data.batch_by_length import batch_by_length
 from keras_bert3.data.without_autotune import without_autotune
 
 TOKENIZE_CHUNK = 4096  # Texts tokenized per call when measuring lengths.
@@ -184,39 +185,6 @@ def _batch_and_pack(dataset, preprocessor, batch_size, shuffle, bucket, seed):
     return without_autotune(
         dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
     )
-
-
-def batch_by_length(dataset, batch_size: int, *, shuffle: bool, seed=None, chunk_batches: int = 64):
-    """Batches of examples of similar `length` (Hugging Face's `group_by_length`).
-
-    Each chunk of `chunk_batches * batch_size` examples (in the order they
-    come, shuffled or not) is sorted by length and cut into batches; with
-    `shuffle`, the batches are then shuffled. Every batch is full except the
-    last one of the epoch, so a compiled step sees one shape per padded
-    length plus one, not a partial batch for every length bucket.
-
-    Args:
-        dataset: unbatched dicts of columns with an int `length`.
-        batch_size: int.
-        shuffle: bool. Shuffle the batches (the examples are shuffled before).
-        seed: int or None.
-        chunk_batches: int. Batches per sorted chunk.
-
-    Example:
-    >>> batches = batch_by_length(dataset, 32, shuffle=True)
-    """
-
-    def sort_by_length(columns):
-        order = tf.argsort(columns["length"], stable=True)
-        return {name: tf.gather(column, order) for name, column in columns.items()}
-
-    examples = int(dataset.cardinality())
-    dataset = dataset.batch(batch_size * chunk_batches).map(sort_by_length).unbatch().batch(batch_size)
-    if shuffle:  # Otherwise batches come shortest first within each chunk.
-        dataset = dataset.shuffle(chunk_batches, seed=seed, reshuffle_each_iteration=True)
-    if examples >= 0:  # tf.data cannot see through `unbatch` that every batch is full but the last.
-        dataset = dataset.apply(tf.data.experimental.assert_cardinality(-(-examples // batch_size)))
-    return dataset
 
 
 def _pack(columns, preprocessor):

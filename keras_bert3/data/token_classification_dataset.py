@@ -5,7 +5,7 @@ carries little padding."""
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.data.text_classification_dataset import batch_by_length
+from keras_bert3.data.batch_by_length import batch_by_length
 from keras_bert3.data.without_autotune import without_autotune
 from keras_bert3.models.word_piece_alignment import split_on_whitespace
 
