@@ -28,13 +28,27 @@ class BertTask(keras.Model):
     - `_dataset(x, y, sample_weight, batch_size=, shuffle=)`: a `tf.data`
       pipeline of packed batches for raw inputs, or None when `x` is packed.
 
+    A subclass that lacks `head_layers`, `task_config` or `_dataset` is
+    refused when it is defined (`TypeError` naming what is missing).
+
     Example (a subclass):
     ```python
     class MyTask(BertTask):
+        head_layers = property(lambda self: [self.output_dense])
+        def task_config(self): return {"num_classes": self.num_classes}
+        def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False): ...
         def default_loss(self):
             return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     ```
     """
+
+    REQUIRED_HOOKS = ("head_layers", "task_config", "_dataset")
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        missing = [name for name in BertTask.REQUIRED_HOOKS if not hasattr(cls, name)]
+        if missing:
+            raise TypeError(f"{cls.__name__} subclasses BertTask but does not define {', '.join(missing)}.")
 
     # === Compile: the fine-tuning recipe ===
 
@@ -101,9 +115,6 @@ class BertTask(keras.Model):
 
     # === Raw inputs in ===
 
-    def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
-        raise NotImplementedError(f"{type(self).__name__} must define _dataset.")
-
     def fit(self, x=None, y=None, batch_size=None, epochs=1, *,
             sample_weight=None, validation_data=None, shuffle=True, **kwargs):  # fmt: skip
         """As `keras.Model.fit`; `x` may also be raw texts or a dataset of them."""
@@ -141,13 +152,6 @@ class BertTask(keras.Model):
         return super().evaluate(with_known_length(dataset), **kwargs)
 
     # === Presets and config ===
-
-    @property
-    def head_layers(self) -> list:
-        raise NotImplementedError(f"{type(self).__name__} must define head_layers.")
-
-    def task_config(self) -> dict:
-        raise NotImplementedError(f"{type(self).__name__} must define task_config.")
 
     def save_to_preset(self, preset_dir: str) -> None:
         """Writes backbone, tokenizer, head and settings; `from_preset(preset_dir)` restores all."""
