@@ -163,7 +163,7 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
         raise ValueError(f"{path} has no rows.")
     for column in (text_column, label_column, second_column):
         if column is not None and column not in rows[0]:
-            raise ValueError(f"{path} has no column {column!r}; its columns are {sorted(rows[0])}.")
+            raise ValueError(f"{path} has no column {column!r}; its columns are {sorted(rows[0])}: name one of them.")
     texts = [str(row[text_column]) for row in rows]
     seconds = None if second_column is None else [str(row[second_column]) for row in rows]
     return texts, seconds, [str(row[label_column]) for row in rows]

@@ -50,7 +50,10 @@ def check_labels(labels, num_classes: int) -> np.ndarray:
         raise ValueError(f"Labels must be integer class ids 0..{num_classes - 1}, got dtype {labels.dtype}.")
     if labels.size and (labels.min() < 0 or labels.max() >= num_classes):
         bad = labels[(labels < 0) | (labels >= num_classes)][0]
-        raise ValueError(f"Label {bad} is outside 0..{num_classes - 1} (num_classes={num_classes}).")
+        raise ValueError(
+            f"Label {bad} is outside 0..{num_classes - 1} (num_classes={num_classes}): map labels to "
+            f"0..num_classes-1, or build the model with num_classes covering them."
+        )
     return labels.astype("int32")
 
 

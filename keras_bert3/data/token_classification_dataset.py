@@ -50,7 +50,10 @@ def check_word_labels(words: tf.RaggedTensor, labels, num_labels: int | None) ->
             raise ValueError(f"Labels must be integer tag ids; sentence {i} has dtype {sentence.dtype}.")
         if num_labels and sentence.size and (sentence.min() < 0 or sentence.max() >= num_labels):
             bad = sentence[(sentence < 0) | (sentence >= num_labels)][0]
-            raise ValueError(f"Label {bad} in sentence {i} is outside 0..{num_labels - 1} (num_labels={num_labels}).")
+            raise ValueError(
+                f"Label {bad} in sentence {i} is outside 0..{num_labels - 1} (num_labels={num_labels}): map "
+                f"labels to 0..num_labels-1, or build the model with num_labels covering them."
+            )
     flat = np.concatenate(labels).astype("int32") if labels else np.zeros((0,), "int32")
     return tf.RaggedTensor.from_row_lengths(flat, tf.constant(counts, tf.int64))
 
