@@ -136,6 +136,7 @@ def pretrain(args) -> None:
         vocabulary_size=args.vocabulary_size,
         precision=args.precision,
         strategy=args.strategy,
+        devices=args.devices,
         seed=args.seed,
     )
     history = run(config, verbose=args.verbose)
@@ -176,6 +177,9 @@ def finetune(args) -> None:
     from keras_bert3.models.bert_classifier import BertClassifier
     from keras_bert3.presets.preset_format import write_json
 
+    from keras_bert3.distribution.devices import check_precision
+
+    check_precision(args.precision)
     texts, seconds, labels = read_labelled_file(args.train, args.text_column, args.label_column, args.second_column)
     class_names = sorted(set(labels))
     index = {name: i for i, name in enumerate(class_names)}
@@ -335,6 +339,7 @@ def main(argv=None) -> int:
     p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
     p.add_argument("--strategy", default="none", choices=STRATEGIES,
                    help="mirrored / multi_worker_mirrored / tpu (TensorFlow); data_parallel / model_parallel (JAX)")
+    p.add_argument("--devices", type=int, help="how many of the GPUs / TPUs (else CPUs) the strategy uses; default all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
     p.set_defaults(run=pretrain)
@@ -373,8 +378,9 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--learning-rate", type=float, default=5e-5)
     p.add_argument("--sequence-length", type=int, default=128)
-    p.add_argument("--precision", choices=["mixed_bfloat16"],
-                   help="bfloat16 compute, float32 weights: faster on CPUs with AMX or AVX512-BF16")
+    p.add_argument("--precision", choices=["mixed_bfloat16", "mixed_float16"],
+                   help="bfloat16 compute, float32 weights (CPUs with AMX or AVX512-BF16, GPUs, TPUs); "
+                        "float16 with loss scaling (GPUs)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=2)
     p.set_defaults(run=finetune)

@@ -6,6 +6,8 @@ import contextlib
 import keras
 
 from keras_bert3.distribution.bert_layout_map import bert_layout_map
+from keras_bert3.distribution.devices import check_devices
+from keras_bert3.distribution.devices import first_devices
 
 TENSORFLOW_STRATEGIES = ("mirrored", "multi_worker_mirrored", "tpu")
 JAX_DISTRIBUTIONS = ("data_parallel", "model_parallel")
@@ -34,8 +36,16 @@ def _join_processes() -> None:
     _joined = True
 
 
+def _resolve_devices(devices: list[str] | int | None) -> list[str] | None:
+    """A count becomes the first that many accelerators; names are checked to exist."""
+    if isinstance(devices, int):
+        return first_devices(devices)
+    check_devices(devices)
+    return devices
+
+
 @contextlib.contextmanager
-def distribution_scope(name: str = "none", *, devices: list[str] | None = None, model_parallel_size: int = 2):
+def distribution_scope(name: str = "none", *, devices: list[str] | int | None = None, model_parallel_size: int = 2):
     """Builds and trains the model under this context to distribute it.
 
     Args:
@@ -44,7 +54,8 @@ def distribution_scope(name: str = "none", *, devices: list[str] | None = None, 
             "data_parallel" (all devices, batch split) or "model_parallel"
             (a ("batch", "model") mesh, weights sharded by `bert_layout_map`).
         devices: the devices to use (default: all local ones), e.g.
-            `["/cpu:0", "/cpu:1"]` for "mirrored" or `keras.distribution.list_devices()[:4]`.
+            `["/cpu:0", "/cpu:1"]` for "mirrored" or `keras.distribution.list_devices()[:4]`;
+            or a number: the first that many GPUs or TPUs (CPUs where there are none).
         model_parallel_size: size of the "model" mesh axis for model_parallel.
 
     Yields:
@@ -69,6 +80,8 @@ def distribution_scope(name: str = "none", *, devices: list[str] | None = None, 
     if name in TENSORFLOW_STRATEGIES:
         import tensorflow as tf
 
+        devices = _resolve_devices(devices)
+
         if name == "mirrored":
             strategy = tf.distribute.MirroredStrategy(devices)
         elif name == "multi_worker_mirrored":
@@ -82,7 +95,7 @@ def distribution_scope(name: str = "none", *, devices: list[str] | None = None, 
             yield strategy.num_replicas_in_sync
         return
     _join_processes()
-    devices = devices or keras.distribution.list_devices()
+    devices = _resolve_devices(devices) or keras.distribution.list_devices()
     previous = keras.distribution.distribution()
     if name == "data_parallel":
         distribution = keras.distribution.DataParallel(devices=devices)

@@ -7,6 +7,7 @@ import os
 
 import keras
 
+from keras_bert3.distribution.devices import check_precision
 from keras_bert3.distribution.strategy import distribution_scope
 from keras_bert3.training.stop_on_nan import StopOnNaN
 from keras_bert3.training.training_curves_plot import plot_training_curves
@@ -43,6 +44,8 @@ class PretrainingConfig:
         vocabulary_size: for the vocabulary learnt on the corpus (new models).
         precision: None, "mixed_bfloat16" or "mixed_float16".
         strategy: a name from `keras_bert3.distribution.STRATEGIES`.
+        devices: how many of the accelerator's devices the strategy uses
+            (default: all).
         seed: data and initialisation seed.
     """
 
@@ -61,6 +64,7 @@ class PretrainingConfig:
     vocabulary_size: int = 8000
     precision: str | None = None
     strategy: str = "none"
+    devices: int | None = None
     seed: int = 0
 
 
@@ -145,6 +149,9 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
 
     if config.steps < 1 or config.checkpoint_every < 1:
         raise ValueError("--steps and --checkpoint-every must be positive.")
+    check_precision(config.precision)
+    if config.devices is not None and config.strategy == "none":
+        raise ValueError("--devices needs a --strategy that spreads over devices (mirrored, data_parallel, ...).")
     _check_resume(config)
     if config.precision:
         keras.config.set_dtype_policy(config.precision)
@@ -153,7 +160,7 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     tokenizer = _tokenizer(config, corpus)
 
     # The model is built and trained under the distribution (a no-op for "none").
-    with distribution_scope(config.strategy) as replicas:
+    with distribution_scope(config.strategy, devices=config.devices) as replicas:
         if config.batch_size % replicas:
             raise ValueError(
                 f"--batch-size {config.batch_size} does not split evenly over the "

@@ -1,0 +1,113 @@
+"""The devices the current Keras backend can use, and checks that a requested
+precision or device list fits them, with errors that name what is there."""
+
+import keras
+
+ACCELERATOR_TYPES = ("gpu", "tpu")
+
+
+def visible_devices() -> list[str]:
+    """The devices of the current backend, accelerators first, as lowercase
+    names: `["gpu:0", "cpu:0"]`. TensorFlow: this process's logical devices;
+    JAX: every process's devices (a multi-host job's too), and the local CPU.
+
+    Example:
+    >>> visible_devices()
+    ['cpu:0']
+    """
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        names = [device.name.split("device:")[-1].lower() for device in tf.config.list_logical_devices()]
+    else:
+        import jax
+
+        names = [f"{device.platform}:{device.id}" for device in jax.devices()]
+        if jax.default_backend() != "cpu":
+            names += [f"cpu:{device.id}" for device in jax.local_devices(backend="cpu")]
+    return sorted(set(names), key=lambda name: (name.startswith("cpu"), name))
+
+
+def accelerator_type() -> str:
+    """`"gpu"`, `"tpu"` or `"cpu"`: what the current backend computes on by default.
+
+    Example:
+    >>> accelerator_type()
+    'cpu'
+    """
+    for name in visible_devices():
+        kind = name.split(":")[0]
+        if kind in ("gpu", "cuda", "rocm"):
+            return "gpu"
+        if kind == "tpu":
+            return "tpu"
+    return "cpu"
+
+
+def check_precision(precision: str | None) -> None:
+    """Refuses `mixed_float16` where no GPU is: float16 with loss scaling is for
+    GPUs; CPUs and TPUs compute in bfloat16 natively (`mixed_bfloat16`).
+
+    Example:
+    >>> check_precision("mixed_bfloat16")  # Fine anywhere.
+    """
+    if precision in (None, "float32", "mixed_bfloat16", "bfloat16"):
+        return
+    if precision in ("mixed_float16", "float16") and accelerator_type() != "gpu":
+        raise ValueError(
+            f"precision {precision!r} needs a GPU, and {keras.backend.backend()} sees only "
+            f"{', '.join(visible_devices())}. Use 'mixed_bfloat16' (native on CPUs with AVX512-BF16 "
+            "or AMX, and on TPUs) or float32 (no precision) here."
+        )
+
+
+def check_devices(devices: list[str] | None) -> None:
+    """Refuses a device list that names devices the backend does not have.
+
+    Example:
+    >>> check_devices(["/gpu:0", "/gpu:1"])  # ValueError on a machine with one GPU.
+    """
+    if not devices:
+        return
+    available = visible_devices()
+    aliases = {"cuda": "gpu", "rocm": "gpu"}
+
+    def normalized(name) -> str:
+        name = str(name).lower().split("device:")[-1].lstrip("/")
+        kind, _, index = name.partition(":")
+        # JAX device objects print as e.g. "CudaDevice(id=0)".
+        if "device(id=" in name:
+            kind, index = name.split("device(id=")[0], name.split("=")[-1].rstrip(")")
+        return f"{aliases.get(kind, kind)}:{index or 0}"
+
+    known = {normalized(name) for name in available}
+    missing = [str(name) for name in devices if normalized(name) not in known]
+    if missing:
+        raise ValueError(
+            f"{len(devices)} devices asked for, but {missing} do not exist here: "
+            f"{keras.backend.backend()} sees {len(available)} ({', '.join(available)}). "
+            "Name only these, or run on a machine with more."
+        )
+
+
+def first_devices(count: int) -> list[str]:
+    """The first `count` devices of the accelerator (GPUs or TPUs; CPUs where
+    there is none), named as `distribution_scope(..., devices=...)` takes them.
+
+    Example:
+    >>> first_devices(2)  # On a machine with 8 GPUs and TensorFlow.
+    ['/job:localhost/replica:0/task:0/device:GPU:0', '/job:localhost/replica:0/task:0/device:GPU:1']
+    """
+    kind = accelerator_type()
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        names = [device.name for device in tf.config.list_logical_devices(kind.upper())]
+    else:
+        names = keras.distribution.list_devices()
+    if not 1 <= count <= len(names):
+        raise ValueError(
+            f"{count} devices asked for, but {keras.backend.backend()} sees {len(names)} "
+            f"{kind.upper()} device(s) here ({', '.join(visible_devices())}). Ask for at most {len(names)}."
+        )
+    return names[:count]
