@@ -11,7 +11,9 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
 
     On JAX, `fn` is converted with jax2tf, shape-polymorphic in batch and
     length, the length at most the backbone's positions (so that the position
-    check is decidable). Returns the endpoint, callable inside a `tf.function`.
+    check is decidable), and lowered for the CPU as well as the accelerator it
+    runs on (`serving_platforms`), so that a model trained on a GPU serves on
+    CPU servers too. Returns the endpoint, callable inside a `tf.function`.
 
     Example:
     >>> archive = keras.export.ExportArchive(); archive.track(model)
@@ -25,8 +27,28 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
         backend_kwargs["jax2tf_kwargs"] = {
             "polymorphic_shapes": [{key: "(batch, length)" for key in input_names}],
             "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
+            "native_serialization_platforms": serving_platforms(),
         }
     return archive.add_endpoint(name, fn, signature, **backend_kwargs)
+
+
+def serving_platforms() -> tuple[str, ...]:
+    """The platforms a JAX export is lowered for: the CPU, and the accelerator
+    JAX runs on. jax2tf lowers for the current platform alone by default, and
+    a SavedModel written on a GPU would then refuse to run on a CPU ("The
+    current platform CPU is not among the platforms required by the module").
+
+    Example:
+    >>> serving_platforms()  # On a CUDA GPU.
+    ('cpu', 'cuda')
+    """
+    import jax
+
+    platform = jax.default_backend()
+    if platform == "gpu":
+        version = getattr(jax.local_devices()[0].client, "platform_version", "")
+        platform = "rocm" if "rocm" in str(version).lower() else "cuda"
+    return ("cpu",) if platform == "cpu" else ("cpu", platform)
 
 
 def write_saved_model(archive, filepath: str, *, verbose: bool = False) -> None:
