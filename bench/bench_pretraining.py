@@ -57,6 +57,8 @@ import numpy as np
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
+from bench.model_flops import pretraining_flops_per_step  # noqa: E402
+
 VOCABULARY_SIZE = 30522
 MAX_PREDICTIONS = 20
 MASK_ID, CLS_ID, SEP_ID = 103, 101, 102
@@ -150,12 +152,9 @@ def make_batches(config: Config, count: int = 4, seed: int = 0):
 def model_flops_per_step(config: Config) -> float:
     """PaLM-style model FLOPs of one training step (see the module docstring)."""
     layers, hidden = SIZES[config.size]
-    tokens = config.batch_size * config.sequence_length
-    encoder_weights = layers * 12 * hidden * hidden
-    flops = 6 * tokens * encoder_weights + 12 * layers * hidden * config.sequence_length * tokens
-    flops += 6 * config.batch_size * MAX_PREDICTIONS * (hidden * hidden + hidden * VOCABULARY_SIZE)
-    flops += 6 * config.batch_size * (hidden * hidden + 2 * hidden)
-    return flops
+    return pretraining_flops_per_step(layers=layers, hidden=hidden, sequence_length=config.sequence_length,
+                                      batch_size=config.batch_size, predictions=MAX_PREDICTIONS,
+                                      vocabulary_size=VOCABULARY_SIZE)  # fmt: skip
 
 
 def weighted_mlm_loss(logits, mask_ids, mask_weights) -> float:
