@@ -1,6 +1,7 @@
 """The `keras-bert3` command line.
 
     keras-bert3 pretrain [--model tiny] [--corpus FILES] --output DIR [--steps ...]
+    keras-bert3 prepare-data --corpus GLOB --output DIR [--preset P] [--workers N]   pre-paired shards
     keras-bert3 demo [--output DIR]             tokenizer and preset tour on the embedded corpus
     keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
     keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
@@ -52,6 +53,30 @@ def embed(args) -> None:
     np.set_printoptions(precision=4, suppress=True, linewidth=120)
     for text, vector in zip(args.texts, vectors):
         print(f"{text!r}: {vector[:8]} ... ({vector.shape[-1]} dims)")
+
+
+def prepare_data(args) -> None:
+    from keras_bert3.data.paired_shards import prepare_pretraining_data
+    from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+    if args.preset:
+        tokenizer = BertTokenizer.from_preset(args.preset)
+    else:
+        from keras_bert3.data.document_dataset import document_dataset
+        from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
+
+        os.makedirs(args.output, exist_ok=True)
+        path = os.path.join(args.output, "vocabulary.txt")
+        if not os.path.isfile(path):
+            sentences = document_dataset(args.corpus, file_format=args.file_format, seed=args.seed).unbatch()
+            learn_wordpiece_vocabulary(sentences, args.vocabulary_size, vocabulary_output_file=path)
+        tokenizer = BertTokenizer(path)
+    prepare_pretraining_data(
+        args.corpus, tokenizer, args.output, num_shards=args.num_shards, workers=args.workers,
+        sequence_length=args.sequence_length, seed=args.seed, next_sentence_prediction=not args.no_nsp,
+        balanced_nsp=not args.original_nsp, file_format=args.file_format,
+    )  # fmt: skip
+    print(f"Train on them with: keras-bert3 pretrain --corpus {args.output} --sequence-length {args.sequence_length} ...")
 
 
 def demo(args) -> None:
@@ -325,7 +350,7 @@ def main(argv=None) -> int:
     p.add_argument("--output", required=True, help="run directory: checkpoints, logs, plot, final preset")
     p.add_argument("--model", default="tiny", help="tiny, mini, small, medium, base or large")
     p.add_argument("--preset", help="continue pretraining this preset instead of a new --model")
-    p.add_argument("--corpus", help="files or glob, one sentence a line; default: the embedded corpus")
+    p.add_argument("--corpus", help="files or glob, one sentence a line, or a prepare-data directory; default: the embedded corpus")
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--sequence-length", type=int, default=128)
@@ -343,6 +368,20 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
     p.set_defaults(run=pretrain)
+
+    p = commands.add_parser("prepare-data", help="pair a corpus into shards, N processes, resumable; pretrain reads them")
+    p.add_argument("--corpus", required=True, help="files or glob")
+    p.add_argument("--output", required=True, help="directory for the shards, prepared.json and the tokenizer")
+    p.add_argument("--preset", help="the tokenizer of this preset; default: a vocabulary learnt on the corpus")
+    p.add_argument("--vocabulary-size", type=int, default=8000)
+    p.add_argument("--file-format", default="sentences", choices=["sentences", "paragraphs"])
+    p.add_argument("--workers", type=int, help="processes (default: one per 8 cores)")
+    p.add_argument("--num-shards", type=int, help="default: a multiple of 64, at most 256 MB of text each")
+    p.add_argument("--sequence-length", type=int, default=128)
+    p.add_argument("--no-nsp", action="store_true", help="single segments for MLM only")
+    p.add_argument("--original-nsp", action="store_true", help="the original's coin flip instead of 50%% true")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(run=prepare_data)
 
     p = commands.add_parser("demo", help="tokenizer and preset tour on the embedded corpus")
     p.add_argument("--output", default="runs/demo", help="directory for the presets it writes")

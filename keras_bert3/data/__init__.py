@@ -15,7 +15,6 @@ from keras_bert3.data.pretraining_shards import write_pretraining_shards
 from keras_bert3.data.python_docs_corpus import python_docs_documents
 from keras_bert3.data.sentence_pairer import SentencePairer
 from keras_bert3.data.sentence_splitter import split_sentences
-from keras_bert3.data.tokenized_documents import tokenized_documents
 
 __all__ = [
     "DataCounters",
@@ -32,6 +31,5 @@ __all__ = [
     "read_pretraining_shards",
     "split_sentences",
     "stdlib_docstring_documents",
-    "tokenized_documents",
     "write_pretraining_shards",
 ]

@@ -2,6 +2,7 @@
 
 import dataclasses
 import logging
+import threading
 
 logger = logging.getLogger("keras_bert3.data")
 
@@ -14,7 +15,7 @@ class DataCounters:
 
     Args:
         files: files opened.
-        empty_files: files without a single non-blank line (skipped).
+        empty_files: files of 0 bytes (skipped).
         documents: documents with at least one token (used).
         empty_documents: documents whose sentences all tokenize to nothing (skipped).
         sentences: non-empty sentences used.
@@ -27,8 +28,9 @@ class DataCounters:
         examples: examples made.
         random_next: examples whose second segment is from another document (label 1).
         forced_random_next: of those, the ones whose chunk was a single sentence, so
-            no true continuation existed (the original makes these random too); the
-            coin flip decides the others, so positives are below 50% on short documents.
+            no true continuation existed (the original makes these random too).
+        dropped_for_nsp_balance: forced random-next examples left out so that
+            half the examples are true continuations (`balanced_nsp`).
 
     Examples:
 
@@ -50,6 +52,18 @@ class DataCounters:
     examples: int = 0
     random_next: int = 0
     forced_random_next: int = 0
+    dropped_for_nsp_balance: int = 0
+    _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, **counts) -> None:
+        """Adds to the named counts (from the pipeline's worker threads too).
+
+        Example:
+        >>> counters.add(examples=256, random_next=128)
+        """
+        with self._lock:
+            for name, value in counts.items():
+                setattr(self, name, getattr(self, name) + int(value))
 
     def log_skips(self) -> None:
         """Logs one warning that lists every non-zero skip count."""

@@ -1,15 +1,17 @@
 """The pretraining data entry point: raw text to batches that `BertPretrainer.fit` takes."""
 
-import itertools
 import os
 
 import tensorflow as tf
 
 from keras_bert3.data.data_counters import DataCounters
-from keras_bert3.data.document_dataset import document_dataset
+from keras_bert3.data.document_dataset import document_groups
+from keras_bert3.data.document_dataset import expand_files
+from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from keras_bert3.data.mlm_masker import MlmMasker
-from keras_bert3.data.sentence_pairer import SentencePairer
-from keras_bert3.data.tokenized_documents import tokenized_documents
+from keras_bert3.data.paired_examples import paired_examples
+from keras_bert3.distribution.worker_input import files_for_worker
+from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
 
 
 def pretraining_dataset(
@@ -23,32 +25,37 @@ def pretraining_dataset(
     masked_lm_prob: float = 0.15,
     short_seq_prob: float = 0.1,
     next_sentence_prediction: bool = True,
+    balanced_nsp: bool = True,
     whole_word_masking: bool = False,
     file_format: str = "sentences",
-    document_buffer: int = 1000,
-    reservoir_size: int = 1000,
+    pairing_group: int = 256,
     example_buffer: int = 4096,
     drop_remainder: bool = False,
     counters: DataCounters | None = None,
+    input_context: tf.distribute.InputContext | None = None,
 ) -> tf.data.Dataset:
     """BERT pretraining batches from raw documents, streamed, with dynamic masking.
 
     Reproduces google-research/bert `create_pretraining_data.py`: NSP pairs as
-    `SentencePairer` (label 0 = B is the true continuation, 1 = B is random, as the
-    original) and 80/10/10 masks as `MlmMasker`. Unlike the original, nothing is
-    held in memory but bounded buffers (documents, a reservoir of documents for
-    random next segments, examples), and masks are drawn inside `tf.data` afresh on
-    every pass over the dataset (dynamic masking, Liu et al. 2019). For the
-    original's static masks, see `write_pretraining_shards`.
+    `DocumentGroupPairer` (label 0 = B is the true continuation, 1 = B is random,
+    as the original; 50% true continuations on any corpus unless
+    `balanced_nsp=False`) and 80/10/10 masks as `MlmMasker`. Unlike the original,
+    nothing is held in memory but bounded buffers (documents, a group of
+    documents to draw random next segments from, examples), and masks are drawn
+    inside `tf.data` afresh on every pass over the dataset (dynamic masking,
+    Liu et al. 2019). For the original's static masks, see `write_pretraining_shards`.
 
-    Pipeline: files -> `document_dataset` (interleaved, shuffled documents) ->
-    batched tokenization (`tokenized_documents`) -> `SentencePairer` (Python, over
-    id arrays) -> example shuffle -> batch -> `MlmMasker` (TF ops, per batch).
+    Pipeline, TensorFlow ops throughout (no Python on the way but the
+    "paragraphs" format's sentence splitting), so it runs on every core:
+    files -> `document_groups` (files read in parallel, documents shuffled in
+    windows of a few thousand and dealt into groups of `pairing_group`) ->
+    `paired_examples` (each group tokenized and paired, groups in parallel) ->
+    example shuffle -> batch -> `MlmMasker` (per batch).
     Deterministic for `seed`: the k-th pass over the dataset is the same for the
     same seed, and each pass has new pairs and new masks.
 
     Args:
-        files: path, glob or list of them (see `document_dataset`), or a
+        files: path, glob or list of them (see `document_groups`), or a
             `tf.data.Dataset` of documents: tf.string `(sentences,)` tensors, or scalar
             strings with one sentence a line.
         tokenizer: a `BertTokenizer`.
@@ -58,12 +65,21 @@ def pretraining_dataset(
         batch_size: int.
         seed: int.
         masked_lm_prob, whole_word_masking: see `MlmMasker`.
-        short_seq_prob, next_sentence_prediction, reservoir_size: see `SentencePairer`.
-            With `next_sentence_prediction=False`, y has no "nsp".
-        file_format, document_buffer: see `document_dataset`.
+        short_seq_prob, next_sentence_prediction, balanced_nsp: see
+            `DocumentGroupPairer`. With `next_sentence_prediction=False`, y has no "nsp".
+        pairing_group: int. Documents paired together: random next segments
+            come from the other documents of the group.
+        file_format: see `document_dataset`.
         example_buffer: int. Examples held by the shuffle buffer.
         drop_remainder: bool. Drop the last partial batch.
-        counters: optional `DataCounters`, to read what was skipped and made.
+        counters: optional `DataCounters`, to read what was skipped and made (and
+            to log the skips at the end of each pass).
+        input_context: optional `tf.distribute.InputContext` (as
+            `distribute_datasets_from_function` or `worker_dataset` give): this
+            worker reads only its share of the files, `files[id::count]` of the
+            sorted list, so the workers' passes together cover the corpus once.
+            Raises if there are more workers than files, or if the workers see
+            different files. (A dataset of documents is sharded by documents.)
 
     Returns:
         `tf.data.Dataset` of `(x, y, sample_weight)`: x = {"token_ids", "segment_ids",
@@ -87,43 +103,39 @@ def pretraining_dataset(
             f"max_predictions_per_seq={max_predictions_per_seq} is larger than the sequence: "
             f"sequence_length={sequence_length} leaves at most {maskable} maskable tokens."
         )
-    counters = counters if counters is not None else DataCounters()
-    pairer = SentencePairer(
+    pairer = DocumentGroupPairer(
         sequence_length=sequence_length,
         cls_token_id=tokenizer.cls_token_id,
         sep_token_id=tokenizer.sep_token_id,
         pad_token_id=tokenizer.pad_token_id,
         short_seq_prob=short_seq_prob,
         next_sentence_prediction=next_sentence_prediction,
-        reservoir_size=reservoir_size,
-        counters=counters,
-    )
-    masker = MlmMasker(
-        tokenizer,
-        max_predictions_per_seq=max_predictions_per_seq,
-        masked_lm_prob=masked_lm_prob,
-        whole_word_masking=whole_word_masking,
+        balanced_nsp=balanced_nsp,
     )
     if isinstance(files, tf.data.Dataset):
         documents = _as_sentence_documents(files)
+        if input_context is not None:
+            documents = documents.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
+        groups = documents.ragged_batch(pairing_group)
     else:
-        documents = document_dataset(
-            files, file_format=file_format, seed=seed, document_buffer=document_buffer, counters=counters
-        )
-
-    passes = itertools.count()
-
-    def generate():
-        pass_index = next(passes)
-        yield from pairer.examples(tokenized_documents(documents, tokenizer, counters=counters), seed=(seed, pass_index))
-        counters.log_skips()
-
-    rows = tf.TensorSpec([None, sequence_length], tf.int32)
-    examples = tf.data.Dataset.from_generator(
-        generate, output_signature=(rows, rows, tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32))
-    )
-    batches = examples.unbatch().shuffle(example_buffer, seed=seed, reshuffle_each_iteration=True)
+        paths = files_for_worker(expand_files(files), input_context)
+        groups = document_groups(paths, pairing_group, file_format=file_format, seed=seed, counters=counters)
+    examples = paired_examples(groups, tokenizer, pairer, seed=seed, counters=counters)
+    if counters is not None:
+        examples = examples.concatenate(_log_skips_at_end(counters, sequence_length))
+    batches = examples.shuffle(example_buffer, seed=seed, reshuffle_each_iteration=True)
     batches = batches.batch(batch_size, drop_remainder=drop_remainder)
+    masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
+                       masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
+    dataset = masked_batches(batches, masker, sequence_length, next_sentence_prediction, seed)
+    return dataset if input_context is None else unsharded_by_tf_distribute(dataset)
+
+
+def masked_batches(batches: tf.data.Dataset, masker: MlmMasker, sequence_length: int,
+                   next_sentence_prediction: bool, seed: int) -> tf.data.Dataset:  # fmt: skip
+    """Batches of unmasked pairs `(token_ids, segment_ids, lengths, labels)` to
+    the `(x, y, sample_weight)` that `BertPretrainer.fit` takes, with fresh
+    masks on every pass (deterministic for `seed`)."""
     mask_seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
 
     def to_inputs(batch, mask_seed):
@@ -140,7 +152,21 @@ def pretraining_dataset(
         return x, y, {"mlm": masked["mask_weights"]}
 
     dataset = tf.data.Dataset.zip(batches, mask_seeds)
-    return dataset.map(to_inputs, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).prefetch(tf.data.AUTOTUNE)
+    dataset = dataset.map(to_inputs, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _log_skips_at_end(counters: DataCounters, sequence_length: int) -> tf.data.Dataset:
+    """An empty dataset of examples whose iteration logs the skips (one Python call)."""
+    rows = tf.zeros([0, sequence_length], tf.int32)
+
+    def log(_):
+        done = tf.py_function(lambda: counters.log_skips() or 0, [], tf.int32)
+        with tf.control_dependencies([done]):
+            return tf.identity(rows)
+
+    empty = tf.data.Dataset.from_tensors(0).map(log).unbatch()
+    return empty.map(lambda row: (row, row, row[0], row[0]))  # Never runs: it sets the element structure.
 
 
 def _as_sentence_documents(documents: tf.data.Dataset) -> tf.data.Dataset:

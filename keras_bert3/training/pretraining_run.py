@@ -33,7 +33,10 @@ class PretrainingConfig:
         model: a standard size ("tiny" ... "large") for a new model.
         preset: or a preset to continue pretraining from (its tokenizer too).
         corpus: files or glob (one sentence a line, blank line between
-            documents); None means the embedded default corpus.
+            documents), or a directory of `keras-bert3 prepare-data` shards
+            (read with fresh masks each pass, with the tokenizer they were
+            written with unless `preset` is given); None means the embedded
+            default corpus. Under a strategy each worker reads its own files.
         steps: total training steps.
         batch_size: global batch size.
         sequence_length: packed sequence length.
@@ -94,6 +97,8 @@ def _tokenizer(config: PretrainingConfig, corpus_files):
 
     if config.preset is not None:
         return BertTokenizer.from_preset(config.preset)
+    if _is_prepared(corpus_files):
+        return BertTokenizer.from_preset(corpus_files)  # The tokenizer the shards were written with.
     path = os.path.join(config.output, VOCABULARY_FILE)
     if not os.path.isfile(path):
         from keras_bert3.data.document_dataset import document_dataset
@@ -101,6 +106,13 @@ def _tokenizer(config: PretrainingConfig, corpus_files):
         sentences = document_dataset(corpus_files, seed=config.seed).unbatch()
         learn_wordpiece_vocabulary(sentences, config.vocabulary_size, vocabulary_output_file=path)
     return BertTokenizer(path)
+
+
+def _is_prepared(corpus) -> bool:
+    """A directory written by `keras-bert3 prepare-data` (pre-paired shards)."""
+    from keras_bert3.data.paired_shards import INFO_FILE
+
+    return isinstance(corpus, str) and os.path.isfile(os.path.join(corpus, INFO_FILE))
 
 
 def _completed_epochs(config: PretrainingConfig) -> int:
@@ -157,10 +169,11 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
         keras.config.set_dtype_policy(config.precision)
     keras.utils.set_random_seed(config.seed)
     corpus = config.corpus or default_corpus_path()
-    tokenizer = _tokenizer(config, corpus)
 
-    # The model is built and trained under the distribution (a no-op for "none").
+    # The model is built and trained under the distribution (a no-op for "none");
+    # entered first, as MultiWorkerMirroredStrategy must start before any TF op runs.
     with distribution_scope(config.strategy, devices=config.devices) as replicas:
+        tokenizer = _tokenizer(config, corpus)
         if config.batch_size % replicas:
             raise ValueError(
                 f"--batch-size {config.batch_size} does not split evenly over the "
@@ -170,7 +183,9 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
 
 
 def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
+    from keras_bert3.data.paired_shards import read_paired_shards
     from keras_bert3.data.pretraining_dataset import pretraining_dataset
+    from keras_bert3.distribution.worker_input import worker_dataset
     from keras_bert3.models.bert_backbone import BertBackbone
     from keras_bert3.models.bert_pretrainer import BertPretrainer
 
@@ -191,17 +206,21 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
 
     epochs = -(-config.steps // config.checkpoint_every)
     done = _completed_epochs(config)
-    # A resumed run draws new examples rather than replaying the first ones.
-    dataset = pretraining_dataset(
-        corpus,
-        tokenizer,
-        sequence_length=config.sequence_length,
-        max_predictions_per_seq=config.max_predictions_per_seq,
-        batch_size=config.batch_size,
-        seed=config.seed + 7919 * done,
-        next_sentence_prediction=config.nsp,
-        drop_remainder=True,
-    ).repeat()
+
+    def make_dataset(input_context, batch_size):
+        """This worker's batches: its own files or shards (see `worker_dataset`).
+        A resumed run draws new examples rather than replaying the first ones."""
+        options = dict(batch_size=batch_size, seed=config.seed + 7919 * done, drop_remainder=True,
+                       max_predictions_per_seq=config.max_predictions_per_seq, input_context=input_context)  # fmt: skip
+        if _is_prepared(corpus):
+            dataset = read_paired_shards(corpus, tokenizer, sequence_length=config.sequence_length,
+                                         next_sentence_prediction=config.nsp, **options)  # fmt: skip
+        else:
+            dataset = pretraining_dataset(corpus, tokenizer, sequence_length=config.sequence_length,
+                                          next_sentence_prediction=config.nsp, **options)  # fmt: skip
+        return dataset.repeat()
+
+    dataset = worker_dataset(make_dataset, config.batch_size)
     backup_dir = os.path.join(config.output, BACKUP_DIR)
     _check_checkpoint(pretrainer, backup_dir)
     callbacks = [

@@ -4,7 +4,10 @@ examples, against the numbers google-research/bert's algorithm implies."""
 import numpy as np
 import pytest
 
+import tensorflow as tf
+
 from keras_bert3.data import DataCounters, SentencePairer, default_corpus_documents, pretraining_dataset
+from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from tests.data.conftest import collect
 
 
@@ -53,16 +56,29 @@ def test_nsp_and_short_sequences(run):
     data, counters = run
     labels = data["y_nsp"]
     assert counters.examples == len(labels) and counters.random_next == labels.sum()
-    # The coin flip, where the original makes one (a chunk of >= 2 sentences): 50% positives.
-    eligible = len(labels) - counters.forced_random_next
-    assert abs(np.sum(labels == 0) / eligible - 0.5) < 0.02
+    # Balanced: half true continuations, although a chunk of one sentence is always random next.
+    assert abs(np.mean(labels == 0) - 0.5) < 0.02 and counters.forced_random_next > 0.05 * len(labels)
     assert abs(counters.shortened_documents / counters.documents - 0.1) < 0.03
     # Segment ids: 0 up to the first [SEP], then 1 up to the second.
     assert (data["segment_ids"][:, 0] == 0).all() and (data["segment_ids"].max(axis=1) == 1).all()
 
 
-def test_pairs_come_from_the_right_documents(tokenizer):
-    """Each token gets a unique id (its place in the corpus), so every pair can be traced."""
+def test_original_nsp_coin_flip(tokenizer, corpus_path):
+    """balanced_nsp=False: the original's coin flip where it makes one (a chunk of
+    two or more sentences), so fewer than half the pairs are true continuations."""
+    counters = DataCounters()
+    data = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=256, seed=5, balanced_nsp=False,
+                                       counters=counters))  # fmt: skip
+    labels = data["y_nsp"]
+    eligible = len(labels) - counters.forced_random_next
+    assert len(labels) > 4_000 and abs(np.sum(labels == 0) / eligible - 0.5) < 0.02
+    assert np.mean(labels == 0) < 0.47
+
+
+def traced_corpus(tokenizer):
+    """The embedded corpus with each token replaced by a unique id (its place in
+    the corpus, from 1000 on), so that every pair can be traced; and the
+    document of each id."""
     documents = default_corpus_documents()
     sentence_lengths = tokenizer.tokenize([s for d in documents for s in d]).row_lengths().numpy()
     token_position, sentence, document_of = 1000, 0, []  # Ids >= 1000 avoid the special ids below.
@@ -77,28 +93,51 @@ def test_pairs_come_from_the_right_documents(tokenizer):
                 document_of.extend([d] * n)
                 token_position += n
         traced.append(traced_document)
-    document_of = np.array(document_of)
+    return traced, np.array(document_of)
+
+
+def check_pairs(token_ids, segment_ids, labels, document_of):
+    """Each segment is one contiguous span of one document; a true pair's B
+    follows its A in the same document; a random pair's B is from another."""
+    in_a = (segment_ids == 0) & (token_ids >= 1000)  # (examples, seq)
+    in_b = (segment_ids == 1) & (token_ids >= 1000)
+    documents = np.where(token_ids >= 1000, document_of[np.maximum(token_ids - 1000, 0)], -1)
+    steps = np.diff(token_ids, axis=1)
+    for inside in (in_a, in_b):  # Each segment is one contiguous span of one document.
+        both = inside[:, 1:] & inside[:, :-1]
+        assert (steps[both] == 1).all() and inside.any(axis=1).all()
+    rows = np.arange(len(labels))
+    length_a, length_b = in_a.sum(axis=1), in_b.sum(axis=1)
+    first_a, last_a = token_ids[:, 1], token_ids[rows, length_a]
+    first_b = token_ids[rows, length_a + 2]
+    doc_a, doc_b = documents[:, 1], documents[rows, length_a + 2]
+    positive = labels == 0
+    assert (doc_a[positive] == doc_b[positive]).all() and (first_b[positive] > last_a[positive]).all()
+    untruncated = positive & (length_a + length_b < 125)  # B starts right after A.
+    assert (first_b[untruncated] == last_a[untruncated] + 1).all()
+    assert (doc_a[~positive] != doc_b[~positive]).all()
+    assert (first_a >= 1000).all()
+
+
+def test_pairs_come_from_the_right_documents(tokenizer):
+    traced, document_of = traced_corpus(tokenizer)
+    pairer = DocumentGroupPairer(sequence_length=128, cls_token_id=1, sep_token_id=2, pad_token_id=0)
+    count = 0
+    for start in range(0, len(traced), 200):
+        group = tf.ragged.constant([[list(s) for s in d] for d in traced[start : start + 200]], dtype=tf.int32)
+        pairs = pairer(group, tf.constant([3, start]))
+        check_pairs(pairs["token_ids"].numpy(), pairs["segment_ids"].numpy(), pairs["labels"].numpy(), document_of)
+        count += len(pairs["labels"])
+    assert count > 4_000
+
+
+def test_python_pairs_come_from_the_right_documents(tokenizer):
+    """The same for `SentencePairer`, the original's algorithm in Python."""
+    traced, document_of = traced_corpus(tokenizer)
     pairer = SentencePairer(sequence_length=128, cls_token_id=1, sep_token_id=2, pad_token_id=0, reservoir_size=200)
     count = 0
     for token_ids, segment_ids, lengths, labels in pairer.examples([traced], seed=3):
-        in_a = (segment_ids == 0) & (token_ids >= 1000)  # (examples, seq)
-        in_b = (segment_ids == 1) & (token_ids >= 1000)
-        documents = np.where(token_ids >= 1000, document_of[np.maximum(token_ids - 1000, 0)], -1)
-        steps = np.diff(token_ids, axis=1)
-        for inside in (in_a, in_b):  # Each segment is one contiguous span of one document.
-            both = inside[:, 1:] & inside[:, :-1]
-            assert (steps[both] == 1).all() and inside.any(axis=1).all()
-        rows = np.arange(len(labels))
-        length_a, length_b = in_a.sum(axis=1), in_b.sum(axis=1)
-        first_a, last_a = token_ids[:, 1], token_ids[rows, length_a]
-        first_b = token_ids[rows, length_a + 2]
-        doc_a, doc_b = documents[:, 1], documents[rows, length_a + 2]
-        positive = labels == 0
-        assert (doc_a[positive] == doc_b[positive]).all() and (first_b[positive] > last_a[positive]).all()
-        untruncated = positive & (length_a + length_b < 125)  # B starts right after A.
-        assert (first_b[untruncated] == last_a[untruncated] + 1).all()
-        assert (doc_a[~positive] != doc_b[~positive]).all()
-        assert (first_a >= 1000).all()
+        check_pairs(token_ids, segment_ids, labels, document_of)
         count += len(labels)
     assert count > 4_000
 

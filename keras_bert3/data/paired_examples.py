@@ -1,0 +1,107 @@
+"""Raw documents to packed NSP pairs with TensorFlow ops alone: groups of
+documents are tokenized and paired in parallel `tf.data` map workers."""
+
+import tensorflow as tf
+
+from keras_bert3.data.data_counters import DataCounters
+from keras_bert3.data.document_group_pairer import DocumentGroupPairer
+
+NO_TEXT = "The corpus has no document with text: every file or document is empty."
+ONE_DOCUMENT = (
+    "The corpus has a single document: next sentence prediction needs a second document to draw "
+    "random next segments from. Add documents, or pass next_sentence_prediction=False."
+)
+# The counts each group reports, in order (see `DataCounters`).
+GROUP_COUNTS = ("documents", "empty_documents", "sentences", "empty_sentences", "invalid_utf8_sentences",
+                "single_sentence_documents", "shortened_documents", "examples", "random_next",
+                "forced_random_next", "dropped_for_nsp_balance")  # fmt: skip
+
+
+def paired_examples(
+    groups: tf.data.Dataset,
+    tokenizer,
+    pairer: DocumentGroupPairer,
+    *,
+    seed: int = 0,
+    counters: DataCounters | None = None,
+    check_corpus: bool = True,
+) -> tf.data.Dataset:
+    """Tokenizes and pairs groups of documents, groups in parallel.
+
+    Invalid UTF-8 is replaced by U+FFFD; sentences that tokenize to nothing and
+    documents left without sentences are dropped (and counted), as the original
+    drops them. Random next segments come from the other documents of the same
+    group. Deterministic for `seed`; each pass over the dataset draws anew.
+
+    Args:
+        groups: `tf.data.Dataset` of tf.string `tf.RaggedTensor`s
+            `(documents, sentences)`, as `document_groups` gives.
+        tokenizer: a `BertTokenizer`.
+        pairer: a `DocumentGroupPairer`.
+        seed: int.
+        counters: optional `DataCounters`; one small Python call per group adds to it.
+        check_corpus: bool. Raise at the end of a stream without text or with
+            a single document (False for a part of a corpus, e.g. one shard).
+
+    Returns:
+        `tf.data.Dataset` of one example per element: a tuple of int32
+        `token_ids`, `segment_ids` `(sequence_length,)`, `length` and `label`.
+
+    Raises (when the end of the stream is reached): `tf.errors.InvalidArgumentError`
+    for a corpus with no text, or, with next sentence prediction, a single document.
+
+    Example:
+    >>> pairs = paired_examples(document_groups("corpus.txt", 256), tokenizer, DocumentGroupPairer(...))  # doctest: +SKIP
+    """
+    # An end marker after the last group, where the documents seen are checked.
+    end = tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.string), tf.zeros([1], tf.int64))
+    marked = groups.map(lambda group: (group, False)).concatenate(tf.data.Dataset.from_tensors((end, True)))
+    needed = 2 if pairer.next_sentence_prediction else 1
+
+    def check_at_end(seen, group_and_end):
+        group, is_end = group_and_end
+        seen = seen + group.nrows()
+        checks = [
+            tf.debugging.Assert(~is_end | (seen > 0), [NO_TEXT]),
+            tf.debugging.Assert(~is_end | (seen >= needed), [ONE_DOCUMENT]),
+        ]
+        with tf.control_dependencies(checks):
+            return seen, (tf.identity(group), is_end)
+
+    if check_corpus:
+        marked = marked.scan(tf.constant(0, tf.int64), check_at_end)
+        groups = marked.filter(lambda group, is_end: ~is_end)
+        groups = groups.map(lambda group, is_end: group)
+    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+
+    pair = lambda group, group_seed: pair_group(group, group_seed, tokenizer, pairer, counters)  # noqa: E731
+    pairs = tf.data.Dataset.zip(groups, seeds).map(pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    return pairs.unbatch()
+
+
+def pair_group(group: tf.RaggedTensor, group_seed, tokenizer, pairer: DocumentGroupPairer, counters=None):
+    """One group of documents `(documents, sentences)` of raw text to its
+    examples: int32 `token_ids`, `segment_ids` `(examples, sequence_length)`,
+    `lengths` and `labels` `(examples,)`. `group_seed`: a stateless seed (2,)."""
+    sentences = group.flat_values
+    valid = tf.strings.unicode_transcode(sentences, "UTF-8", "UTF-8", errors="replace")
+    invalid = tf.reduce_sum(tf.cast(tf.not_equal(valid, sentences), tf.int64))
+    ids = tokenizer.tokenize(valid)  # (sentences, tokens)
+    tokenized = tf.RaggedTensor.from_row_splits(ids, group.row_splits)  # (documents, sentences, tokens)
+    tokenized = tf.ragged.boolean_mask(tokenized, group.with_flat_values(ids.row_lengths() > 0))
+    sentence_counts = tokenized.row_lengths()
+    tokenized = tf.ragged.boolean_mask(tokenized, sentence_counts > 0)
+    usable = tokenized.nrows()
+    examples = tf.cond(usable > 0, lambda: pairer(tokenized, group_seed), pairer.empty)
+    if counters is not None:
+        shortened, made, random_next, forced, dropped = tf.unstack(examples["counts"])
+        kept = tf.reduce_sum(sentence_counts)
+        counts = tf.stack([
+            usable, group.nrows() - usable, kept, tf.size(sentences, tf.int64) - kept, invalid,
+            tf.reduce_sum(tf.cast(sentence_counts == 1, tf.int64)), shortened, made, random_next, forced, dropped,
+        ])  # fmt: skip
+        add = lambda counts: counters.add(**dict(zip(GROUP_COUNTS, counts.numpy().tolist())))  # noqa: E731
+        with tf.control_dependencies([tf.py_function(add, [counts], [])]):
+            examples = {key: tf.identity(value) for key, value in examples.items()}
+    return examples["token_ids"], examples["segment_ids"], examples["lengths"], examples["labels"]
+

@@ -1,0 +1,346 @@
+"""Pre-paired shards: NSP pairs made once, at corpus scale, in N processes,
+into TFRecord shards without masks; training reads them with fresh masks every
+pass (dynamic masking on pre-paired data, as NVIDIA's LDDL does).
+
+Shards are balanced (the corpus is cut into byte ranges of equal size, one
+per shard), their count is fixed by the corpus and not by the worker count,
+and each is written to a `.partial` file then renamed: a killed run leaves
+only whole shards, and the same command finishes the rest.
+"""
+
+import dataclasses
+import hashlib
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import tensorflow as tf
+
+from keras_bert3.data.corpus_ranges import corpus_ranges
+from keras_bert3.data.document_dataset import expand_files
+from keras_bert3.data.mlm_masker import MlmMasker
+from keras_bert3.data.pretraining_dataset import masked_batches
+from keras_bert3.distribution.worker_input import files_for_worker
+from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
+
+INFO_FILE = "prepared.json"
+SHARD_NAME = "paired-{index:05d}-of-{count:05d}.tfrecord"
+# What must match between the shards and the run that reads them.
+MATCHING_FIELDS = ("tokenizer", "sequence_length", "next_sentence_prediction")
+
+
+def tokenizer_fingerprint(tokenizer) -> str:
+    """A short hash of what decides the token ids: vocabulary, casing, accents, special tokens."""
+    config = {key: value for key, value in tokenizer.get_config().items() if key not in ("name", "trainable", "dtype")}
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def default_num_shards(total_bytes: int) -> int:
+    """A multiple of 64 (so 1, 2, 4, ... 64 readers get equal shares), with at
+    most 256 MB of text a shard."""
+    return 64 * max(1, -(-total_bytes // (64 * 256 * 2**20)))
+
+
+def default_workers() -> int:
+    """One process per 8 cores: each process's `tf.data` already pairs on all
+    cores; more processes help where its Python parts (reading lines, writing
+    records) would bind. (Measured: 1 and 2 processes equal on 2 cores.)"""
+    return max(1, len(os.sched_getaffinity(0)) // 8)
+
+
+def prepare_pretraining_data(
+    files,
+    tokenizer,
+    output_dir: str,
+    *,
+    num_shards: int | None = None,
+    workers: int | None = None,
+    sequence_length: int = 128,
+    seed: int = 0,
+    short_seq_prob: float = 0.1,
+    next_sentence_prediction: bool = True,
+    balanced_nsp: bool = True,
+    pairing_group: int = 256,
+    file_format: str = "sentences",
+    verbose: bool = True,
+) -> list[str]:
+    """Pairs a corpus into `num_shards` TFRecord shards, `workers` processes at once.
+
+    Each shard holds the pairs of one byte range of the corpus (documents
+    shuffled in windows and paired within groups of `pairing_group`, exactly as
+    `pretraining_dataset` pairs them), seeded by the shard's index: the shards
+    are the same whatever the number of workers. Records: `input_ids`,
+    `segment_ids` (unpadded) and `next_sentence_labels`. `prepared.json` records
+    the settings and the tokenizer's fingerprint, which `read_paired_shards` checks.
+
+    Rerunning the same command after a kill keeps the finished shards and builds
+    the others (half-written `.partial` files are deleted and rebuilt); other
+    settings in a directory that holds shards are refused.
+
+    Args:
+        files: a path, glob or list of them (see `document_dataset`).
+        tokenizer: a `BertTokenizer`.
+        output_dir: str. Created if needed.
+        num_shards: int. Default: a multiple of 64 (see `default_num_shards`).
+        workers: int. Processes (default: `default_workers()`); this one is
+            one of them, the others are started with `python -m
+            keras_bert3.data.shard_worker`.
+        sequence_length, seed, short_seq_prob, next_sentence_prediction,
+            balanced_nsp, pairing_group, file_format: as `pretraining_dataset`.
+        verbose: bool. A line per finished shard and a summary.
+
+    Returns:
+        The shard paths, in order.
+
+    Example:
+    >>> prepare_pretraining_data("corpus/*.txt", tokenizer, "prepared", workers=8)  # doctest: +SKIP
+    >>> dataset = read_paired_shards("prepared", tokenizer, batch_size=256)  # doctest: +SKIP
+    """
+    paths = expand_files(files)
+    total = sum(tf.io.gfile.stat(path).length for path in paths)
+    num_shards = num_shards or default_num_shards(total)
+    workers = workers or default_workers()
+    if num_shards < 1 or workers < 1:
+        raise ValueError(f"num_shards and workers must be at least 1, got {num_shards} and {workers}.")
+    info = {
+        "format": "keras_bert3 paired shards 1",
+        "tokenizer": tokenizer_fingerprint(tokenizer),
+        "vocabulary_size": tokenizer.vocabulary_size(),
+        "lowercase": tokenizer.lowercase,
+        "sequence_length": sequence_length,
+        "next_sentence_prediction": next_sentence_prediction,
+        "num_shards": num_shards,
+        "seed": seed,
+        "short_seq_prob": short_seq_prob,
+        "balanced_nsp": balanced_nsp,
+        "pairing_group": pairing_group,
+        "file_format": file_format,
+        "corpus": [[os.path.basename(path), tf.io.gfile.stat(path).length] for path in paths],
+    }
+    tf.io.gfile.makedirs(output_dir)
+    _write_or_check_info(output_dir, info)
+    tokenizer.save_to_preset(output_dir)  # So that training finds the tokenizer of the shards.
+    shard_paths = [os.path.join(output_dir, SHARD_NAME.format(index=i, count=num_shards)) for i in range(num_shards)]
+    todo = [i for i, path in enumerate(shard_paths) if not tf.io.gfile.exists(path)]
+    for path in tf.io.gfile.glob(os.path.join(output_dir, "*.partial")):
+        tf.io.gfile.remove(path)  # Left by a killed run: never read, rebuilt below.
+    ranges = corpus_ranges(paths, num_shards, file_format)
+    tasks = [{"range": dataclasses.asdict(ranges[i]), "path": shard_paths[i], "index": i} for i in todo]
+    if verbose and len(todo) < num_shards:
+        print(f"prepare_pretraining_data: {num_shards - len(todo)} of {num_shards} shards already written; building {len(todo)}.")
+    start, examples = time.perf_counter(), 0
+    if workers == 1:
+        results = _in_this_process(tokenizer, info, tasks)
+    else:
+        results = _in_worker_processes(tokenizer, info, tasks, workers)
+    for done, result in enumerate(results, 1):
+        examples += result["examples"]
+        if verbose:
+            print(f"prepare_pretraining_data: shard {result['index']} ({result['examples']:,} examples, "
+                  f"{result['seconds']:.1f} s); {done}/{len(tasks)} built.")  # fmt: skip
+    elapsed = time.perf_counter() - start
+    if verbose and tasks:
+        print(f"prepare_pretraining_data: {examples:,} examples in {len(tasks)} shards, {elapsed:.1f} s, "
+              f"{examples / max(elapsed, 1e-9):,.0f} examples/s with {workers} workers.")  # fmt: skip
+    return shard_paths
+
+
+def _in_this_process(tokenizer, info: dict, tasks: list):
+    from keras_bert3.data.shard_worker import write_shards
+
+    yield from write_shards(tokenizer, info, tasks)
+
+
+def _in_worker_processes(tokenizer, info: dict, tasks: list, workers: int):
+    """This process and `workers - 1` `shard_worker` processes take shards
+    from one list (the first to claim a shard makes it: the processes that
+    start later take fewer); yields their reports as they come, and stops
+    them all if one fails or the caller stops."""
+    from keras_bert3.data.shard_worker import file_claims
+    from keras_bert3.data.shard_worker import write_shards
+
+    reports = queue.Queue()
+    with tempfile.TemporaryDirectory() as tmp:
+        claims_dir = os.path.join(tmp, "claims")
+        os.makedirs(claims_dir)
+        task_file = os.path.join(tmp, "tasks.json")
+        with open(task_file, "w", encoding="utf-8") as f:
+            json.dump({"tokenizer": tokenizer.get_config(), "info": info, "threads": 1,
+                       "claims_dir": claims_dir, "shards": tasks}, f)  # fmt: skip
+        processes = []
+        for worker in range(min(workers, len(tasks)) - 1):
+            log = open(os.path.join(tmp, f"worker{worker}.log"), "w+b")
+            process = subprocess.Popen([sys.executable, "-m", "keras_bert3.data.shard_worker", task_file],
+                                       stdout=subprocess.PIPE, stderr=log, text=True)  # fmt: skip
+            processes.append((process, log))
+            threading.Thread(target=_forward_lines, args=(process, reports), daemon=True).start()
+        try:
+            for report in write_shards(tokenizer, info, tasks, file_claims(tasks, claims_dir)):
+                yield report
+                yield from _drain(reports, processes, wait=False)
+            yield from _drain(reports, processes, wait=True)
+        finally:
+            for process, log in processes:
+                if process.poll() is None:
+                    process.kill()
+                process.wait()
+                log.close()
+
+
+def _drain(reports, processes, wait: bool):
+    """The workers' reports so far (all of them, till every worker has
+    exited, if `wait`); raises if a worker failed."""
+    while True:
+        if wait and all(process.poll() is not None and getattr(process, "reported_end", False) for process, _ in processes):
+            return
+        try:
+            process, line = reports.get(block=wait, timeout=1 if wait else None)
+        except queue.Empty:
+            if wait:
+                continue
+            return
+        if line is not None:
+            yield json.loads(line)
+            continue
+        process.reported_end = True
+        if process.wait() != 0:
+            log = next(log for p, log in processes if p is process)
+            log.seek(0)
+            tail = log.read().decode(errors="replace")[-3000:]
+            raise RuntimeError(f"A prepare-data worker failed (exit {process.returncode}); "
+                               f"finished shards are kept, rerun to go on. Its log ends:\n{tail}")  # fmt: skip
+
+
+def _forward_lines(process, reports) -> None:
+    for line in process.stdout:
+        if line.startswith("{"):
+            reports.put((process, line))
+    reports.put((process, None))
+
+
+def _write_or_check_info(output_dir: str, info: dict) -> None:
+    path = os.path.join(output_dir, INFO_FILE)
+    if tf.io.gfile.exists(path):
+        with tf.io.gfile.GFile(path) as f:
+            previous = json.load(f)
+        changed = {key: (previous.get(key), info[key]) for key in info if previous.get(key) != info[key]}
+        if changed:
+            details = "; ".join(f"{key}: {a!r} -> {b!r}" for key, (a, b) in changed.items())
+            raise ValueError(
+                f"{output_dir} holds shards prepared with other settings or another corpus ({details}). "
+                "Use the same settings to finish them, or another output directory."
+            )
+        return
+    with tf.io.gfile.GFile(path + ".partial", "w") as f:
+        json.dump(info, f, indent=2)
+    tf.io.gfile.rename(path + ".partial", path, overwrite=True)
+
+
+def read_prepared_info(directory: str) -> dict:
+    """The settings `prepare_pretraining_data` wrote, after checking that all shards are there."""
+    path = os.path.join(directory, INFO_FILE)
+    if not tf.io.gfile.exists(path):
+        raise ValueError(f"{directory} holds no prepared shards ({INFO_FILE} is missing): run `keras-bert3 prepare-data` first.")
+    with tf.io.gfile.GFile(path) as f:
+        info = json.load(f)
+    count = info["num_shards"]
+    missing = [i for i in range(count) if not tf.io.gfile.exists(os.path.join(directory, SHARD_NAME.format(index=i, count=count)))]
+    if missing:
+        raise ValueError(
+            f"{directory} holds {count - len(missing)} of {count} shards: `prepare-data` did not finish "
+            f"(shards {missing[:5]}... missing). Rerun the same command to build the rest."
+        )
+    return info
+
+
+def read_paired_shards(
+    directory: str,
+    tokenizer,
+    *,
+    batch_size: int = 32,
+    sequence_length: int | None = None,
+    max_predictions_per_seq: int = 20,
+    masked_lm_prob: float = 0.15,
+    whole_word_masking: bool = False,
+    seed: int = 0,
+    shuffle_buffer: int = 4096,
+    drop_remainder: bool = False,
+    next_sentence_prediction: bool | None = None,
+    input_context: tf.distribute.InputContext | None = None,
+) -> tf.data.Dataset:
+    """Reads the shards of `prepare_pretraining_data` into the same `(x, y,
+    sample_weight)` batches as `pretraining_dataset`, with new masks every pass.
+
+    Args:
+        directory: the `output_dir` of `prepare_pretraining_data`.
+        tokenizer: the `BertTokenizer` of the run: it must be the one the
+            shards were written with (its `[MASK]` id and vocabulary draw the masks).
+        sequence_length: int or None. If given, must be the shards' length.
+        batch_size, max_predictions_per_seq, masked_lm_prob, whole_word_masking,
+            seed, drop_remainder, input_context: as `pretraining_dataset`
+            (with `input_context`, this worker reads its own shards).
+        shuffle_buffer: int. Examples held by the shuffle buffer.
+        next_sentence_prediction: bool or None. If given, must be the shards'.
+
+    Raises:
+        ValueError: shards missing (an unfinished `prepare-data`), or written by
+            another tokenizer or for another sequence length than the run's.
+
+    Example:
+    >>> dataset = read_paired_shards("prepared", tokenizer, batch_size=256)  # doctest: +SKIP
+    """
+    info = read_prepared_info(directory)
+    fingerprint = tokenizer_fingerprint(tokenizer)
+    if info["tokenizer"] != fingerprint:
+        raise ValueError(
+            f"The shards in {directory} were written with another tokenizer (fingerprint {info['tokenizer']}, "
+            f"{info['vocabulary_size']} tokens, lowercase={info['lowercase']}) than this run's "
+            f"(fingerprint {fingerprint}, {tokenizer.vocabulary_size()} tokens, lowercase={tokenizer.lowercase}): "
+            "their ids would mean other words. Prepare the data again with this tokenizer, or train with theirs."
+        )
+    if sequence_length is not None and sequence_length != info["sequence_length"]:
+        raise ValueError(
+            f"The shards in {directory} hold pairs of length {info['sequence_length']}, "
+            f"the run asks for {sequence_length}: prepare the data again with "
+            f"--sequence-length {sequence_length}, or train at {info['sequence_length']}."
+        )
+    nsp = info["next_sentence_prediction"]
+    if next_sentence_prediction is not None and next_sentence_prediction != nsp:
+        raise ValueError(
+            f"The shards in {directory} were prepared {'with' if nsp else 'without'} next sentence prediction, "
+            f"the run {'needs' if next_sentence_prediction else 'has no'} NSP labels: prepare the data again "
+            f"{'without --no-nsp' if next_sentence_prediction else 'with --no-nsp'}, or train {'with' if nsp else 'without'} NSP."
+        )
+    sequence_length = info["sequence_length"]
+    count = info["num_shards"]
+    paths = [os.path.join(directory, SHARD_NAME.format(index=i, count=count)) for i in range(count)]
+    paths = files_for_worker(paths, input_context, "shards")
+    features = {
+        "input_ids": tf.io.RaggedFeature(tf.int64),
+        "segment_ids": tf.io.RaggedFeature(tf.int64),
+        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+    }
+
+    def parse(records):
+        parsed = tf.io.parse_example(records, features)
+        token_ids = tf.cast(parsed["input_ids"], tf.int32)
+        lengths = tf.cast(token_ids.row_lengths(), tf.int32)
+        pad = tokenizer.pad_token_id
+        token_ids = token_ids.to_tensor(default_value=pad, shape=[None, sequence_length])
+        segment_ids = tf.cast(parsed["segment_ids"], tf.int32).to_tensor(shape=[None, sequence_length])
+        return token_ids, segment_ids, lengths, tf.cast(parsed["next_sentence_labels"][:, 0], tf.int32)
+
+    dataset = tf.data.Dataset.from_tensor_slices(paths).shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
+    dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=min(8, len(paths)),
+                                 num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)  # fmt: skip
+    dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+    batches = dataset.batch(batch_size, drop_remainder=drop_remainder).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+    masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
+                       masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
+    dataset = masked_batches(batches, masker, sequence_length, nsp, seed)
+    return dataset if input_context is None else unsharded_by_tf_distribute(dataset)

@@ -1,0 +1,80 @@
+"""One `prepare-data` worker process: builds the shards it is given and prints
+a line per shard. Started by `prepare_pretraining_data` as
+`python -m keras_bert3.data.shard_worker TASKS.json` (a fresh interpreter, so
+it works whatever the caller's script looks like, with no `__main__` guard needed)."""
+
+import json
+import os
+import sys
+import time
+
+import tensorflow as tf
+
+from keras_bert3.data.corpus_ranges import CorpusRange
+from keras_bert3.data.example_records import pair_records
+from keras_bert3.data.range_pairs import range_pairs
+
+
+def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
+    """Pairs each shard's range and writes it to its path (through
+    `path.partial`, renamed when whole); yields a report per shard written.
+
+    `claim(position)`: if given, a shard is made only if it returns True
+    (shards shared with other processes: the first to claim one makes it).
+    """
+    ranges = [CorpusRange(**{k: tuple(v) if isinstance(v, list) else v for k, v in shard["range"].items()}) for shard in shards]
+    seeds = [info["seed"] * 1_000_003 + shard["index"] for shard in shards]
+    positions = None
+    if claim is not None:
+        positions = lambda: (position for position in range(len(shards)) if claim(position))  # noqa: E731
+    pairs = range_pairs(ranges, seeds, tokenizer, sequence_length=info["sequence_length"],
+                        short_seq_prob=info["short_seq_prob"], next_sentence_prediction=info["next_sentence_prediction"],
+                        balanced_nsp=info["balanced_nsp"], pairing_group=info["pairing_group"], positions=positions)  # fmt: skip
+    records = pairs.map(lambda position, end, *batch: (position, end, pair_records(*batch)),
+                        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)  # fmt: skip
+    writer, count, start = None, 0, time.perf_counter()
+    for position, end, serialized in records.as_numpy_iterator():
+        shard = shards[position]
+        if writer is None:
+            writer = tf.io.TFRecordWriter(shard["path"] + ".partial")
+        for record in serialized:
+            writer.write(record)
+        count += len(serialized)
+        if end:
+            writer.close()
+            tf.io.gfile.rename(shard["path"] + ".partial", shard["path"], overwrite=True)
+            yield {"index": shard["index"], "examples": count, "seconds": time.perf_counter() - start}
+            writer, count, start = None, 0, time.perf_counter()
+
+
+def file_claims(shards: list[dict], claims_dir: str):
+    """`claim(position)` through files created exclusively in a local
+    directory, so that the processes of one `prepare-data` split the shards."""
+
+    def claim(position) -> bool:
+        try:
+            os.close(os.open(os.path.join(claims_dir, str(shards[position]["index"])), os.O_CREAT | os.O_EXCL))
+            return True
+        except FileExistsError:
+            return False
+
+    return claim
+
+
+def main(task_file: str) -> None:
+    from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+    with open(task_file, encoding="utf-8") as f:
+        tasks = json.load(f)
+    tf.config.threading.set_inter_op_parallelism_threads(tasks["threads"])
+    tf.config.threading.set_intra_op_parallelism_threads(tasks["threads"])
+    tokenizer = BertTokenizer.from_config(tasks["tokenizer"])
+    parent = os.getppid()
+    for report in write_shards(tokenizer, tasks["info"], tasks["shards"], file_claims(tasks["shards"], tasks["claims_dir"])):
+        print(json.dumps(report), flush=True)
+        if os.getppid() != parent:  # The caller is gone: stop rather than work for nobody.
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

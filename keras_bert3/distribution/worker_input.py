@@ -1,0 +1,139 @@
+"""Input per worker: each `tf.distribute` worker and each JAX process builds
+its own dataset from its own share of the files, so that the cluster's input
+rate grows with the workers and one pass covers the corpus once.
+
+Without this, Keras shards a dataset by data: every worker builds the whole
+stream and keeps one example in N (`tf.data` auto-sharding falls back to it
+when the dataset has no file-level source; `keras.distribution` always does it).
+"""
+
+import hashlib
+import os
+
+import keras
+import tensorflow as tf
+
+
+def worker_input_context() -> tf.distribute.InputContext:
+    """This worker's place among the input pipelines of the current distribution.
+
+    Under a `tf.distribute` strategy (in its scope): one pipeline per worker
+    (host). On JAX under a `keras.distribution` with several processes: one per
+    process. Otherwise a single pipeline.
+    """
+    if keras.backend.backend() == "tensorflow" and tf.distribute.has_strategy():
+        strategy = tf.distribute.get_strategy()
+        resolver = getattr(strategy, "cluster_resolver", None)
+        workers, index = 1, 0
+        cluster = resolver.cluster_spec().as_dict() if resolver is not None else {}
+        if cluster:
+            chiefs = len(cluster.get("chief", []))
+            workers = chiefs + len(cluster.get("worker", []))
+            index = resolver.task_id + (chiefs if resolver.task_type == "worker" else 0)
+        return tf.distribute.InputContext(workers, index, strategy.num_replicas_in_sync)
+    if keras.backend.backend() == "jax" and keras.distribution.distribution() is not None:
+        import jax
+
+        return tf.distribute.InputContext(jax.process_count(), jax.process_index(), jax.device_count())
+    return tf.distribute.InputContext()
+
+
+def worker_dataset(make_dataset, global_batch_size: int):
+    """The dataset that `fit` should get under the current distribution, built
+    by each worker from its own files.
+
+    Args:
+        make_dataset: `make_dataset(input_context, batch_size)` returns a batched
+            `tf.data.Dataset` of this worker's share (e.g. `pretraining_dataset(files,
+            tokenizer, batch_size=batch_size, input_context=input_context)`).
+        global_batch_size: int. The batch size of one step across all workers.
+
+    Returns:
+        A `tf.data.Dataset`, or under a TF strategy a distributed dataset
+        (`distribute_datasets_from_function`), for `fit`.
+
+    Example:
+    >>> with distribution_scope("multi_worker_mirrored"):
+    ...     pretrainer = BertPretrainer(backbone); pretrainer.compile()
+    ...     data = worker_dataset(lambda context, batch_size: pretraining_dataset(
+    ...         files, tokenizer, batch_size=batch_size, input_context=context), 256)
+    >>> pretrainer.fit(data, steps_per_epoch=1000)  # doctest: +SKIP
+    """
+    context = worker_input_context()
+    if keras.backend.backend() == "tensorflow" and tf.distribute.has_strategy():
+        strategy = tf.distribute.get_strategy()
+
+        def per_worker(context):
+            return make_dataset(context, context.get_per_replica_batch_size(global_batch_size))
+
+        return strategy.distribute_datasets_from_function(per_worker)
+    if context.num_input_pipelines > 1:
+        # keras.distribution would shard the stream by data (each process
+        # building all of it): each process gives its own share instead.
+        keras.distribution.distribution().auto_shard_dataset = False
+        if global_batch_size % context.num_input_pipelines:
+            raise ValueError(
+                f"The batch size {global_batch_size} does not split evenly over "
+                f"{context.num_input_pipelines} processes: use a multiple of {context.num_input_pipelines}."
+            )
+        return make_dataset(context, global_batch_size // context.num_input_pipelines)
+    return make_dataset(None, global_batch_size)
+
+
+def unsharded_by_tf_distribute(dataset: tf.data.Dataset) -> tf.data.Dataset:
+    """Marks a worker's own share so that `tf.distribute` does not shard it again."""
+    options = tf.data.Options()
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    return dataset.with_options(options)
+
+
+def files_for_worker(paths: list[str], input_context: tf.distribute.InputContext | None, what: str = "files") -> list[str]:
+    """This worker's share of `paths` (sorted the same on every worker):
+    `paths[index::count]`, after checking that every worker sees the same list.
+
+    Raises:
+        ValueError: more workers than files, or workers that see different files.
+    """
+    if input_context is None or input_context.num_input_pipelines == 1:
+        return paths
+    count, index = input_context.num_input_pipelines, input_context.input_pipeline_id
+    check_same_on_workers(paths, what)
+    if count > len(paths):
+        raise ValueError(
+            f"{count} workers read the corpus but it has only {len(paths)} {what}: each worker "
+            f"reads its own {what}, so some would have none. Split the corpus into at least {count} "
+            "files (e.g. `split -n l/N`, at blank lines for the one-sentence-a-line format), or build "
+            "shards with `keras-bert3 prepare-data --num-shards` a multiple of the worker count."
+        )
+    return paths[index::count]
+
+
+def check_same_on_workers(paths: list[str], what: str = "files") -> None:
+    """Raises on every worker if the workers' lists of `paths` (names and sizes) differ.
+
+    Workers that expand a glob on their own disks, or at different times
+    while files are written, would otherwise read overlapping or missing shares.
+    """
+    described = "\n".join(f"{os.path.basename(p)}\t{tf.io.gfile.stat(p).length}" for p in paths)
+    digest = int.from_bytes(hashlib.sha256(described.encode()).digest()[:3], "little")  # Exact in float32.
+    low, high = _min_and_max_over_workers(float(digest))
+    if low != high:
+        raise ValueError(
+            f"The workers see different {what}: this one sees {len(paths)} ({paths[:3]}...). "
+            "Every worker must see the same list (same glob, same files, same sizes): use a shared "
+            "file system or the same copy on every host, and do not change the files during a run."
+        )
+
+
+def _min_and_max_over_workers(value: float) -> tuple[float, float]:
+    if keras.backend.backend() == "tensorflow" and tf.distribute.has_strategy():
+        strategy = tf.distribute.get_strategy()
+        gathered = strategy.gather(strategy.run(lambda: tf.constant([value], tf.float32)), axis=0).numpy()
+        return float(gathered.min()), float(gathered.max())
+    import jax
+    from jax.experimental import multihost_utils
+
+    if jax.process_count() == 1:
+        return value, value
+    gathered = multihost_utils.process_allgather(jax.numpy.array([value], jax.numpy.float32))
+    return float(gathered.min()), float(gathered.max())

@@ -1,0 +1,87 @@
+"""The pipeline on a corpus as big and messy as users bring: the docstrings of
+every installed package (over 20 MB, over 20,000 documents, most of them a
+sentence or two), derived on this machine."""
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from keras_bert3.data import DataCounters, pretraining_dataset
+from keras_bert3.data.paired_shards import prepare_pretraining_data
+from keras_bert3.data.paired_shards import read_paired_shards
+from keras_bert3.data.site_packages_corpus import site_packages_corpus_path
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+READ_ONE_BATCH = """
+import os, sys
+from keras_bert3.data import pretraining_dataset
+from keras_bert3.data.paired_shards import read_paired_shards
+from keras_bert3.tokenizers import BertTokenizer
+tokenizer = BertTokenizer.from_preset(sys.argv[2])
+read = read_paired_shards if os.path.isdir(sys.argv[1]) else pretraining_dataset
+x, _, _ = next(iter(read(sys.argv[1], tokenizer, batch_size=64)))
+print(x["token_ids"].shape)
+"""
+
+
+@pytest.fixture(scope="module")
+def large_corpus():
+    path = site_packages_corpus_path()
+    with open(path, encoding="utf-8") as f:
+        documents = f.read().count("\n\n")
+    assert os.path.getsize(path) > 20_000_000 and documents > 20_000, (os.path.getsize(path), documents)
+    return path
+
+
+@pytest.fixture(scope="module")
+def prepared(large_corpus, tokenizer, tmp_path_factory):
+    """The large corpus paired into shards by `prepare_pretraining_data`."""
+    directory = str(tmp_path_factory.mktemp("prepared"))
+    prepare_pretraining_data(large_corpus, tokenizer, directory, workers=1, seed=3, verbose=False)
+    return directory
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["streaming", "shards"])
+def test_reading_one_batch_then_exiting_ends(request, large_corpus, minilm_dir, path):
+    data = large_corpus if path == "streaming" else request.getfixturevalue("prepared")
+    start = time.perf_counter()
+    completed = subprocess.run([sys.executable, "-c", READ_ONE_BATCH, data, minilm_dir],
+                               cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "(64, 128)" in completed.stdout
+    assert time.perf_counter() - start < 30
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ["streaming", "shards"])
+def test_statistics_on_the_large_corpus(request, large_corpus, tokenizer, path):
+    counters = DataCounters()
+    if path == "streaming":
+        dataset = pretraining_dataset(large_corpus, tokenizer, max_predictions_per_seq=40, batch_size=256, seed=11,
+                                      counters=counters)  # fmt: skip
+    else:
+        dataset = read_paired_shards(request.getfixturevalue("prepared"), tokenizer, max_predictions_per_seq=40,
+                                     batch_size=256, seed=11)  # fmt: skip
+    rows = [(x, y, w) for x, y, w in dataset.take(48).as_numpy_iterator()]
+    token_ids = np.concatenate([x["token_ids"] for x, _, _ in rows])
+    weights = np.concatenate([w["mlm"] for _, _, w in rows]) > 0
+    positions = np.concatenate([x["mask_positions"] for x, _, _ in rows])
+    original = np.concatenate([y["mlm"] for _, y, _ in rows])
+    labels = np.concatenate([y["nsp"] for _, y, _ in rows])
+    padding = np.concatenate([x["padding_mask"] for x, _, _ in rows])
+    assert len(labels) >= 12_000
+    assert abs(weights.sum() / (padding.sum() - 3 * len(labels)) - 0.15) < 0.005
+    chosen = np.take_along_axis(token_ids, positions, axis=1)[weights]
+    as_mask = np.mean(chosen == tokenizer.mask_token_id)
+    kept = np.mean(chosen == original[weights])
+    assert abs(as_mask - 0.8) < 0.01 and abs(kept - 0.1) < 0.01 and abs(1 - as_mask - kept - 0.1) < 0.01
+    # Half true continuations although most chunks here are a single sentence
+    # (always random next), which the original would leave at about 38%.
+    assert abs(np.mean(labels == 0) - 0.5) < 0.02
+    if path == "streaming":
+        assert counters.single_sentence_documents > 0.3 * counters.documents

@@ -1,0 +1,102 @@
+"""`prepare-data`: a corpus cut into byte ranges that hold every document once;
+shards that are the same whatever the number of worker processes, finished by
+rerunning after a SIGKILL, refused when they do not match the run; read with
+fresh masks every pass."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from keras_bert3.data import default_corpus_documents
+from keras_bert3.data.corpus_ranges import corpus_ranges
+from keras_bert3.data.corpus_ranges import range_documents
+from keras_bert3.data.paired_shards import prepare_pretraining_data
+from keras_bert3.data.paired_shards import read_paired_shards
+from keras_bert3.tokenizers import BertTokenizer
+from tests.data.conftest import collect
+from tests.data.document_dataset_test import MESSY
+from tests.data.document_dataset_test import plain_reading
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The embedded corpus in three files of the original format, one of them messy."""
+    directory = tmp_path_factory.mktemp("corpus")
+    documents = default_corpus_documents()
+    for k in range(2):
+        text = "\n\n".join("\n".join(document) for document in documents[k::2]) + "\n"
+        (directory / f"part{k}.txt").write_text(text, encoding="utf-8")
+    (directory / "part2.txt").write_text(MESSY * 20, encoding="utf-8")
+    return directory
+
+
+def shard_bytes(directory):
+    return {name: open(os.path.join(directory, name), "rb").read() for name in sorted(os.listdir(directory)) if name.endswith(".tfrecord")}
+
+
+@pytest.mark.parametrize("count", [1, 3, 7, 64, 5000])
+def test_ranges_hold_every_document_once(corpus, count):
+    paths = sorted(str(path) for path in corpus.glob("*.txt"))
+    expected = sorted(tuple(document) for path in paths for document in plain_reading(path, 10_000))
+    read = sorted(tuple(document) for corpus_range in corpus_ranges(paths, count) for document in range_documents(corpus_range))
+    assert read == expected
+
+
+@pytest.mark.slow
+def test_shards_are_the_same_with_two_workers_and_read_with_new_masks(tmp_path, corpus, tokenizer):
+    one, two = str(tmp_path / "one"), str(tmp_path / "two")
+    prepare_pretraining_data(str(corpus / "*.txt"), tokenizer, one, num_shards=8, workers=1, verbose=False)
+    prepare_pretraining_data(str(corpus / "*.txt"), tokenizer, two, num_shards=8, workers=2, verbose=False)
+    assert shard_bytes(one) == shard_bytes(two) and len(shard_bytes(one)) == 8
+    dataset = read_paired_shards(one, tokenizer, batch_size=64)
+    first, second = collect(dataset), collect(dataset)
+    assert len(first["token_ids"]) == len(second["token_ids"]) > 1000
+    assert not np.array_equal(first["mask_positions"], second["mask_positions"])  # Dynamic masking.
+    assert abs(np.mean(first["y_nsp"] == 0) - 0.5) < 0.03
+
+
+@pytest.mark.slow
+def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir):
+    command = [sys.executable, "-m", "keras_bert3", "prepare-data", "--corpus", str(corpus / "*.txt"),
+               "--preset", minilm_dir, "--num-shards", "64", "--workers", "1"]  # fmt: skip
+    complete = str(tmp_path / "complete")
+    subprocess.run(command + ["--output", complete], check=True, cwd=REPO, capture_output=True)
+    killed = str(tmp_path / "killed")
+    process = subprocess.Popen(command + ["--output", killed], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while len(shard_bytes(killed) if os.path.isdir(killed) else {}) < 3 and time.time() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    left = shard_bytes(killed)
+    assert 3 <= len(left) < 64, len(left)
+    with pytest.raises(ValueError, match=f"holds {len(left)} of 64 shards"):
+        read_paired_shards(killed, BertTokenizer.from_preset(minilm_dir))
+    with open(os.path.join(killed, "paired-00063-of-00064.tfrecord.partial"), "wb") as f:
+        f.write(b"half a record")  # As a kill in the middle of a shard leaves.
+    subprocess.run(command + ["--output", killed], check=True, cwd=REPO, capture_output=True)
+    assert shard_bytes(killed) == shard_bytes(complete)
+    assert not [name for name in os.listdir(killed) if name.endswith(".partial")]
+
+
+def test_shards_of_another_tokenizer_length_or_settings_are_refused(tmp_path, corpus, tokenizer):
+    directory = str(tmp_path / "prepared")
+    prepare_pretraining_data(str(corpus / "part2.txt"), tokenizer, directory, num_shards=2, sequence_length=64, verbose=False)
+    other = BertTokenizer(tokenizer.get_vocabulary(), lowercase=False)
+    with pytest.raises(ValueError, match="written with another tokenizer .*lowercase=True.* than this run's .*lowercase=False"):
+        read_paired_shards(directory, other)
+    with pytest.raises(ValueError, match="hold pairs of length 64, the run asks for 128"):
+        read_paired_shards(directory, tokenizer, sequence_length=128)
+    with pytest.raises(ValueError, match="prepared with next sentence prediction"):
+        read_paired_shards(directory, tokenizer, next_sentence_prediction=False)
+    with pytest.raises(ValueError, match="holds shards prepared with other settings .*sequence_length: 64 -> 128"):
+        prepare_pretraining_data(str(corpus / "part2.txt"), tokenizer, directory, num_shards=2, verbose=False)
+    with pytest.raises(ValueError, match="holds no prepared shards"):
+        read_paired_shards(str(tmp_path), tokenizer)
