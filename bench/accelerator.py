@@ -81,7 +81,7 @@ def row_names(args, accelerator: str) -> list[str]:
         return args.rows
     precisions = [p for p in PRECISIONS if p != "mixed_float16" or accelerator == "gpu"]
     if args.tiny:
-        return [f"pretrain-tiny-64-{p}" for p in precisions] + ["finetune-minilm-float32", "finetune-tiny-mixed_bfloat16"]
+        return [f"pretrain-tiny-64-{p}" for p in precisions] + ["finetune-tiny-float32", "finetune-tiny-mixed_bfloat16"]
     pretrain = [f"pretrain-{s}-{n}-{p}" for n in (128, 512) for s in ("base", "large") for p in precisions]
     return pretrain + [f"finetune-{m}-{p}" for m in ("minilm", "base") for p in precisions]
 
@@ -283,7 +283,7 @@ def run_finetune(row: dict, args) -> dict:
         "accuracy": float(np.mean(logits.argmax(-1) == test_labels)),
         "loss_last_epoch": timer.logs[-1]["loss"],
     }
-    if row["model"] == "minilm":
+    if row["model"] == "minilm" or (args.tiny and row["precision"] == "float32"):
         result.update(serve_export(classifier, test_texts, logits, args))
     return result
 

@@ -1,6 +1,6 @@
 """`bench/accelerator.py --tiny` runs on this machine's CPU, so that the GPU
 bench never rots: every row of this backend completes, the pretraining loss
-is finite, the exported fine-tuned MiniLM serves what `predict` gives, and a
+is finite, the exported fine-tuned classifier serves what `predict` gives, and a
 float16 row on a CPU says which devices there are."""
 
 import json
@@ -50,7 +50,7 @@ def test_tiny_run_completes_every_row(tmp_path):
     for result in pretraining:
         assert np.isfinite([result["loss_first_epoch"], result["loss_last_epoch"]]).all()
         assert result["input_examples_per_s"] > 0
-    minilm = results["finetune-minilm-float32"]
-    assert minilm["export_vs_predict_max_abs"] < 1e-5  # float32: the export computes what predict does.
-    assert minilm["serving_strings_per_s"] > 0
+    exported = results["finetune-tiny-float32"]
+    assert exported["export_vs_predict_max_abs"] < 1e-5  # float32: the export computes what predict does.
+    assert exported["serving_strings_per_s"] > 0
     assert "export + serving" in completed.stdout

@@ -34,7 +34,8 @@ def worker_input_context() -> tf.distribute.InputContext:
     if keras.backend.backend() == "jax" and keras.distribution.distribution() is not None:
         import jax
 
-        return tf.distribute.InputContext(jax.process_count(), jax.process_index(), jax.device_count())
+        # One batch per process per step: Keras spreads it over the process's devices.
+        return tf.distribute.InputContext(jax.process_count(), jax.process_index(), jax.process_count())
     return tf.distribute.InputContext()
 
 

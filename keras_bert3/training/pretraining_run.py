@@ -182,9 +182,34 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
         return _train(config, tokenizer, corpus, verbose)
 
 
-def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
+def training_stream(config: PretrainingConfig, tokenizer, corpus: str, batch_size: int, *,
+                    start_step: int = 0, input_context=None):  # fmt: skip
+    """This worker's training batches from optimizer step `start_step` on:
+    exactly what an uninterrupted run reads from that step (so a resumed run
+    goes on with the examples and masks it would have seen), given the same
+    TensorFlow global seed (`pretrain` sets it from `config.seed`).
+
+    The stream is deterministic for the seed; resuming replays it up to
+    `start_step` without training (at the input pipeline's rate, e.g. 20,000
+    examples/s: a minute per million examples skipped).
+    """
     from keras_bert3.data.paired_shards import read_paired_shards
     from keras_bert3.data.pretraining_dataset import pretraining_dataset
+
+    options = dict(batch_size=batch_size, seed=config.seed, drop_remainder=True,
+                   max_predictions_per_seq=config.max_predictions_per_seq, input_context=input_context)  # fmt: skip
+    if _is_prepared(corpus):
+        dataset = read_paired_shards(corpus, tokenizer, sequence_length=config.sequence_length,
+                                     next_sentence_prediction=config.nsp, **options)  # fmt: skip
+    else:
+        dataset = pretraining_dataset(corpus, tokenizer, sequence_length=config.sequence_length,
+                                      next_sentence_prediction=config.nsp, **options)  # fmt: skip
+    # A step takes one batch from each of this worker's replicas.
+    per_step = 1 if input_context is None else max(1, input_context.num_replicas_in_sync // input_context.num_input_pipelines)
+    return dataset.repeat().skip(start_step * per_step)
+
+
+def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
     from keras_bert3.distribution.worker_input import worker_dataset
     from keras_bert3.models.bert_backbone import BertBackbone
     from keras_bert3.models.bert_pretrainer import BertPretrainer
@@ -208,17 +233,8 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
     done = _completed_epochs(config)
 
     def make_dataset(input_context, batch_size):
-        """This worker's batches: its own files or shards (see `worker_dataset`).
-        A resumed run draws new examples rather than replaying the first ones."""
-        options = dict(batch_size=batch_size, seed=config.seed + 7919 * done, drop_remainder=True,
-                       max_predictions_per_seq=config.max_predictions_per_seq, input_context=input_context)  # fmt: skip
-        if _is_prepared(corpus):
-            dataset = read_paired_shards(corpus, tokenizer, sequence_length=config.sequence_length,
-                                         next_sentence_prediction=config.nsp, **options)  # fmt: skip
-        else:
-            dataset = pretraining_dataset(corpus, tokenizer, sequence_length=config.sequence_length,
-                                          next_sentence_prediction=config.nsp, **options)  # fmt: skip
-        return dataset.repeat()
+        return training_stream(config, tokenizer, corpus, batch_size, start_step=done * config.checkpoint_every,
+                               input_context=input_context)  # fmt: skip
 
     dataset = worker_dataset(make_dataset, config.batch_size)
     backup_dir = os.path.join(config.output, BACKUP_DIR)

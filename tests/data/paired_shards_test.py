@@ -67,7 +67,8 @@ def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir)
     command = [sys.executable, "-m", "keras_bert3", "prepare-data", "--corpus", str(corpus / "*.txt"),
                "--preset", minilm_dir, "--num-shards", "64", "--workers", "1"]  # fmt: skip
     complete = str(tmp_path / "complete")
-    subprocess.run(command + ["--output", complete], check=True, cwd=REPO, capture_output=True)
+    prepare_pretraining_data(str(corpus / "*.txt"), BertTokenizer.from_preset(minilm_dir), complete, num_shards=64,
+                             workers=1, verbose=False)  # fmt: skip
     killed = str(tmp_path / "killed")
     process = subprocess.Popen(command + ["--output", killed], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120

@@ -2,10 +2,10 @@
 --strategy` builds it (`worker_dataset`): saves a hash of every example it
 gets, unmasked (token ids with the masked positions put back, and segment ids).
 
-    python -m tests.distribution.worker_examples DATA TOKENIZER OUT STRATEGY
+    python -m tests.distribution.worker_examples TOKENIZER STRATEGY OUT DATA [DATA ...]
 
-DATA: a corpus glob (or globs joined by commas), or a `prepare-data`
-directory. Run one process per worker (TF_CONFIG for "multi_worker_mirrored",
+writes OUT0.npy, OUT1.npy, ... one per DATA: a corpus glob (or globs joined by
+commas), or a `prepare-data` directory. Run one process per worker (TF_CONFIG for "multi_worker_mirrored",
 KERAS_DISTRIBUTION_* for JAX's "data_parallel"), or one with STRATEGY "none".
 The global seed is set first, as `keras-bert3 pretrain` does: `tf.data`'s
 seeded shuffles depend on it (and Keras sets a random one across JAX processes).
@@ -38,28 +38,33 @@ def example_hashes(x, y, sample_weight) -> list[int]:
     return [int.from_bytes(hashlib.sha1(t.tobytes() + s.tobytes()).digest()[:8], "little") for t, s in zip(token_ids, segments)]
 
 
-def main(data: str, tokenizer_dir: str, out: str, strategy: str) -> None:
+def main(tokenizer_dir: str, strategy: str, out: str, *datas: str) -> None:
+    keras.utils.set_random_seed(0)
+    # The strategy first: MultiWorkerMirroredStrategy must start before any TF op runs.
+    with distribution_scope(strategy):
+        tokenizer = BertTokenizer.from_preset(tokenizer_dir)
+        for index, data in enumerate(datas):
+            np.save(f"{out}{index}.npy", np.array(worker_pass(data, tokenizer), dtype=np.uint64))
+
+
+def worker_pass(data: str, tokenizer) -> list[int]:
     def make_dataset(input_context, batch_size):
         if os.path.isfile(os.path.join(data, INFO_FILE)):
             return read_paired_shards(data, tokenizer, batch_size=batch_size, input_context=input_context)
         return pretraining_dataset(data.split(","), tokenizer, batch_size=batch_size, input_context=input_context)
 
-    keras.utils.set_random_seed(0)
     hashes = []
-    # The strategy first: MultiWorkerMirroredStrategy must start before any TF op runs.
-    with distribution_scope(strategy):
-        tokenizer = BertTokenizer.from_preset(tokenizer_dir)
-        dataset = worker_dataset(make_dataset, BATCH)
-        if isinstance(dataset, tf.data.Dataset):
-            for x, y, w in dataset.as_numpy_iterator():
+    dataset = worker_dataset(make_dataset, BATCH)
+    if isinstance(dataset, tf.data.Dataset):
+        for x, y, w in dataset.as_numpy_iterator():
+            hashes += example_hashes(x, y, w)
+    else:  # A distributed dataset: this worker's replicas' parts.
+        strategy = tf.distribute.get_strategy()
+        for batch in dataset:
+            for x, y, w in zip(*[strategy.experimental_local_results(part) for part in batch]):
                 hashes += example_hashes(x, y, w)
-        else:  # A distributed dataset: this worker's replicas' parts.
-            strategy_object = tf.distribute.get_strategy()
-            for batch in dataset:
-                for x, y, w in zip(*[strategy_object.experimental_local_results(part) for part in batch]):
-                    hashes += example_hashes(x, y, w)
-    np.save(out, np.array(hashes, dtype=np.uint64))
+    return hashes
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:])

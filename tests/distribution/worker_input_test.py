@@ -46,19 +46,22 @@ def prepared(tmp_path_factory, corpus, tokenizer):
     return directory
 
 
-def run_workers(data, tokenizer_dir, tmp_path, environments) -> list[collections.Counter]:
-    """Runs `worker_examples` in one process per environment, at once; the examples each got."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
+def run_workers(tokenizer_dir, tmp_path, environments) -> list[list[collections.Counter]]:
+    """Runs `worker_examples` in one process per environment ({"strategy", "data": [...],
+    environment variables}), at once; for each process, the examples it got from each data."""
     processes = []
     for index, environment in enumerate(environments):
-        out = tmp_path / f"worker{index}.npy"
-        command = [sys.executable, "-m", "tests.distribution.worker_examples", data, tokenizer_dir, str(out), environment.pop("strategy")]
+        environment = dict(environment)
+        strategy, datas = environment.pop("strategy"), environment.pop("data")
+        command = [sys.executable, "-m", "tests.distribution.worker_examples", tokenizer_dir, strategy,
+                   str(tmp_path / f"process{index}-"), *datas]  # fmt: skip
         processes.append(subprocess.Popen(command, cwd=REPO, env=dict(os.environ, **environment),
                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))  # fmt: skip
     for process in processes:
         _, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, stderr.decode()[-3000:]
-    return [collections.Counter(np.load(tmp_path / f"worker{index}.npy").tolist()) for index in range(len(environments))]
+    return [[collections.Counter(np.load(tmp_path / f"process{index}-{k}.npy").tolist()) for k in range(len(e["data"]))]
+            for index, e in enumerate(environments)]  # fmt: skip
 
 
 def two_worker_environments():
@@ -72,21 +75,19 @@ def two_worker_environments():
 
 
 @pytest.mark.slow
-def test_two_workers_split_prepared_shards_exactly(tmp_path, prepared):
-    (single,) = run_workers(prepared, prepared, tmp_path / "one", [{"strategy": "none"}])
-    first, second = run_workers(prepared, prepared, tmp_path, two_worker_environments())
-    assert sum(first.values()) > 0 and sum(second.values()) > 0
-    assert first + second == single  # Every example once: none missing, none twice.
-
-
-@pytest.mark.slow
-def test_two_workers_stream_their_own_files(tmp_path, corpus, prepared):
-    """Each worker's stream is the one-process stream of its half of the files
-    (not sharded again by tf.distribute, not the whole corpus)."""
+def test_two_workers_read_their_own_share(tmp_path, corpus, prepared):
+    """Prepared shards: the two workers' examples together are a one-process
+    pass, each example once. Streaming text: each worker's stream is the
+    one-process stream of its half of the files (not sharded again by
+    tf.distribute, not the whole corpus)."""
     paths = sorted(tf.io.gfile.glob(corpus))
-    first, second = run_workers(corpus, prepared, tmp_path, two_worker_environments())
-    (alone_first,) = run_workers(",".join(paths[0::2]), prepared, tmp_path / "first", [{"strategy": "none"}])
-    (alone_second,) = run_workers(",".join(paths[1::2]), prepared, tmp_path / "second", [{"strategy": "none"}])
+    alone = {"strategy": "none", "data": [prepared, ",".join(paths[0::2]), ",".join(paths[1::2])]}
+    workers = [dict(environment, data=[prepared, corpus]) for environment in two_worker_environments()]
+    (single, alone_first, alone_second), (shards_first, first), (shards_second, second) = run_workers(
+        prepared, tmp_path, [alone] + workers
+    )
+    assert sum(shards_first.values()) > 0 and sum(shards_second.values()) > 0
+    assert shards_first + shards_second == single  # Every example once: none missing, none twice.
     assert sum(first.values()) > 0 and first == alone_first
     assert sum(second.values()) > 0 and second == alone_second
 
