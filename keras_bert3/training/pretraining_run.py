@@ -130,7 +130,7 @@ class _LogStep(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:
             optimizer = self.model.optimizer
-            logs["step"] = int(optimizer.iterations)
+            logs["step"] = int(keras.ops.convert_to_numpy(optimizer.iterations))
             logs["learning_rate"] = float(keras.ops.convert_to_numpy(optimizer.learning_rate))
 
 

@@ -104,3 +104,42 @@ def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
     result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, env=env)
     assert result.returncode == 2
     assert "--batch-size 12 does not split evenly over the 8 replicas" in result.stderr
+
+
+@pytest.mark.slow
+def test_two_workers_pretrain_from_their_own_files(tmp_path, small_corpus):
+    """`keras-bert3 pretrain --strategy` with two worker processes on localhost
+    (TF MultiWorkerMirroredStrategy; JAX data_parallel over two processes), the
+    corpus in two files: both finish, with the same (global) history."""
+    import json
+
+    import keras
+
+    from tests.distribution.distribution_test import free_port
+
+    with open(small_corpus, encoding="utf-8") as f:
+        documents = f.read().split("\n\n")
+    for k in range(2):
+        (tmp_path / f"part{k}.txt").write_text("\n\n".join(documents[k::2]), encoding="utf-8")
+    if keras.backend.backend() == "tensorflow":
+        workers = [f"localhost:{free_port()}", f"localhost:{free_port()}"]
+        strategy = "multi_worker_mirrored"
+        environments = [{"TF_CONFIG": json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}})}
+                        for i in range(2)]  # fmt: skip
+    else:
+        address, strategy = f"localhost:{free_port()}", "data_parallel"
+        environments = [{"KERAS_DISTRIBUTION_JOB_ADDRESSES": address, "KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
+                         "KERAS_DISTRIBUTION_PROCESS_ID": str(i), "XLA_FLAGS": ""} for i in range(2)]  # fmt: skip
+    processes = []
+    for index, environment in enumerate(environments):
+        args = command(tmp_path / f"worker{index}", str(tmp_path / "part*.txt"), "--strategy", strategy)
+        args[args.index("--steps") + 1] = "20"
+        processes.append(subprocess.Popen(args, cwd=REPO, env=dict(os.environ, **environment),
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))  # fmt: skip
+    for process in processes:
+        _, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr.decode()[-3000:]
+    first, second = read_history(tmp_path / "worker0"), read_history(tmp_path / "worker1")
+    assert [row["step"] for row in first] == ["10", "20"]
+    for a, b in zip(first, second):
+        assert abs(float(a["loss"]) - float(b["loss"])) < 1e-5
