@@ -84,6 +84,13 @@ class DocumentGroupPairer:
         self.balanced_nsp = bool(balanced_nsp)
         self.max_tokens = self.sequence_length - (3 if self.next_sentence_prediction else 2)
 
+    @classmethod
+    def for_tokenizer(cls, tokenizer, **kwargs) -> "DocumentGroupPairer":
+        """A pairer with the tokenizer's [CLS], [SEP] and [PAD] ids; `kwargs` as `__init__`."""
+        ids = dict(cls_token_id=tokenizer.cls_token_id, sep_token_id=tokenizer.sep_token_id,
+                   pad_token_id=tokenizer.pad_token_id)  # fmt: skip
+        return cls(**ids, **kwargs)
+
     def __call__(self, documents: tf.RaggedTensor, seed) -> dict:
         seed = tf.cast(seed, tf.int64)
         tokens = documents.flat_values  # All the group's tokens, (T,).

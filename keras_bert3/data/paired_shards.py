@@ -25,6 +25,7 @@ from keras_bert3.data.corpus_ranges import corpus_ranges
 from keras_bert3.data.document_dataset import expand_files
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.pretraining_dataset import masked_batches
+from keras_bert3.data.shard_worker import write_shards
 from keras_bert3.distribution.worker_input import files_for_worker
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
 
@@ -135,7 +136,7 @@ def prepare_pretraining_data(
         print(f"prepare_pretraining_data: {num_shards - len(todo)} of {num_shards} shards already written; building {len(todo)}.")
     start, examples = time.perf_counter(), 0
     if workers == 1:
-        results = _in_this_process(tokenizer, info, tasks)
+        results = write_shards(tokenizer, info, tasks)
     else:
         results = _in_worker_processes(tokenizer, info, tasks, workers)
     for done, result in enumerate(results, 1):
@@ -150,19 +151,12 @@ def prepare_pretraining_data(
     return shard_paths
 
 
-def _in_this_process(tokenizer, info: dict, tasks: list):
-    from keras_bert3.data.shard_worker import write_shards
-
-    yield from write_shards(tokenizer, info, tasks)
-
-
 def _in_worker_processes(tokenizer, info: dict, tasks: list, workers: int):
     """This process and `workers - 1` `shard_worker` processes take shards
     from one list (the first to claim a shard makes it: the processes that
     start later take fewer); yields their reports as they come, and stops
     them all if one fails or the caller stops."""
     from keras_bert3.data.shard_worker import file_claims
-    from keras_bert3.data.shard_worker import write_shards
 
     reports = queue.Queue()
     with tempfile.TemporaryDirectory() as tmp:

@@ -103,11 +103,9 @@ def pretraining_dataset(
             f"max_predictions_per_seq={max_predictions_per_seq} is larger than the sequence: "
             f"sequence_length={sequence_length} leaves at most {maskable} maskable tokens."
         )
-    pairer = DocumentGroupPairer(
+    pairer = DocumentGroupPairer.for_tokenizer(
+        tokenizer,
         sequence_length=sequence_length,
-        cls_token_id=tokenizer.cls_token_id,
-        sep_token_id=tokenizer.sep_token_id,
-        pad_token_id=tokenizer.pad_token_id,
         short_seq_prob=short_seq_prob,
         next_sentence_prediction=next_sentence_prediction,
         balanced_nsp=balanced_nsp,

@@ -70,11 +70,9 @@ def range_pairs(
         end = tf.fill([count], window_index < 0)
         return tf.fill([count], position), end, groups, group_seeds
 
-    pairer = DocumentGroupPairer(
+    pairer = DocumentGroupPairer.for_tokenizer(
+        tokenizer,
         sequence_length=sequence_length,
-        cls_token_id=tokenizer.cls_token_id,
-        sep_token_id=tokenizer.sep_token_id,
-        pad_token_id=tokenizer.pad_token_id,
         short_seq_prob=short_seq_prob,
         next_sentence_prediction=next_sentence_prediction,
         balanced_nsp=balanced_nsp,

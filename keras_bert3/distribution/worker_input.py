@@ -14,31 +14,6 @@ import keras
 import tensorflow as tf
 
 
-def worker_input_context() -> tf.distribute.InputContext:
-    """This worker's place among the input pipelines of the current distribution.
-
-    Under a `tf.distribute` strategy (in its scope): one pipeline per worker
-    (host). On JAX under a `keras.distribution` with several processes: one per
-    process. Otherwise a single pipeline.
-    """
-    if keras.backend.backend() == "tensorflow" and tf.distribute.has_strategy():
-        strategy = tf.distribute.get_strategy()
-        resolver = getattr(strategy, "cluster_resolver", None)
-        workers, index = 1, 0
-        cluster = resolver.cluster_spec().as_dict() if resolver is not None else {}
-        if cluster:
-            chiefs = len(cluster.get("chief", []))
-            workers = chiefs + len(cluster.get("worker", []))
-            index = resolver.task_id + (chiefs if resolver.task_type == "worker" else 0)
-        return tf.distribute.InputContext(workers, index, strategy.num_replicas_in_sync)
-    if keras.backend.backend() == "jax" and keras.distribution.distribution() is not None:
-        import jax
-
-        # One batch per process per step: Keras spreads it over the process's devices.
-        return tf.distribute.InputContext(jax.process_count(), jax.process_index(), jax.process_count())
-    return tf.distribute.InputContext()
-
-
 def worker_dataset(make_dataset, global_batch_size: int):
     """The dataset that `fit` should get under the current distribution, built
     by each worker from its own files.
@@ -60,7 +35,6 @@ def worker_dataset(make_dataset, global_batch_size: int):
     ...         files, tokenizer, batch_size=batch_size, input_context=context), 256)
     >>> pretrainer.fit(data, steps_per_epoch=1000)  # doctest: +SKIP
     """
-    context = worker_input_context()
     if keras.backend.backend() == "tensorflow" and tf.distribute.has_strategy():
         strategy = tf.distribute.get_strategy()
 
@@ -68,16 +42,22 @@ def worker_dataset(make_dataset, global_batch_size: int):
             return make_dataset(context, context.get_per_replica_batch_size(global_batch_size))
 
         return strategy.distribute_datasets_from_function(per_worker)
-    if context.num_input_pipelines > 1:
-        # keras.distribution would shard the stream by data (each process
-        # building all of it): each process gives its own share instead.
-        keras.distribution.distribution().auto_shard_dataset = False
-        if global_batch_size % context.num_input_pipelines:
-            raise ValueError(
-                f"The batch size {global_batch_size} does not split evenly over "
-                f"{context.num_input_pipelines} processes: use a multiple of {context.num_input_pipelines}."
-            )
-        return make_dataset(context, global_batch_size // context.num_input_pipelines)
+    if keras.backend.backend() == "jax" and keras.distribution.distribution() is not None:
+        import jax
+
+        processes = jax.process_count()
+        if processes > 1:
+            # keras.distribution would shard the stream by data (each process
+            # building all of it): each process gives its own share instead.
+            keras.distribution.distribution().auto_shard_dataset = False
+            if global_batch_size % processes:
+                raise ValueError(
+                    f"The batch size {global_batch_size} does not split evenly over "
+                    f"{processes} processes: use a multiple of {processes}."
+                )
+            # One batch per process per step: Keras spreads it over the process's devices.
+            context = tf.distribute.InputContext(processes, jax.process_index(), processes)
+            return make_dataset(context, global_batch_size // processes)
     return make_dataset(None, global_batch_size)
 
 
