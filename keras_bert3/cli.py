@@ -2,6 +2,7 @@
 
     keras-bert3 pretrain [--model tiny] [--corpus FILES] --output DIR [--steps ...]
     keras-bert3 prepare-data --corpus GLOB --output DIR [--preset P] [--workers N]   pre-paired shards
+    keras-bert3 data-service dispatcher|worker [--port P] [--dispatcher HOST:P]   input on tf.data service
     keras-bert3 demo [--output DIR]             tokenizer and preset tour on the embedded corpus
     keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
     keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
@@ -77,6 +78,13 @@ def prepare_data(args) -> None:
         balanced_nsp=not args.original_nsp, file_format=args.file_format,
     )  # fmt: skip
     print(f"Train on them with: keras-bert3 pretrain --corpus {args.output} --sequence-length {args.sequence_length} ...")
+
+
+def data_service(args) -> None:
+    from keras_bert3.data.data_service_server import serve
+
+    port = args.port if args.port is not None else (5050 if args.role == "dispatcher" else 0)
+    serve(args.role, port=port, dispatcher=args.dispatcher, worker_address=args.worker_address, work_dir=args.work_dir)
 
 
 def demo(args) -> None:
@@ -163,6 +171,7 @@ def pretrain(args) -> None:
         strategy=args.strategy,
         devices=args.devices,
         seed=args.seed,
+        data_service=args.data_service,
     )
     history = run(config, verbose=args.verbose)
     if history.get("loss"):
@@ -367,7 +376,18 @@ def main(argv=None) -> int:
     p.add_argument("--devices", type=int, help="how many of the GPUs / TPUs (else CPUs) the strategy uses; default all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
+    p.add_argument("--data-service", metavar="HOST:PORT",
+                   help="a tf.data service dispatcher whose workers compute the input (keras-bert3 data-service)")
     p.set_defaults(run=pretrain)
+
+    p = commands.add_parser("data-service", help="run a tf.data service dispatcher or worker for pretrain --data-service")
+    p.add_argument("role", choices=["dispatcher", "worker"])
+    p.add_argument("--port", type=int, default=None, help="dispatcher default 5050; worker default any free port")
+    p.add_argument("--dispatcher", metavar="HOST:PORT", help="the dispatcher's address (worker)")
+    p.add_argument("--worker-address", metavar="HOST:PORT",
+                   help="how trainers reach this worker (default: this host's name and its port)")
+    p.add_argument("--work-dir", help="dispatcher: journal its state here, so that a restarted dispatcher resumes")
+    p.set_defaults(run=data_service)
 
     p = commands.add_parser("prepare-data", help="pair a corpus into shards, N processes, resumable; pretrain reads them")
     p.add_argument("--corpus", required=True, help="files or glob")

@@ -22,6 +22,7 @@ import time
 import tensorflow as tf
 
 from keras_bert3.data.corpus_ranges import corpus_ranges
+from keras_bert3.data.data_service import served_by_data_service
 from keras_bert3.data.document_dataset import expand_files
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.pretraining_dataset import masked_batches
@@ -266,6 +267,7 @@ def read_paired_shards(
     drop_remainder: bool = False,
     next_sentence_prediction: bool | None = None,
     input_context: tf.distribute.InputContext | None = None,
+    data_service: str | None = None,
 ) -> tf.data.Dataset:
     """Reads the shards of `prepare_pretraining_data` into the same `(x, y,
     sample_weight)` batches as `pretraining_dataset`, with new masks every pass.
@@ -280,6 +282,8 @@ def read_paired_shards(
             (with `input_context`, this worker reads its own shards).
         shuffle_buffer: int. Examples held by the shuffle buffer.
         next_sentence_prediction: bool or None. If given, must be the shards'.
+        data_service: optional "host:port" of a `tf.data` service dispatcher
+            whose workers read the shards (see `pretraining_dataset`).
 
     Raises:
         ValueError: shards missing (an unfinished `prepare-data`), or written by
@@ -337,4 +341,6 @@ def read_paired_shards(
     masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
                        masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
     dataset = masked_batches(batches, masker, sequence_length, nsp, seed)
+    if data_service is not None:
+        dataset = served_by_data_service(dataset, data_service)
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)

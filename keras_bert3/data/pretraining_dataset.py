@@ -5,6 +5,8 @@ import os
 import tensorflow as tf
 
 from keras_bert3.data.data_counters import DataCounters
+from keras_bert3.data.data_service import check_servable
+from keras_bert3.data.data_service import served_by_data_service
 from keras_bert3.data.document_dataset import document_groups
 from keras_bert3.data.document_dataset import expand_files
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
@@ -33,6 +35,7 @@ def pretraining_dataset(
     drop_remainder: bool = False,
     counters: DataCounters | None = None,
     input_context: tf.distribute.InputContext | None = None,
+    data_service: str | None = None,
 ) -> tf.data.Dataset:
     """BERT pretraining batches from raw documents, streamed, with dynamic masking.
 
@@ -80,6 +83,10 @@ def pretraining_dataset(
             sorted list, so the workers' passes together cover the corpus once.
             Raises if there are more workers than files, or if the workers see
             different files. (A dataset of documents is sharded by documents.)
+        data_service: optional "host:port" of a `tf.data` service dispatcher:
+            the pipeline runs on its workers, which share out the files (see
+            `served_by_data_service`; not reproducible, no `counters`, the
+            "sentences" format only). Files must be paths the workers can read.
 
     Returns:
         `tf.data.Dataset` of `(x, y, sample_weight)`: x = {"token_ids", "segment_ids",
@@ -110,6 +117,10 @@ def pretraining_dataset(
         next_sentence_prediction=next_sentence_prediction,
         balanced_nsp=balanced_nsp,
     )
+    if data_service is not None:
+        check_servable(counters=counters, file_format=file_format)
+        if isinstance(files, tf.data.Dataset):
+            raise ValueError("data_service= needs files, which the service's workers share out, not a tf.data.Dataset.")
     if isinstance(files, tf.data.Dataset):
         documents = _as_sentence_documents(files)
         if input_context is not None:
@@ -118,7 +129,9 @@ def pretraining_dataset(
     else:
         paths = files_for_worker(expand_files(files), input_context)
         groups = document_groups(paths, pairing_group, file_format=file_format, seed=seed, counters=counters)
-    examples = paired_examples(groups, tokenizer, pairer, seed=seed, counters=counters)
+    # A service worker may be handed no file: the corpus is checked as a whole only locally.
+    examples = paired_examples(groups, tokenizer, pairer, seed=seed, counters=counters,
+                               check_corpus=data_service is None)  # fmt: skip
     if counters is not None:
         examples = examples.concatenate(_log_skips_at_end(counters, sequence_length))
     batches = examples.shuffle(example_buffer, seed=seed, reshuffle_each_iteration=True)
@@ -126,6 +139,8 @@ def pretraining_dataset(
     masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
                        masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
     dataset = masked_batches(batches, masker, sequence_length, next_sentence_prediction, seed)
+    if data_service is not None:
+        dataset = served_by_data_service(dataset, data_service)
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)
 
 

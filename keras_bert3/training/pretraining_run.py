@@ -50,6 +50,9 @@ class PretrainingConfig:
         devices: how many of the accelerator's devices the strategy uses
             (default: all).
         seed: data and initialisation seed.
+        data_service: "host:port" of a `tf.data` service dispatcher whose
+            workers compute the input (`keras-bert3 data-service`); None:
+            this process does. A resumed run then gets a fresh stream.
     """
 
     output: str
@@ -69,6 +72,7 @@ class PretrainingConfig:
     strategy: str = "none"
     devices: int | None = None
     seed: int = 0
+    data_service: str | None = None
 
 
 def _check_resume(config: PretrainingConfig) -> None:
@@ -191,13 +195,16 @@ def training_stream(config: PretrainingConfig, tokenizer, corpus: str, batch_siz
 
     The stream is deterministic for the seed; resuming replays it up to
     `start_step` without training (at the input pipeline's rate, e.g. 20,000
-    examples/s: a minute per million examples skipped).
+    examples/s: a minute per million examples skipped). Served by a `tf.data`
+    service (`config.data_service`), the stream is not reproducible (workers
+    race for the files), so nothing is replayed: a resumed run reads anew.
     """
     from keras_bert3.data.paired_shards import read_paired_shards
     from keras_bert3.data.pretraining_dataset import pretraining_dataset
 
     options = dict(batch_size=batch_size, seed=config.seed, drop_remainder=True,
-                   max_predictions_per_seq=config.max_predictions_per_seq, input_context=input_context)  # fmt: skip
+                   max_predictions_per_seq=config.max_predictions_per_seq, input_context=input_context,
+                   data_service=config.data_service)  # fmt: skip
     if _is_prepared(corpus):
         dataset = read_paired_shards(corpus, tokenizer, sequence_length=config.sequence_length,
                                      next_sentence_prediction=config.nsp, **options)  # fmt: skip
@@ -206,6 +213,8 @@ def training_stream(config: PretrainingConfig, tokenizer, corpus: str, batch_siz
                                       next_sentence_prediction=config.nsp, **options)  # fmt: skip
     # A step takes one batch from each of this worker's replicas.
     per_step = 1 if input_context is None else max(1, input_context.num_replicas_in_sync // input_context.num_input_pipelines)
+    if config.data_service is not None:
+        return dataset.repeat()
     return dataset.repeat().skip(start_step * per_step)
 
 

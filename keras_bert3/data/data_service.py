@@ -1,0 +1,101 @@
+"""Pretraining input computed by `tf.data` service workers: the trainer sends
+its pipeline to a dispatcher, CPU hosts pair, tokenize and mask, the trainer
+only receives batches.
+
+The dispatcher hands out the pipeline's files (corpus files or prepared
+shards) one at a time to whichever worker asks (`ShardingPolicy.DYNAMIC`):
+each file is read by one worker, a pass covers the corpus once, and adding
+workers adds input rate. Start the servers with `keras-bert3 data-service`
+(see `data_service_server`); they need the corpus at the same paths (a shared
+file system or bucket).
+"""
+
+import socket
+import time
+
+import tensorflow as tf
+
+# How long the dispatcher is given to answer before the run is refused:
+# `tf.data` service itself retries an unreachable dispatcher for an hour.
+CONNECT_TIMEOUT_S = 10.0
+
+
+def served_by_data_service(dataset: tf.data.Dataset, address: str, *,
+                           connect_timeout: float = CONNECT_TIMEOUT_S) -> tf.data.Dataset:  # fmt: skip
+    """`dataset` computed by the `tf.data` service workers of the dispatcher at
+    `address`, its source files shared out between them.
+
+    Every iteration (each pass of `fit`) is a new job over the whole dataset:
+    the workers read disjoint files and together give each example of the pass
+    once, in an order that depends on which worker is faster (not reproducible).
+
+    Args:
+        dataset: a `tf.data.Dataset` whose source is a list of files and whose
+            functions are TensorFlow ops (no `py_function`, no generator).
+        address: "host:port" (or "grpc://host:port") of the dispatcher.
+        connect_timeout: float. Seconds to wait for the dispatcher to answer.
+
+    Raises:
+        ConnectionError: nothing answers at `address` within `connect_timeout`.
+
+    Example:
+    >>> dataset = served_by_data_service(read_paired_shards("prepared", tokenizer), "dispatcher:5050")  # doctest: +SKIP
+    """
+    target = check_dispatcher_answers(address, connect_timeout)
+    served = dataset.apply(
+        tf.data.experimental.service.distribute(
+            processing_mode=tf.data.experimental.service.ShardingPolicy.DYNAMIC, service=target
+        )
+    )
+    return served.prefetch(tf.data.AUTOTUNE)
+
+
+def check_dispatcher_answers(address: str, timeout: float = CONNECT_TIMEOUT_S) -> str:
+    """Connects to the dispatcher at `address` within `timeout` seconds (a
+    refused or unanswered connection is tried again till then); returns the
+    service target "grpc://host:port".
+
+    Raises:
+        ValueError: `address` is not "host:port".
+        ConnectionError: nothing answers.
+    """
+    host, port = parse_address(address)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic())):
+                return f"grpc://{host}:{port}"
+        except OSError as error:
+            if time.monotonic() + 0.5 >= deadline:
+                raise ConnectionError(
+                    f"No tf.data service dispatcher answers at {host}:{port} (waited {timeout:.0f} s: "
+                    f"{error}). Start one there with `keras-bert3 data-service dispatcher --port {port}` and "
+                    f"its workers with `keras-bert3 data-service worker --dispatcher {host}:{port}`, or "
+                    "check the address; without --data-service the trainer computes its own input."
+                ) from error
+            time.sleep(0.5)
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """ "host:port" or "grpc://host:port" to (host, port)."""
+    bare = address.split("://", 1)[-1]
+    host, _, port = bare.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"A tf.data service address is host:port (e.g. localhost:5050), got {address!r}.")
+    return host.strip("[]"), int(port)
+
+
+def check_servable(*, counters=None, file_format: str = "sentences") -> None:
+    """Refuses what `tf.data` service workers cannot run: Python callbacks
+    (counters) and the "paragraphs" format (its sentence splitter is Python)."""
+    if counters is not None:
+        raise ValueError(
+            "counters= cannot be used with a tf.data service: the counts are Python callbacks, "
+            "and the service's workers run only TensorFlow ops. Count on a local pass instead."
+        )
+    if file_format != "sentences":
+        raise ValueError(
+            f"The {file_format!r} format splits sentences in Python, which tf.data service workers "
+            "cannot run: convert the corpus to one sentence a line (or prepare shards with "
+            "`keras-bert3 prepare-data --file-format paragraphs`) and serve that."
+        )

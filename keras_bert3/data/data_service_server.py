@@ -1,0 +1,63 @@
+"""A `tf.data` service dispatcher or worker in its own process, for the
+pretraining input (`pretraining_dataset(..., data_service=ADDRESS)`).
+
+    keras-bert3 data-service dispatcher --port 5050
+    keras-bert3 data-service worker --dispatcher HOST:5050     # on every CPU host
+
+A worker loads tf-text's ops (the tokenizer runs there) and must see the
+corpus at the paths the trainer names. Each runs until SIGTERM or Ctrl-C,
+then stops and exits 0.
+"""
+
+import signal
+import socket
+import threading
+
+
+def serve(role: str, *, port: int = 0, dispatcher: str | None = None, worker_address: str | None = None,
+          work_dir: str | None = None) -> None:  # fmt: skip
+    """Runs a dispatcher or a worker until SIGTERM / SIGINT.
+
+    Args:
+        role: "dispatcher" or "worker".
+        port: int. Port to listen on (0: any free one).
+        dispatcher: "host:port" of the dispatcher (workers).
+        worker_address: how trainers reach this worker, "host:port" or
+            "host:%port%" (workers; default this machine's host name).
+        work_dir: dispatcher state directory, so that a restarted dispatcher
+            resumes its jobs (dispatchers; default none).
+
+    Example:
+    >>> serve("worker", dispatcher="trainer-0:5050")  # doctest: +SKIP
+    """
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the tokenizer's ops in this process)
+
+    from keras_bert3.data.data_service import parse_address
+
+    service = tf.data.experimental.service
+    if role == "dispatcher":
+        config = service.DispatcherConfig(port=port, work_dir=work_dir, fault_tolerant_mode=work_dir is not None)
+        server = service.DispatchServer(config)
+    elif role == "worker":
+        if dispatcher is None:
+            raise ValueError("A worker needs --dispatcher HOST:PORT, the address of the dispatcher.")
+        host, dispatcher_port = parse_address(dispatcher)
+        config = service.WorkerConfig(
+            dispatcher_address=f"{host}:{dispatcher_port}",
+            worker_address=worker_address or f"{socket.gethostname()}:%port%",
+            port=port,
+        )
+        server = service.WorkerServer(config)
+    else:
+        raise ValueError(f"role must be 'dispatcher' or 'worker', got {role!r}.")
+    stop = threading.Event()
+    for signal_number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signal_number, lambda *_: stop.set())
+    if role == "dispatcher":
+        print(f"tf.data service dispatcher listening on port {server.target.rsplit(':', 1)[-1]}", flush=True)
+    else:
+        print(f"tf.data service worker serving the dispatcher at {config.dispatcher_address}", flush=True)
+    while not stop.wait(0.5):
+        pass
+    print(f"tf.data service {role} stopping", flush=True)

@@ -1,0 +1,139 @@
+"""The pretraining input on `tf.data` service: a dispatcher and two workers,
+each in its own process (`keras-bert3 data-service`), on localhost. A served
+pass is a local pass, `pretrain --data-service` trains, every process ends;
+an address where nothing answers is refused in bounded time."""
+
+import collections
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from keras_bert3.data import pretraining_dataset
+from keras_bert3.data.data_counters import DataCounters
+from keras_bert3.data.data_service import check_dispatcher_answers
+from keras_bert3.data.default_corpus import default_corpus_documents
+from keras_bert3.data.paired_shards import prepare_pretraining_data
+from keras_bert3.data.paired_shards import read_paired_shards
+from keras_bert3.data.site_packages_corpus import site_packages_corpus_path
+from tests.distribution.distribution_test import free_port
+from tests.distribution.worker_examples import example_hashes
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+READ_ONE_BATCH = """
+import sys
+from keras_bert3.data import pretraining_dataset
+from keras_bert3.tokenizers import BertTokenizer
+tokenizer = BertTokenizer.from_preset(sys.argv[2])
+x, _, _ = next(iter(pretraining_dataset(sys.argv[1], tokenizer, batch_size=64, data_service=sys.argv[3])))
+print(x["token_ids"].shape)
+"""
+
+
+def start_server(*args) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "keras_bert3", "data-service", *args], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def service():
+    """(address, processes): a dispatcher and two workers on localhost."""
+    port = free_port()
+    processes = [start_server("dispatcher", "--port", str(port))]
+    processes += [start_server("worker", "--dispatcher", f"localhost:{port}", "--worker-address", "localhost:%port%")
+                  for _ in range(2)]  # fmt: skip
+    check_dispatcher_answers(f"localhost:{port}", timeout=120)
+    yield f"localhost:{port}", processes
+    for process in processes:  # Left running only if a test failed before stopping them.
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The embedded corpus in four files of the original format."""
+    directory = tmp_path_factory.mktemp("corpus")
+    documents = default_corpus_documents()
+    for k in range(4):
+        text = "\n\n".join("\n".join(document) for document in documents[k::4]) + "\n"
+        (directory / f"part{k}.txt").write_text(text, encoding="utf-8")
+    return str(directory / "*.txt")
+
+
+def example_counts(dataset) -> collections.Counter:
+    return collections.Counter(h for x, y, w in dataset.as_numpy_iterator() for h in example_hashes(x, y, w))
+
+
+@pytest.mark.slow
+def test_a_served_pass_is_a_local_pass(service, tmp_path, corpus, tokenizer):
+    """Prepared shards through the service: each example of a local pass once,
+    no other. Raw text: the workers pair the files they are handed, and the
+    pass has the local pass's size and balanced NSP."""
+    address, _ = service
+    prepare_pretraining_data(corpus, tokenizer, str(tmp_path), num_shards=6, workers=1, verbose=False)
+    local = example_counts(read_paired_shards(str(tmp_path), tokenizer, batch_size=16))
+    served = example_counts(read_paired_shards(str(tmp_path), tokenizer, batch_size=16, data_service=address))
+    assert served == local and sum(local.values()) > 4000
+
+    labels = {}
+    for name, data_service in (("local", None), ("served", address)):
+        dataset = pretraining_dataset(corpus, tokenizer, batch_size=64, seed=5, data_service=data_service)
+        labels[name] = np.concatenate([y["nsp"] for _, y, _ in dataset.as_numpy_iterator()])
+    assert abs(len(labels["served"]) / len(labels["local"]) - 1) < 0.05, {k: len(v) for k, v in labels.items()}
+    assert abs(np.mean(labels["served"] == 0) - 0.5) < 0.03
+
+
+@pytest.mark.slow
+def test_reading_one_batch_then_exiting_ends(service, minilm_dir):
+    """On the 21 MB corpus, one served batch, then the reading process exits."""
+    corpus = site_packages_corpus_path()  # Derived once on the machine (about a minute), then cached.
+    start = time.perf_counter()
+    completed = subprocess.run([sys.executable, "-c", READ_ONE_BATCH, corpus, minilm_dir, service[0]],
+                               cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert "(64, 128)" in completed.stdout
+    assert time.perf_counter() - start < 30
+
+
+@pytest.mark.slow
+def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corpus):
+    """`keras-bert3 pretrain --data-service` trains its steps; the dispatcher
+    and workers then stop on SIGTERM, each with exit code 0."""
+    address, processes = service
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_bert3", "pretrain", "--output", str(tmp_path / "run"), "--corpus", corpus,
+         "--steps", "6", "--checkpoint-every", "3", "--batch-size", "8", "--sequence-length", "64",
+         "--max-predictions-per-seq", "10", "--vocabulary-size", "1500", "--verbose", "2", "--data-service", address],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(tmp_path / "run" / "history.csv") as f:
+        assert len(f.read().strip().splitlines()) == 3  # Header and two checkpoints.
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        output, _ = process.communicate(timeout=30)
+        assert process.returncode == 0, output[-2000:]
+        assert "stopping" in output
+
+
+def test_an_address_without_dispatcher_is_refused_in_bounded_time(corpus, tokenizer):
+    address = f"localhost:{free_port()}"
+    start = time.perf_counter()
+    with pytest.raises(ConnectionError, match=f"No tf.data service dispatcher answers at {address}"):
+        pretraining_dataset(corpus, tokenizer, data_service=address)
+    assert time.perf_counter() - start < 20
+    with pytest.raises(ValueError, match="host:port"):
+        pretraining_dataset(corpus, tokenizer, data_service="localhost")
+
+
+def test_what_service_workers_cannot_run_is_refused(corpus, tokenizer):
+    with pytest.raises(ValueError, match="counters= cannot be used with a tf.data service"):
+        pretraining_dataset(corpus, tokenizer, counters=DataCounters(), data_service="localhost:1")
+    with pytest.raises(ValueError, match="splits sentences in Python"):
+        pretraining_dataset(corpus, tokenizer, file_format="paragraphs", data_service="localhost:1")
