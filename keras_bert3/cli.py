@@ -1,7 +1,7 @@
 """The `keras-bert3` command line.
 
     keras-bert3 pretrain [--model tiny] [--corpus FILES] --output DIR [--steps ...]
-    keras-bert3 prepare-data --corpus GLOB --output DIR [--preset P] [--workers N]   pre-paired shards
+    keras-bert3 prepare-data --corpus GLOB --output DIR [--preset P] [--workers N] [--beam]   pre-paired shards
     keras-bert3 data-service dispatcher|worker [--port P] [--dispatcher HOST:P]   input on tf.data service
     keras-bert3 demo [--output DIR]             tokenizer and preset tour on the embedded corpus
     keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
@@ -16,6 +16,7 @@
 
 import argparse
 import os
+import shlex
 import sys
 import time
 
@@ -72,11 +73,16 @@ def prepare_data(args) -> None:
             sentences = document_dataset(args.corpus, file_format=args.file_format, seed=args.seed).unbatch()
             learn_wordpiece_vocabulary(sentences, args.vocabulary_size, vocabulary_output_file=path)
         tokenizer = BertTokenizer(path)
-    prepare_pretraining_data(
-        args.corpus, tokenizer, args.output, num_shards=args.num_shards, workers=args.workers,
-        sequence_length=args.sequence_length, seed=args.seed, next_sentence_prediction=not args.no_nsp,
-        balanced_nsp=not args.original_nsp, file_format=args.file_format,
-    )  # fmt: skip
+    settings = dict(num_shards=args.num_shards, workers=args.workers, sequence_length=args.sequence_length,
+                    seed=args.seed, next_sentence_prediction=not args.no_nsp, balanced_nsp=not args.original_nsp,
+                    file_format=args.file_format)  # fmt: skip
+    if args.beam or args.beam_options:
+        from keras_bert3.data.beam_shards import prepare_pretraining_data_beam
+
+        beam_options = shlex.split(args.beam_options) if args.beam_options else None
+        prepare_pretraining_data_beam(args.corpus, tokenizer, args.output, beam_options=beam_options, **settings)
+    else:
+        prepare_pretraining_data(args.corpus, tokenizer, args.output, **settings)
     print(f"Train on them with: keras-bert3 pretrain --corpus {args.output} --sequence-length {args.sequence_length} ...")
 
 
@@ -401,6 +407,10 @@ def main(argv=None) -> int:
     p.add_argument("--no-nsp", action="store_true", help="single segments for MLM only")
     p.add_argument("--original-nsp", action="store_true", help="the original's coin flip instead of 50%% true")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--beam", action="store_true",
+                   help="build the shards with Apache Beam (the beam extra); default runner: DirectRunner, --workers processes")
+    p.add_argument("--beam-options", metavar="FLAGS",
+                   help='Beam pipeline flags, e.g. "--runner=DataflowRunner --project=P --temp_location=gs://B/tmp"')
     p.set_defaults(run=prepare_data)
 
     p = commands.add_parser("demo", help="tokenizer and preset tour on the embedded corpus")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: installs keras_bert3 with its jax and test extras
-# (torch CPU, transformers, the MiniLM checkpoint), then runs the whole suite on
+# The README's test command: installs keras_bert3 with its jax, beam and test
+# extras (torch CPU, transformers, the MiniLM checkpoint), then runs the whole suite on
 # the TensorFlow backend and on the JAX backend. The two passes run side by
 # side (most of a test's time is single-threaded tracing, compiling and process
 # start-up, so two passes share two cores well); each pass's output is printed
@@ -8,7 +8,7 @@
 # `bash tests/run_all.sh -k tokenizer`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install --quiet --disable-pip-version-check -e ".[jax,test]" || exit 1
+python -m pip install --quiet --disable-pip-version-check -e ".[jax,beam,test]" || exit 1
 # Parity tests must run, never skip, here: a missing reference is an error.
 export KERAS_BERT3_REQUIRE_REFERENCE=1
 logs=$(mktemp -d)

@@ -103,12 +103,51 @@ def prepare_pretraining_data(
     >>> prepare_pretraining_data("corpus/*.txt", tokenizer, "prepared", workers=8)  # doctest: +SKIP
     >>> dataset = read_paired_shards("prepared", tokenizer, batch_size=256)  # doctest: +SKIP
     """
+    workers = workers or default_workers()
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}.")
+    tasks, num_shards, info = plan_shards(
+        files, tokenizer, output_dir, num_shards=num_shards, sequence_length=sequence_length, seed=seed,
+        short_seq_prob=short_seq_prob, next_sentence_prediction=next_sentence_prediction,
+        balanced_nsp=balanced_nsp, pairing_group=pairing_group, file_format=file_format,
+    )  # fmt: skip
+    if verbose and len(tasks) < num_shards:
+        print(f"prepare_pretraining_data: {num_shards - len(tasks)} of {num_shards} shards already written; building {len(tasks)}.")
+    start, examples = time.perf_counter(), 0
+    if workers == 1:
+        results = write_shards(tokenizer, info, tasks)
+    else:
+        results = _in_worker_processes(tokenizer, info, tasks, workers)
+    for done, result in enumerate(results, 1):
+        examples += result["examples"]
+        if verbose:
+            print(f"prepare_pretraining_data: shard {result['index']} ({result['examples']:,} examples, "
+                  f"{result['seconds']:.1f} s); {done}/{len(tasks)} built.")  # fmt: skip
+    elapsed = time.perf_counter() - start
+    if verbose and tasks:
+        print(f"prepare_pretraining_data: {examples:,} examples in {len(tasks)} shards, {elapsed:.1f} s, "
+              f"{examples / max(elapsed, 1e-9):,.0f} examples/s with {workers} workers.")  # fmt: skip
+    return shard_paths(output_dir, num_shards)
+
+
+def plan_shards(files, tokenizer, output_dir: str, *, num_shards: int | None, sequence_length: int, seed: int,
+                short_seq_prob: float, next_sentence_prediction: bool, balanced_nsp: bool, pairing_group: int,
+                file_format: str) -> tuple[list[dict], int, dict]:  # fmt: skip
+    """Sets up `output_dir` for the shards of a corpus (or checks that it was
+    set up with the same settings), and lists the shards still to build.
+
+    Writes `prepared.json` and the tokenizer, deletes half-written shards.
+
+    Returns:
+        (tasks, num_shards, info): a task per missing shard, {"range": a
+        `CorpusRange` as a dict, "path", "index"} (see `write_shards`); the
+        shard count; the settings recorded in `prepared.json`.
+    """
     paths = expand_files(files)
     total = sum(tf.io.gfile.stat(path).length for path in paths)
     num_shards = num_shards or default_num_shards(total)
-    workers = workers or default_workers()
-    if num_shards < 1 or workers < 1:
-        raise ValueError(f"num_shards and workers must be at least 1, got {num_shards} and {workers}.")
+    if num_shards < 1:
+        raise ValueError(f"num_shards must be at least 1, got {num_shards}.")
     info = {
         "format": "keras_bert3 paired shards 1",
         "tokenizer": tokenizer_fingerprint(tokenizer),
@@ -127,29 +166,17 @@ def prepare_pretraining_data(
     tf.io.gfile.makedirs(output_dir)
     _write_or_check_info(output_dir, info)
     tokenizer.save_to_preset(output_dir)  # So that training finds the tokenizer of the shards.
-    shard_paths = [os.path.join(output_dir, SHARD_NAME.format(index=i, count=num_shards)) for i in range(num_shards)]
-    todo = [i for i, path in enumerate(shard_paths) if not tf.io.gfile.exists(path)]
-    for path in tf.io.gfile.glob(os.path.join(output_dir, "*.partial")):
+    for path in tf.io.gfile.glob(os.path.join(output_dir, "*.partial*")):
         tf.io.gfile.remove(path)  # Left by a killed run: never read, rebuilt below.
     ranges = corpus_ranges(paths, num_shards, file_format)
-    tasks = [{"range": dataclasses.asdict(ranges[i]), "path": shard_paths[i], "index": i} for i in todo]
-    if verbose and len(todo) < num_shards:
-        print(f"prepare_pretraining_data: {num_shards - len(todo)} of {num_shards} shards already written; building {len(todo)}.")
-    start, examples = time.perf_counter(), 0
-    if workers == 1:
-        results = write_shards(tokenizer, info, tasks)
-    else:
-        results = _in_worker_processes(tokenizer, info, tasks, workers)
-    for done, result in enumerate(results, 1):
-        examples += result["examples"]
-        if verbose:
-            print(f"prepare_pretraining_data: shard {result['index']} ({result['examples']:,} examples, "
-                  f"{result['seconds']:.1f} s); {done}/{len(tasks)} built.")  # fmt: skip
-    elapsed = time.perf_counter() - start
-    if verbose and tasks:
-        print(f"prepare_pretraining_data: {examples:,} examples in {len(tasks)} shards, {elapsed:.1f} s, "
-              f"{examples / max(elapsed, 1e-9):,.0f} examples/s with {workers} workers.")  # fmt: skip
-    return shard_paths
+    tasks = [{"range": dataclasses.asdict(ranges[i]), "path": path, "index": i}
+             for i, path in enumerate(shard_paths(output_dir, num_shards)) if not tf.io.gfile.exists(path)]  # fmt: skip
+    return tasks, num_shards, info
+
+
+def shard_paths(directory: str, num_shards: int) -> list[str]:
+    """The paths of the `num_shards` shards in `directory`, in order."""
+    return [os.path.join(directory, SHARD_NAME.format(index=i, count=num_shards)) for i in range(num_shards)]
 
 
 def _in_worker_processes(tokenizer, info: dict, tasks: list, workers: int):
@@ -315,9 +342,7 @@ def read_paired_shards(
             f"{'without --no-nsp' if next_sentence_prediction else 'with --no-nsp'}, or train {'with' if nsp else 'without'} NSP."
         )
     sequence_length = info["sequence_length"]
-    count = info["num_shards"]
-    paths = [os.path.join(directory, SHARD_NAME.format(index=i, count=count)) for i in range(count)]
-    paths = files_for_worker(paths, input_context, "shards")
+    paths = files_for_worker(shard_paths(directory, info["num_shards"]), input_context, "shards")
     features = {
         "input_ids": tf.io.RaggedFeature(tf.int64),
         "segment_ids": tf.io.RaggedFeature(tf.int64),

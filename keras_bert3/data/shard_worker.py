@@ -17,7 +17,8 @@ from keras_bert3.data.range_pairs import range_pairs
 
 def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
     """Pairs each shard's range and writes it to its path (through
-    `path.partial`, renamed when whole); yields a report per shard written.
+    `path.partial`, or the shard's "partial" path if it has one, renamed when
+    whole); yields a report per shard written.
 
     `claim(position)`: if given, a shard is made only if it returns True
     (shards shared with other processes: the first to claim one makes it).
@@ -35,14 +36,15 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
     writer, count, start = None, 0, time.perf_counter()
     for position, end, serialized in records.as_numpy_iterator():
         shard = shards[position]
+        partial = shard.get("partial", shard["path"] + ".partial")
         if writer is None:
-            writer = tf.io.TFRecordWriter(shard["path"] + ".partial")
+            writer = tf.io.TFRecordWriter(partial)
         for record in serialized:
             writer.write(record)
         count += len(serialized)
         if end:
             writer.close()
-            tf.io.gfile.rename(shard["path"] + ".partial", shard["path"], overwrite=True)
+            tf.io.gfile.rename(partial, shard["path"], overwrite=True)
             yield {"index": shard["index"], "examples": count, "seconds": time.perf_counter() - start}
             writer, count, start = None, 0, time.perf_counter()
 

@@ -7,13 +7,13 @@ import subprocess
 import sys
 import time
 
-import numpy as np
 import pytest
 
 from keras_bert3.data import DataCounters, pretraining_dataset
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.data.site_packages_corpus import site_packages_corpus_path
+from tests.data.bert_statistics import assert_bert_statistics
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READ_ONE_BATCH = """
@@ -67,21 +67,8 @@ def test_statistics_on_the_large_corpus(request, large_corpus, tokenizer, path):
     else:
         dataset = read_paired_shards(request.getfixturevalue("prepared"), tokenizer, max_predictions_per_seq=40,
                                      batch_size=256, seed=11)  # fmt: skip
-    rows = [(x, y, w) for x, y, w in dataset.take(48).as_numpy_iterator()]
-    token_ids = np.concatenate([x["token_ids"] for x, _, _ in rows])
-    weights = np.concatenate([w["mlm"] for _, _, w in rows]) > 0
-    positions = np.concatenate([x["mask_positions"] for x, _, _ in rows])
-    original = np.concatenate([y["mlm"] for _, y, _ in rows])
-    labels = np.concatenate([y["nsp"] for _, y, _ in rows])
-    padding = np.concatenate([x["padding_mask"] for x, _, _ in rows])
-    assert len(labels) >= 12_000
-    assert abs(weights.sum() / (padding.sum() - 3 * len(labels)) - 0.15) < 0.005
-    chosen = np.take_along_axis(token_ids, positions, axis=1)[weights]
-    as_mask = np.mean(chosen == tokenizer.mask_token_id)
-    kept = np.mean(chosen == original[weights])
-    assert abs(as_mask - 0.8) < 0.01 and abs(kept - 0.1) < 0.01 and abs(1 - as_mask - kept - 0.1) < 0.01
     # Half true continuations although most chunks here are a single sentence
     # (always random next), which the original would leave at about 38%.
-    assert abs(np.mean(labels == 0) - 0.5) < 0.02
+    assert_bert_statistics(dataset.take(48), tokenizer, min_examples=12_000)
     if path == "streaming":
         assert counters.single_sentence_documents > 0.3 * counters.documents

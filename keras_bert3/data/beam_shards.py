@@ -1,0 +1,130 @@
+"""Pre-paired shards built by an Apache Beam pipeline, for corpora that outgrow
+one machine: the same shards as `prepare_pretraining_data` (byte for byte),
+on any Beam runner (DirectRunner's processes, Dataflow, Flink, Spark).
+
+Each byte range of the corpus is one element; a worker pairs it and writes
+its shard (through a file of its own, renamed when whole, so that a retried or
+duplicated element never leaves a broken shard). Needs the `beam` extra:
+`pip install "keras-bert3[beam]"`.
+"""
+
+import os
+import time
+import uuid
+
+try:
+    import apache_beam as beam
+    from apache_beam.metrics.metric import MetricsFilter
+    from apache_beam.options.pipeline_options import PipelineOptions
+except ImportError as error:  # pragma: no cover
+    raise ImportError('Building shards with Beam needs Apache Beam: pip install "keras-bert3[beam]".') from error
+
+from keras_bert3.data.paired_shards import plan_shards
+from keras_bert3.data.paired_shards import read_prepared_info
+from keras_bert3.data.paired_shards import shard_paths
+
+
+def prepare_pretraining_data_beam(
+    files,
+    tokenizer,
+    output_dir: str,
+    *,
+    beam_options: list[str] | None = None,
+    workers: int | None = None,
+    num_shards: int | None = None,
+    sequence_length: int = 128,
+    seed: int = 0,
+    short_seq_prob: float = 0.1,
+    next_sentence_prediction: bool = True,
+    balanced_nsp: bool = True,
+    pairing_group: int = 256,
+    file_format: str = "sentences",
+    verbose: bool = True,
+) -> list[str]:
+    """Pairs a corpus into TFRecord shards with an Apache Beam pipeline.
+
+    The shards, `prepared.json` and the tokenizer are those of
+    `prepare_pretraining_data` with the same arguments, so `read_paired_shards`
+    and `keras-bert3 pretrain --corpus DIR` read them. Shards already in
+    `output_dir` are kept: a failed pipeline, run again, builds the rest.
+
+    Args:
+        files, tokenizer, output_dir, num_shards, sequence_length, seed,
+            short_seq_prob, next_sentence_prediction, balanced_nsp,
+            pairing_group, file_format, verbose: as `prepare_pretraining_data`.
+            On a distributed runner, `files` and `output_dir` must be paths
+            every worker reads and writes (`gs://...`, a shared file system).
+        beam_options: Beam pipeline flags, e.g. `["--runner=DataflowRunner",
+            "--project=P", "--region=R", "--temp_location=gs://B/tmp",
+            "--setup_file=./setup.py"]` (the workers need keras_bert3). Default:
+            the DirectRunner in `workers` processes.
+        workers: int. Processes of the DirectRunner (default: the cores).
+
+    Returns:
+        The shard paths, in order.
+
+    Example:
+    >>> prepare_pretraining_data_beam("corpus/*.txt", tokenizer, "prepared", workers=8)  # doctest: +SKIP
+    """
+    tasks, num_shards, info = plan_shards(
+        files, tokenizer, output_dir, num_shards=num_shards, sequence_length=sequence_length, seed=seed,
+        short_seq_prob=short_seq_prob, next_sentence_prediction=next_sentence_prediction,
+        balanced_nsp=balanced_nsp, pairing_group=pairing_group, file_format=file_format,
+    )  # fmt: skip
+    if not tasks:
+        return shard_paths(output_dir, num_shards)
+    if beam_options is None:
+        workers = workers or len(os.sched_getaffinity(0))
+        beam_options = ["--runner=DirectRunner", "--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"]
+    options = PipelineOptions(beam_options)
+    start = time.perf_counter()
+    pipeline = beam.Pipeline(options=options)
+    _ = (
+        pipeline
+        | "Shards" >> beam.Create(tasks)
+        | "Spread" >> beam.Reshuffle()  # One shard per worker at a time, not one bundle of all.
+        | "PairAndWrite" >> beam.ParDo(WriteShard(tokenizer.get_config(), info))
+    )
+    result = pipeline.run()
+    result.wait_until_finish()
+    examples = _counter(result, "examples")
+    elapsed = time.perf_counter() - start
+    if verbose:
+        print(f"prepare_pretraining_data_beam: {examples:,} examples in {len(tasks)} shards, {elapsed:.1f} s "
+              f"({examples / max(elapsed, 1e-9):,.0f} examples/s, {' '.join(beam_options)}).")  # fmt: skip
+    read_prepared_info(output_dir)  # Raises if a shard is missing.
+    return shard_paths(output_dir, num_shards)
+
+
+class WriteShard(beam.DoFn):
+    """Beam `DoFn`: a shard's task (`plan_shards`) in, its shard written, its
+    report out. The tokenizer is rebuilt once per worker from its config."""
+
+    def __init__(self, tokenizer_config: dict, info: dict):
+        self.tokenizer_config = tokenizer_config
+        self.info = info
+
+    def setup(self):
+        import tensorflow_text  # noqa: F401  (the tokenizer's ops, in this worker process)
+
+        from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+        self.tokenizer = BertTokenizer.from_config(self.tokenizer_config)
+
+    def process(self, task: dict):
+        import tensorflow as tf
+
+        from keras_bert3.data.shard_worker import write_shards
+
+        if tf.io.gfile.exists(task["path"]):  # A retried element whose shard is done.
+            return
+        task = dict(task, partial=f"{task['path']}.partial-{uuid.uuid4().hex[:12]}")
+        for report in write_shards(self.tokenizer, self.info, [task]):
+            beam.metrics.Metrics.counter("keras_bert3", "examples").inc(report["examples"])
+            beam.metrics.Metrics.counter("keras_bert3", "shards").inc()
+            yield report
+
+
+def _counter(result, name: str) -> int:
+    counters = result.metrics().query(MetricsFilter().with_namespace("keras_bert3").with_name(name))["counters"]
+    return int(sum(counter.committed or 0 for counter in counters))
