@@ -401,7 +401,7 @@ def main(argv=None) -> int:
     p.add_argument("--preset", help="the tokenizer of this preset; default: a vocabulary learnt on the corpus")
     p.add_argument("--vocabulary-size", type=int, default=8000)
     p.add_argument("--file-format", default="sentences", choices=["sentences", "paragraphs"])
-    p.add_argument("--workers", type=int, help="processes (default: one per 8 cores)")
+    p.add_argument("--workers", type=int, help="processes (default: one per 8 cores; with --beam, one per core)")
     p.add_argument("--num-shards", type=int, help="default: a multiple of 64, at most 256 MB of text each")
     p.add_argument("--sequence-length", type=int, default=128)
     p.add_argument("--no-nsp", action="store_true", help="single segments for MLM only")

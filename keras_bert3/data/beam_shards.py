@@ -56,9 +56,11 @@ def prepare_pretraining_data_beam(
             every worker reads and writes (`gs://...`, a shared file system).
         beam_options: Beam pipeline flags, e.g. `["--runner=DataflowRunner",
             "--project=P", "--region=R", "--temp_location=gs://B/tmp",
-            "--setup_file=./setup.py"]` (the workers need keras_bert3). Default:
-            the DirectRunner in `workers` processes.
-        workers: int. Processes of the DirectRunner (default: the cores).
+            "--extra_package=keras_bert3-0.1.0-py3-none-any.whl"]` (the workers
+            need keras_bert3: `pip wheel --no-deps .` builds that wheel).
+            Default: the DirectRunner in `workers` processes.
+        workers: int. Processes of the DirectRunner (default: the cores, at
+            most one per shard to build); refused with `beam_options`.
 
     Returns:
         The shard paths, in order.
@@ -74,8 +76,14 @@ def prepare_pretraining_data_beam(
     if not tasks:
         return shard_paths(output_dir, num_shards)
     if beam_options is None:
-        workers = workers or len(os.sched_getaffinity(0))
+        workers = min(workers or len(os.sched_getaffinity(0)), len(tasks))
         beam_options = ["--runner=DirectRunner", "--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"]
+    elif workers is not None:
+        raise ValueError("workers= sets the DirectRunner's processes; with beam_options, set the runner's own "
+                         "(e.g. --direct_num_workers=N, or --num_workers / --max_num_workers on Dataflow).")  # fmt: skip
+    if verbose and len(tasks) < num_shards:
+        print(f"prepare_pretraining_data_beam: {num_shards - len(tasks)} of {num_shards} shards already written; "
+              f"building {len(tasks)}.")  # fmt: skip
     options = PipelineOptions(beam_options)
     start = time.perf_counter()
     pipeline = beam.Pipeline(options=options)
@@ -90,15 +98,20 @@ def prepare_pretraining_data_beam(
     examples = _counter(result, "examples")
     elapsed = time.perf_counter() - start
     if verbose:
-        print(f"prepare_pretraining_data_beam: {examples:,} examples in {len(tasks)} shards, {elapsed:.1f} s "
-              f"({examples / max(elapsed, 1e-9):,.0f} examples/s, {' '.join(beam_options)}).")  # fmt: skip
+        counted = f"{examples:,} examples" if examples is not None else "(the runner reports no counters)"
+        print(f"prepare_pretraining_data_beam: {counted} in {len(tasks)} shards, {elapsed:.1f} s "
+              f"({' '.join(beam_options)}).")  # fmt: skip
     read_prepared_info(output_dir)  # Raises if a shard is missing.
     return shard_paths(output_dir, num_shards)
 
 
 class WriteShard(beam.DoFn):
     """Beam `DoFn`: a shard's task (`plan_shards`) in, its shard written, its
-    report out. The tokenizer is rebuilt once per worker from its config."""
+    report out. The tokenizer is rebuilt once per worker from its config.
+
+    Example:
+    >>> tasks | beam.ParDo(WriteShard(tokenizer.get_config(), info))  # doctest: +SKIP
+    """
 
     def __init__(self, tokenizer_config: dict, info: dict):
         self.tokenizer_config = tokenizer_config
@@ -125,6 +138,7 @@ class WriteShard(beam.DoFn):
             yield report
 
 
-def _counter(result, name: str) -> int:
+def _counter(result, name: str) -> int | None:
+    """A counter's committed total, or None where the runner reports none."""
     counters = result.metrics().query(MetricsFilter().with_namespace("keras_bert3").with_name(name))["counters"]
-    return int(sum(counter.committed or 0 for counter in counters))
+    return int(sum(counter.committed or 0 for counter in counters)) if counters else None

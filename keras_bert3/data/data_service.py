@@ -47,7 +47,34 @@ def served_by_data_service(dataset: tf.data.Dataset, address: str, *,
             processing_mode=tf.data.experimental.service.ShardingPolicy.DYNAMIC, service=target
         )
     )
-    return served.prefetch(tf.data.AUTOTUNE)
+    return _each_pass_gives_something(served, address).prefetch(tf.data.AUTOTUNE)
+
+
+def _each_pass_gives_something(dataset: tf.data.Dataset, address: str) -> tf.data.Dataset:
+    """Raises at the end of a pass that gave no element. (A pass of a local
+    dataset checks its corpus itself; a worker cannot, as it sees a part; and
+    `repeat()` over service input loops on empty passes instead of ending.)"""
+    empty = tf.nest.map_structure(
+        lambda spec: tf.zeros([0 if size is None else size for size in spec.shape.as_list()], spec.dtype),
+        dataset.element_spec,
+    )
+    marked = dataset.map(lambda *element: (element, False))
+    marked = marked.concatenate(tf.data.Dataset.from_tensors((tuple(empty) if isinstance(empty, tuple) else (empty,), True)))
+    message = (
+        f"A pass of the tf.data service at {address} gave no batch: the corpus makes no example (a single "
+        "document, or no text the workers can read at the paths given), or too few for one batch on each "
+        "worker with drop_remainder. Read it without --data-service to see which."
+    )
+
+    def count(seen, element_and_end):
+        element, is_end = element_and_end
+        check = tf.debugging.Assert(~is_end | (seen > 0), [message])
+        with tf.control_dependencies([check]):
+            return seen + 1, (tf.nest.map_structure(tf.identity, element), is_end)
+
+    checked = marked.scan(tf.constant(0, tf.int64), count).filter(lambda element, is_end: ~is_end)
+    single = not isinstance(dataset.element_spec, tuple)
+    return checked.map(lambda element, is_end: element[0] if single else element)
 
 
 def check_dispatcher_answers(address: str, timeout: float = CONNECT_TIMEOUT_S) -> str:
@@ -58,13 +85,17 @@ def check_dispatcher_answers(address: str, timeout: float = CONNECT_TIMEOUT_S) -
     Raises:
         ValueError: `address` is not "host:port".
         ConnectionError: nothing answers.
+
+    Example:
+    >>> check_dispatcher_answers("localhost:5050")  # doctest: +SKIP
+    'grpc://localhost:5050'
     """
     host, port = parse_address(address)
     deadline = time.monotonic() + timeout
     while True:
         try:
             with socket.create_connection((host, port), timeout=max(0.1, deadline - time.monotonic())):
-                return f"grpc://{host}:{port}"
+                return f"grpc://{join_address(host, port)}"
         except OSError as error:
             if time.monotonic() + 0.5 >= deadline:
                 raise ConnectionError(
@@ -76,8 +107,18 @@ def check_dispatcher_answers(address: str, timeout: float = CONNECT_TIMEOUT_S) -
             time.sleep(0.5)
 
 
+def join_address(host: str, port: int) -> str:
+    """(host, port) to "host:port", an IPv6 host in brackets ("[::1]:5050")."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def parse_address(address: str) -> tuple[str, int]:
-    """ "host:port" or "grpc://host:port" to (host, port)."""
+    """ "host:port", "[ipv6]:port" or "grpc://host:port" to (host, port).
+
+    Example:
+    >>> parse_address("grpc://[::1]:5050")
+    ('::1', 5050)
+    """
     bare = address.split("://", 1)[-1]
     host, _, port = bare.rpartition(":")
     if not host or not port.isdigit():
@@ -87,7 +128,11 @@ def parse_address(address: str) -> tuple[str, int]:
 
 def check_servable(*, counters=None, file_format: str = "sentences") -> None:
     """Refuses what `tf.data` service workers cannot run: Python callbacks
-    (counters) and the "paragraphs" format (its sentence splitter is Python)."""
+    (counters) and the "paragraphs" format (its sentence splitter is Python).
+
+    Example:
+    >>> check_servable(file_format="sentences")  # Nothing to refuse.
+    """
     if counters is not None:
         raise ValueError(
             "counters= cannot be used with a tf.data service: the counts are Python callbacks, "

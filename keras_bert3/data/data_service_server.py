@@ -30,9 +30,13 @@ def serve(role: str, *, port: int = 0, dispatcher: str | None = None, worker_add
     Example:
     >>> serve("worker", dispatcher="trainer-0:5050")  # doctest: +SKIP
     """
+    stop = threading.Event()  # Set first: a SIGTERM during the start-up still ends the process with 0.
+    for signal_number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signal_number, lambda *_: stop.set())
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the tokenizer's ops in this process)
 
+    from keras_bert3.data.data_service import join_address
     from keras_bert3.data.data_service import parse_address
 
     service = tf.data.experimental.service
@@ -44,16 +48,13 @@ def serve(role: str, *, port: int = 0, dispatcher: str | None = None, worker_add
             raise ValueError("A worker needs --dispatcher HOST:PORT, the address of the dispatcher.")
         host, dispatcher_port = parse_address(dispatcher)
         config = service.WorkerConfig(
-            dispatcher_address=f"{host}:{dispatcher_port}",
+            dispatcher_address=join_address(host, dispatcher_port),
             worker_address=worker_address or f"{socket.gethostname()}:%port%",
             port=port,
         )
         server = service.WorkerServer(config)
     else:
         raise ValueError(f"role must be 'dispatcher' or 'worker', got {role!r}.")
-    stop = threading.Event()
-    for signal_number in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signal_number, lambda *_: stop.set())
     if role == "dispatcher":
         print(f"tf.data service dispatcher listening on port {server.target.rsplit(':', 1)[-1]}", flush=True)
     else:

@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert3.data.data_counters import DataCounters
+from keras_bert3.data.seed_stream import seed_stream
 from keras_bert3.data.sentence_splitter import split_sentences
 
 FILE_FORMATS = ("sentences", "paragraphs")
@@ -86,6 +87,7 @@ def document_groups(
     cycle_length: int = 4,
     max_document_sentences: int = 10_000,
     counters: DataCounters | None = None,
+    reproducible: bool = True,
 ) -> tf.data.Dataset:
     """Reads text files into shuffled groups of about `group_size` documents.
 
@@ -99,6 +101,7 @@ def document_groups(
         files, file_format, seed, cycle_length, max_document_sentences,
             counters: as `document_dataset`.
         group_size: int. Documents per group.
+        reproducible: bool. False: the deal's seeds also take in the clock (see `seed_stream`).
 
     Returns:
         `tf.data.Dataset` of tf.string `tf.RaggedTensor`s `(documents, sentences)`.
@@ -111,7 +114,7 @@ def document_groups(
     blocks = _document_blocks(files, file_format, seed=seed, cycle_length=cycle_length,
                               max_document_sentences=max_document_sentences, counters=counters)  # fmt: skip
     windows = blocks.batch(cycle_length)  # (blocks, documents, sentences)
-    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+    seeds = seed_stream(seed, reproducible=reproducible)
     deal = lambda window, window_seed: deal_into_groups(window.merge_dims(0, 1), group_size, window_seed)  # noqa: E731
     return tf.data.Dataset.zip(windows, seeds).map(deal).unbatch()
 

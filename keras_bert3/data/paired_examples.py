@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
+from keras_bert3.data.seed_stream import seed_stream
 
 NO_TEXT = "The corpus has no document with text: every file or document is empty."
 ONE_DOCUMENT = (
@@ -25,6 +26,7 @@ def paired_examples(
     seed: int = 0,
     counters: DataCounters | None = None,
     check_corpus: bool = True,
+    reproducible: bool = True,
 ) -> tf.data.Dataset:
     """Tokenizes and pairs groups of documents, groups in parallel.
 
@@ -42,6 +44,7 @@ def paired_examples(
         counters: optional `DataCounters`; one small Python call per group adds to it.
         check_corpus: bool. Raise at the end of a stream without text or with
             a single document (False for a part of a corpus, e.g. one shard).
+        reproducible: bool. False: the groups' seeds also take in the clock (see `seed_stream`).
 
     Returns:
         `tf.data.Dataset` of one example per element: a tuple of int32
@@ -72,7 +75,7 @@ def paired_examples(
         marked = marked.scan(tf.constant(0, tf.int64), check_at_end)
         groups = marked.filter(lambda group, is_end: ~is_end)
         groups = groups.map(lambda group, is_end: group)
-    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+    seeds = seed_stream(seed, reproducible=reproducible)
 
     pair = lambda group, group_seed: pair_group(group, group_seed, tokenizer, pairer, counters)  # noqa: E731
     pairs = tf.data.Dataset.zip(groups, seeds).map(pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)

@@ -271,7 +271,7 @@ def read_prepared_info(directory: str) -> dict:
     with tf.io.gfile.GFile(path) as f:
         info = json.load(f)
     count = info["num_shards"]
-    missing = [i for i in range(count) if not tf.io.gfile.exists(os.path.join(directory, SHARD_NAME.format(index=i, count=count)))]
+    missing = [i for i, path in enumerate(shard_paths(directory, count)) if not tf.io.gfile.exists(path)]
     if missing:
         raise ValueError(
             f"{directory} holds {count - len(missing)} of {count} shards: `prepare-data` did not finish "
@@ -365,7 +365,7 @@ def read_paired_shards(
     batches = dataset.batch(batch_size, drop_remainder=drop_remainder).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
                        masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
-    dataset = masked_batches(batches, masker, sequence_length, nsp, seed)
+    dataset = masked_batches(batches, masker, sequence_length, nsp, seed, reproducible=data_service is None)
     if data_service is not None:
         dataset = served_by_data_service(dataset, data_service)
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)

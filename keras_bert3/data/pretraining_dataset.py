@@ -12,6 +12,7 @@ from keras_bert3.data.document_dataset import expand_files
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.paired_examples import paired_examples
+from keras_bert3.data.seed_stream import seed_stream
 from keras_bert3.distribution.worker_input import files_for_worker
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
 
@@ -85,8 +86,9 @@ def pretraining_dataset(
             different files. (A dataset of documents is sharded by documents.)
         data_service: optional "host:port" of a `tf.data` service dispatcher:
             the pipeline runs on its workers, which share out the files (see
-            `served_by_data_service`; not reproducible, no `counters`, the
-            "sentences" format only). Files must be paths the workers can read.
+            `served_by_data_service`; its random draws take in each worker's
+            clock, so it is not reproducible; no `counters`, the "sentences"
+            format only). Files must be paths the workers can read.
 
     Returns:
         `tf.data.Dataset` of `(x, y, sample_weight)`: x = {"token_ids", "segment_ids",
@@ -128,28 +130,30 @@ def pretraining_dataset(
         groups = documents.ragged_batch(pairing_group)
     else:
         paths = files_for_worker(expand_files(files), input_context)
-        groups = document_groups(paths, pairing_group, file_format=file_format, seed=seed, counters=counters)
+        groups = document_groups(paths, pairing_group, file_format=file_format, seed=seed, counters=counters,
+                                 reproducible=data_service is None)  # fmt: skip
     # A service worker may be handed no file: the corpus is checked as a whole only locally.
     examples = paired_examples(groups, tokenizer, pairer, seed=seed, counters=counters,
-                               check_corpus=data_service is None)  # fmt: skip
+                               check_corpus=data_service is None, reproducible=data_service is None)  # fmt: skip
     if counters is not None:
         examples = examples.concatenate(_log_skips_at_end(counters, sequence_length))
     batches = examples.shuffle(example_buffer, seed=seed, reshuffle_each_iteration=True)
     batches = batches.batch(batch_size, drop_remainder=drop_remainder)
     masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
                        masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
-    dataset = masked_batches(batches, masker, sequence_length, next_sentence_prediction, seed)
+    dataset = masked_batches(batches, masker, sequence_length, next_sentence_prediction, seed,
+                             reproducible=data_service is None)  # fmt: skip
     if data_service is not None:
         dataset = served_by_data_service(dataset, data_service)
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)
 
 
 def masked_batches(batches: tf.data.Dataset, masker: MlmMasker, sequence_length: int,
-                   next_sentence_prediction: bool, seed: int) -> tf.data.Dataset:  # fmt: skip
+                   next_sentence_prediction: bool, seed: int, *, reproducible: bool = True) -> tf.data.Dataset:  # fmt: skip
     """Batches of unmasked pairs `(token_ids, segment_ids, lengths, labels)` to
     the `(x, y, sample_weight)` that `BertPretrainer.fit` takes, with fresh
-    masks on every pass (deterministic for `seed`)."""
-    mask_seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
+    masks on every pass (deterministic for `seed` if `reproducible`, see `seed_stream`)."""
+    mask_seeds = seed_stream(seed, reproducible=reproducible)
 
     def to_inputs(batch, mask_seed):
         token_ids, segment_ids, lengths, labels = batch

@@ -34,24 +34,30 @@ print(x["token_ids"].shape)
 """
 
 
-def start_server(*args) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "keras_bert3", "data-service", *args], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+def start_server(log_path, *args) -> subprocess.Popen:
+    with open(log_path, "w") as log:  # A file, not a pipe nobody reads till the end.
+        return subprocess.Popen([sys.executable, "-m", "keras_bert3", "data-service", *args], cwd=REPO,
+                                stdout=log, stderr=subprocess.STDOUT, text=True)  # fmt: skip
 
 
 @pytest.fixture(scope="module")
-def service():
-    """(address, processes): a dispatcher and two workers on localhost."""
+def service(tmp_path_factory):
+    """(address, [(process, log path)]): a dispatcher and two workers on localhost.
+    The last test of this file stops them; the others may run in any order before it."""
+    logs = tmp_path_factory.mktemp("service")
     port = free_port()
-    processes = [start_server("dispatcher", "--port", str(port))]
-    processes += [start_server("worker", "--dispatcher", f"localhost:{port}", "--worker-address", "localhost:%port%")
-                  for _ in range(2)]  # fmt: skip
-    check_dispatcher_answers(f"localhost:{port}", timeout=120)
-    yield f"localhost:{port}", processes
-    for process in processes:  # Left running only if a test failed before stopping them.
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    servers = []
+    try:
+        for index, args in enumerate([["dispatcher", "--port", str(port)]] + 2 * [[
+                "worker", "--dispatcher", f"localhost:{port}", "--worker-address", "localhost:%port%"]]):  # fmt: skip
+            servers.append((start_server(logs / f"{index}.log", *args), logs / f"{index}.log"))
+        check_dispatcher_answers(f"localhost:{port}", timeout=120)
+        yield f"localhost:{port}", servers
+    finally:
+        for process, _ in servers:  # Still running only if a test failed before stopping them.
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +95,31 @@ def test_a_served_pass_is_a_local_pass(service, tmp_path, corpus, tokenizer):
 
 
 @pytest.mark.slow
+def test_served_passes_have_fresh_masks(service, tmp_path, corpus, tokenizer):
+    """Each served pass (a new job, whose workers rebuild the pipeline) draws
+    new masks on the same examples, and two workers do not share their draws."""
+    address, _ = service
+    prepare_pretraining_data(corpus, tokenizer, str(tmp_path), num_shards=6, workers=1, verbose=False)
+    dataset = read_paired_shards(str(tmp_path), tokenizer, batch_size=16, data_service=address)
+    masks = []  # For each pass: example (unmasked) -> its masked positions.
+    for _ in range(2):
+        masks.append({h: tuple(row) for x, y, w in dataset.as_numpy_iterator()
+                      for h, row in zip(example_hashes(x, y, w), x["mask_positions"])})  # fmt: skip
+    assert masks[0].keys() == masks[1].keys() and len(masks[0]) > 4000  # The same examples...
+    same = np.mean([masks[0][h] == masks[1][h] for h in masks[0]])
+    assert same < 0.2, same  # ...masked anew (only the shortest can draw the same positions by chance).
+
+
+def test_a_pass_without_examples_raises(service, tmp_path, tokenizer):
+    """A document of one sentence makes no NSP pair: the served pass says so
+    instead of `repeat()` waiting for batches forever."""
+    (tmp_path / "one.txt").write_text("A single document of a single sentence.\n", encoding="utf-8")
+    dataset = pretraining_dataset(str(tmp_path / "one.txt"), tokenizer, batch_size=8, data_service=service[0]).repeat()
+    with pytest.raises(Exception, match="gave no batch"):
+        next(iter(dataset))
+
+
+@pytest.mark.slow
 def test_reading_one_batch_then_exiting_ends(service, minilm_dir):
     """On the 21 MB corpus, one served batch, then the reading process exits."""
     corpus = site_packages_corpus_path()  # Derived once on the machine (about a minute), then cached.
@@ -104,7 +135,7 @@ def test_reading_one_batch_then_exiting_ends(service, minilm_dir):
 def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corpus):
     """`keras-bert3 pretrain --data-service` trains its steps; the dispatcher
     and workers then stop on SIGTERM, each with exit code 0."""
-    address, processes = service
+    address, servers = service
     result = subprocess.run(
         [sys.executable, "-m", "keras_bert3", "pretrain", "--output", str(tmp_path / "run"), "--corpus", corpus,
          "--steps", "6", "--checkpoint-every", "3", "--batch-size", "8", "--sequence-length", "64",
@@ -114,12 +145,12 @@ def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corp
     assert result.returncode == 0, result.stderr[-3000:]
     with open(tmp_path / "run" / "history.csv") as f:
         assert len(f.read().strip().splitlines()) == 3  # Header and two checkpoints.
-    for process in processes:
+    for process, _ in servers:
         process.send_signal(signal.SIGTERM)
-    for process in processes:
-        output, _ = process.communicate(timeout=30)
-        assert process.returncode == 0, output[-2000:]
-        assert "stopping" in output
+    for process, log in servers:
+        process.wait(timeout=30)
+        output = log.read_text()
+        assert process.returncode == 0 and "stopping" in output, output[-2000:]
 
 
 def test_an_address_without_dispatcher_is_refused_in_bounded_time(corpus, tokenizer):

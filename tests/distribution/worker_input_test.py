@@ -48,20 +48,29 @@ def prepared(tmp_path_factory, corpus, tokenizer):
 
 def run_workers(tokenizer_dir, tmp_path, environments) -> list[list[collections.Counter]]:
     """Runs `worker_examples` in one process per environment ({"strategy", "data": [...],
-    environment variables}), at once; for each process, the examples it got from each data."""
+    optional "fails_with", environment variables}), at once; for each process, the examples
+    it got from each data it finished. A process with "fails_with" must fail on its last
+    data with that message."""
     processes = []
     for index, environment in enumerate(environments):
         environment = dict(environment)
         strategy, datas = environment.pop("strategy"), environment.pop("data")
+        environment.pop("fails_with", None)
         command = [sys.executable, "-m", "tests.distribution.worker_examples", tokenizer_dir, strategy,
                    str(tmp_path / f"process{index}-"), *datas]  # fmt: skip
         processes.append(subprocess.Popen(command, cwd=REPO, env=dict(os.environ, **environment),
                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))  # fmt: skip
-    for process in processes:
+    for process, environment in zip(processes, environments):
         _, stderr = process.communicate(timeout=300)
-        assert process.returncode == 0, stderr.decode()[-3000:]
-    return [[collections.Counter(np.load(tmp_path / f"process{index}-{k}.npy").tolist()) for k in range(len(e["data"]))]
-            for index, e in enumerate(environments)]  # fmt: skip
+        if "fails_with" in environment:
+            assert process.returncode != 0 and environment["fails_with"] in stderr.decode(), stderr.decode()[-3000:]
+        else:
+            assert process.returncode == 0, stderr.decode()[-3000:]
+    results = []
+    for index, environment in enumerate(environments):
+        finished = len(environment["data"]) - ("fails_with" in environment)
+        results.append([collections.Counter(np.load(tmp_path / f"process{index}-{k}.npy").tolist()) for k in range(finished)])
+    return results
 
 
 def two_worker_environments():
@@ -79,10 +88,13 @@ def test_two_workers_read_their_own_share(tmp_path, corpus, prepared):
     """Prepared shards: the two workers' examples together are a one-process
     pass, each example once. Streaming text: each worker's stream is the
     one-process stream of its half of the files (not sharded again by
-    tf.distribute, not the whole corpus)."""
+    tf.distribute, not the whole corpus). Then workers given different files are refused."""
     paths = sorted(tf.io.gfile.glob(corpus))
     alone = {"strategy": "none", "data": [prepared, ",".join(paths[0::2]), ",".join(paths[1::2])]}
-    workers = [dict(environment, data=[prepared, corpus]) for environment in two_worker_environments()]
+    # Last, a corpus glob that differs between the workers (one misses a file): refused on both.
+    differing = [corpus, ",".join(paths[:3])]
+    workers = [dict(environment, data=[prepared, corpus, differing[index]], fails_with="The workers see different files")
+               for index, environment in enumerate(two_worker_environments())]  # fmt: skip
     (single, alone_first, alone_second), (shards_first, first), (shards_second, second) = run_workers(
         prepared, tmp_path, [alone] + workers
     )
