@@ -96,14 +96,14 @@ def main() -> None:
     print(f"Corpus: {os.path.getsize(corpus) / 1e6:.1f} MB, {documents:,} documents ({corpus}).")
     print(f"Load average before: {os.getloadavg()[0]:.2f}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        # Shards are built from four copies of the corpus (84 MB): the fixed
+        # Shards are built from four copies of the corpus (about 4 x 21-31 MB): the fixed
         # start (TensorFlow's tracing, a few seconds) would hide the rate on 21 MB.
         for copy in range(4):
             os.symlink(corpus, os.path.join(tmp, f"copy{copy}.txt"))
         shards = os.path.join(tmp, "shards")
         jobs = [("streaming from raw text", STREAM, lambda cores, workers: (corpus, str(args.batches)), [1])]
         if not args.skip_shards:
-            jobs.append(("prepare-data (84 MB)", PREPARE, lambda cores, workers: (os.path.join(tmp, "copy*.txt"),
+            jobs.append((f"prepare-data ({4 * os.path.getsize(corpus) / 1e6:.0f} MB)", PREPARE, lambda cores, workers: (os.path.join(tmp, "copy*.txt"),
                          os.path.join(tmp, f"out-{cores}-{workers}-{time.time()}"), str(workers)), [1, 2]))  # fmt: skip
             jobs.append(("reading shards, dynamic masks", READ, lambda cores, workers: (shards, str(args.batches * 4)), [1]))
         for name, script, arguments, worker_counts in jobs:
