@@ -16,7 +16,7 @@ import pytest
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.data.data_service import check_dispatcher_answers
-from keras_bert3.data.default_corpus import default_corpus_documents
+from tests.data.conftest import write_corpus_parts
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.data.site_packages_corpus import site_packages_corpus_path
@@ -63,12 +63,7 @@ def service(tmp_path_factory):
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """The embedded corpus in four files of the original format."""
-    directory = tmp_path_factory.mktemp("corpus")
-    documents = default_corpus_documents()
-    for k in range(4):
-        text = "\n\n".join("\n".join(document) for document in documents[k::4]) + "\n"
-        (directory / f"part{k}.txt").write_text(text, encoding="utf-8")
-    return str(directory / "*.txt")
+    return write_corpus_parts(tmp_path_factory.mktemp("corpus"), 4)
 
 
 def example_counts(dataset) -> collections.Counter:

@@ -12,13 +12,13 @@ import time
 import numpy as np
 import pytest
 
-from keras_bert3.data import default_corpus_documents
 from keras_bert3.data.corpus_ranges import corpus_ranges
 from keras_bert3.data.corpus_ranges import range_documents
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.tokenizers import BertTokenizer
 from tests.data.conftest import collect
+from tests.data.conftest import write_corpus_parts
 from tests.data.document_dataset_test import MESSY
 from tests.data.document_dataset_test import plain_reading
 
@@ -29,10 +29,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def corpus(tmp_path_factory):
     """The embedded corpus in three files of the original format, one of them messy."""
     directory = tmp_path_factory.mktemp("corpus")
-    documents = default_corpus_documents()
-    for k in range(2):
-        text = "\n\n".join("\n".join(document) for document in documents[k::2]) + "\n"
-        (directory / f"part{k}.txt").write_text(text, encoding="utf-8")
+    write_corpus_parts(directory, 2)
     (directory / "part2.txt").write_text(MESSY * 20, encoding="utf-8")
     return directory
 

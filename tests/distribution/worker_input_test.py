@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert3.data.default_corpus import default_corpus_documents
+from tests.data.conftest import write_corpus_parts
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.distribution.worker_input import files_for_worker
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
@@ -30,12 +30,7 @@ def tokenizer(minilm_dir):
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     """The embedded corpus in four files of the original format."""
-    directory = tmp_path_factory.mktemp("corpus")
-    documents = default_corpus_documents()
-    for k in range(4):
-        text = "\n\n".join("\n".join(document) for document in documents[k::4]) + "\n"
-        (directory / f"part{k}.txt").write_text(text, encoding="utf-8")
-    return str(directory / "*.txt")
+    return write_corpus_parts(tmp_path_factory.mktemp("corpus"), 4)
 
 
 @pytest.fixture(scope="module")
