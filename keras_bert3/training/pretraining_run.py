@@ -9,6 +9,7 @@ import keras
 
 from keras_bert3.distribution.devices import check_precision
 from keras_bert3.distribution.strategy import distribution_scope
+from keras_bert3.training.random_state_backup import RandomStateBackup
 from keras_bert3.training.stop_on_nan import StopOnNaN
 from keras_bert3.training.training_curves_plot import plot_training_curves
 
@@ -252,6 +253,7 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
         StopOnNaN(backup_dir),
         _LogStep(),
         keras.callbacks.CSVLogger(os.path.join(config.output, HISTORY_FILE), append=True),
+        RandomStateBackup(backup_dir, completed_epochs=done),  # Before BackupAndRestore: see its docstring.
         keras.callbacks.BackupAndRestore(backup_dir, save_freq="epoch", delete_checkpoint=False),
         keras.callbacks.TensorBoard(os.path.join(config.output, "logs")),
     ]

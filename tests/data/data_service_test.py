@@ -85,7 +85,9 @@ def test_a_served_pass_is_a_local_pass(service, tmp_path, corpus, tokenizer):
     for name, data_service in (("local", None), ("served", address)):
         dataset = pretraining_dataset(corpus, tokenizer, batch_size=64, seed=5, data_service=data_service)
         labels[name] = np.concatenate([y["nsp"] for _, y, _ in dataset.as_numpy_iterator()])
-    assert abs(len(labels["served"]) / len(labels["local"]) - 1) < 0.05, {k: len(v) for k, v in labels.items()}
+    # A pass's size depends on its draws (target lengths, random next segments):
+    # local passes of this corpus with seeds 0-3 made 4,402 to 4,854 examples.
+    assert abs(len(labels["served"]) / len(labels["local"]) - 1) < 0.12, {k: len(v) for k, v in labels.items()}
     assert abs(np.mean(labels["served"] == 0) - 0.5) < 0.03
 
 

@@ -1,4 +1,4 @@
-"""A pretraining run killed with SIGKILL resumes from its last checkpoint with
+"""A pretraining run killed with SIGKILL resumes exactly from its last checkpoint with
 the same command; broken or foreign checkpoints are refused."""
 
 import csv
@@ -49,7 +49,13 @@ def completed_epochs(output):
 
 
 @pytest.mark.slow
-def test_killed_run_resumes_with_step_count_and_schedule(tmp_path, small_corpus):
+def test_killed_run_resumes_exactly(tmp_path, small_corpus):
+    """Killed with SIGKILL after a checkpoint and rerun, the run goes on as an
+    uninterrupted one (run beside it) does: the same steps, learning rates and
+    losses, which needs the same examples, masks, weights, optimizer state and
+    dropout draws."""
+    uninterrupted = subprocess.Popen(command(tmp_path / "uninterrupted", small_corpus), cwd=REPO,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
     output = tmp_path / "run"
     process = subprocess.Popen(command(output, small_corpus), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
@@ -71,8 +77,16 @@ def test_killed_run_resumes_with_step_count_and_schedule(tmp_path, small_corpus)
     schedule = LinearWarmupLinearDecay(LEARNING_RATE, WARMUP, STEPS)
     for row in resumed:
         assert abs(float(row["learning_rate"]) - float(schedule(int(row["step"])))) < 1e-9
-    # ... and with the trained weights: its loss continues, far below the first epoch's.
+    # ... and with the trained weights: its loss continues, far below the first epoch's ...
     assert float(resumed[0]["mlm_loss"]) < float(rows[0]["mlm_loss"]) - 0.5
+    # ... exactly as the uninterrupted run's (any other batch or dropout draw moves the losses by 1e-5 or more).
+    _, stderr = uninterrupted.communicate(timeout=300)
+    assert uninterrupted.returncode == 0, stderr.decode()[-3000:]
+    expected = read_history(tmp_path / "uninterrupted")
+    assert [r["step"] for r in expected] == [r["step"] for r in rows]
+    for row, reference in zip(rows, expected):
+        for key in ("loss", "mlm_loss", "nsp_loss"):
+            assert abs(float(row[key]) - float(reference[key])) <= 1e-6 * abs(float(reference[key])), (key, row, reference)
     assert os.path.isfile(output / "training_curves.png")
     assert os.path.isfile(output / "preset" / "pretraining_heads.weights.h5")
 
