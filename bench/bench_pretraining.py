@@ -12,12 +12,18 @@ per process, no shared thread pools) one after the other.
 
 Printed:
 - the measured matmul peak (2048x2048 float32 and bfloat16, TF graph, TF XLA, JAX);
-- a table of tokens/s, median step time, model FLOPs utilization (MFU against
-  the float32 peak of the same framework, and the bfloat16 peak for bfloat16
-  runs), ratios to keras-hub and Hugging Face, and the MLM loss on a held-out
-  batch after the same number of steps;
-- step time against sequence length (128, 256, 512) and model size (tiny,
-  mini, small) for keras_bert3 and keras-hub.
+- for each section (mini at sequence 128, mini at 512, base at 128), a table
+  of tokens/s (the best of the rounds, and their spread), median step time,
+  model FLOPs utilization (MFU against the float32 peak of the same
+  framework, and the bfloat16 peak for bfloat16 rows), ratios to keras-hub's
+  default row and to Hugging Face, and the MLM loss on a held-out batch after
+  the same steps.
+
+Each library runs first with its own defaults, as a user runs it (keras-hub
+gets Keras' choice: no XLA for TensorFlow on a CPU); the mini-128 section adds
+each library's other flags as extra rows (XLA or not, mixed_bfloat16). The
+rounds alternate the rows (A B C A B C), so that a slow spell of the machine
+does not fall on one row only.
 
 Model FLOPs per step (PaLM, Chowdhery et al. 2022, appendix B, counting each
 multiply-add as 2 and the backward pass as twice the forward):
@@ -32,16 +38,17 @@ Hugging Face, which computes the vocabulary logits at every position (20x the
 MLM-head matmuls at seq 128), gets no credit for that extra work, and
 keras-hub, which has no NSP head, gets credit for a few FLOPs it does not do.
 
-Command (from the repository root; about 8 minutes on 2 cores):
+Command (from the repository root; about 25 minutes on 2 cores):
 
     python bench/bench_pretraining.py
 
-Options: `--steps` timed steps per measurement (default 10, after 3 warm-up
-steps; the step time is the median), `--skip-hf`, `--skip-scaling`, `--only
-ours-tensorflow` (or `ours-tensorflow-mixed_bfloat16`, `ours-jax`,
-`keras_hub-tensorflow-xla`, ...) to time one configuration. On a shared
-machine other processes inflate step times: the load average is printed
-beside each measurement.
+Options: `--steps` timed steps per measurement in the mini-128 section
+(default 10, after 3 warm-up steps; the step time is the median), `--rounds`
+(default 2), `--sections mini-128 mini-512 base-128`, `--skip-hf`, `--only
+ours-tensorflow` (rows whose key starts so: `ours-jax`,
+`keras_hub-tensorflow-xla`, `ours-tensorflow-graph-mixed_bfloat16`, ...). On a
+shared machine other processes inflate step times: the load average is
+printed beside each measurement, and before and after the run.
 """
 
 import argparse
@@ -62,7 +69,7 @@ from bench.model_flops import pretraining_flops_per_step  # noqa: E402
 VOCABULARY_SIZE = 30522
 MAX_PREDICTIONS = 20
 MASK_ID, CLS_ID, SEP_ID = 103, 101, 102
-SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512)}  # (layers, hidden)
+SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512), "base": (12, 768)}  # (layers, hidden)
 EVAL_SEED = 12345
 
 
@@ -78,20 +85,19 @@ class Config:
     precision: str = "float32"  # or "mixed_bfloat16"
     warmup_steps: int = 3
     steps: int = 10
-    # "auto": each library's default. On TensorFlow on CPU that is XLA for
-    # BertPretrainer and no XLA (TF graph with oneDNN kernels) for keras-hub.
+    # "auto": each library's default (Keras' for keras-hub: no XLA for TensorFlow on CPUs).
     jit_compile: str = "auto"
 
     @property
     def label(self) -> str:
         names = {"ours": "keras_bert3 BertPretrainer", "keras_hub": "keras-hub BertMaskedLM", "hf": "HF BertForPreTraining"}
-        extra = ""
-        if self.backend == "tensorflow":
-            xla = self.jit_compile == "true" or (self.jit_compile == "auto" and self.implementation == "ours")
-            extra = ", XLA" if xla else ", graph"
+        flags = []
+        if self.jit_compile != "auto":
+            flags.append("XLA" if self.jit_compile == "true" else "no XLA")
         if self.precision != "float32":
-            extra += f", {self.precision}"
-        return f"{names[self.implementation]} ({self.backend}{extra})"
+            flags.append(self.precision)
+        settings = ", ".join(flags) if flags else "its defaults"
+        return f"{names[self.implementation]} ({self.backend}, {settings})"
 
 
 # ---------------------------------------------------------------------------
@@ -398,14 +404,45 @@ def peak_for(peaks: dict, config: Config) -> float:
     return max(v for k, v in peaks[framework].items() if k.startswith(dtype))
 
 
+SECTIONS = {
+    # name: (title, size, sequence length, batch size, warm-up steps, timed steps (None: --steps))
+    "mini-128": ("mini (4 layers, 256 wide), sequence 128, batch 32", "mini", 128, 32, 3, None),
+    "mini-512": ("mini, sequence 512, batch 32", "mini", 512, 32, 2, 4),
+    "base-128": ("base (12 layers, 768 wide), sequence 128, batch 32", "base", 128, 32, 2, 2),
+}
+
+
+def section_rows(name: str, steps: dict, with_hf: bool) -> list[Config]:
+    """Each library's defaults first (what a user gets), then its best flags as extra rows."""
+    _, size, length, batch, _, _ = SECTIONS[name]
+    shape = dict(size=size, sequence_length=length, batch_size=batch, **steps)
+    rows = [
+        Config("ours", "tensorflow", **shape),
+        Config("ours", "jax", **shape),
+        Config("keras_hub", "tensorflow", **shape),
+    ]
+    if name != "mini-128":
+        return rows  # Defaults only: ratios at other shapes.
+    rows += [
+        Config("ours", "tensorflow", jit_compile="true", **shape),
+        Config("ours", "tensorflow", jit_compile="true", precision="mixed_bfloat16", **shape),
+        Config("ours", "tensorflow", jit_compile="false", precision="mixed_bfloat16", **shape),
+        Config("keras_hub", "tensorflow", jit_compile="true", **shape),
+        Config("keras_hub", "tensorflow", precision="mixed_bfloat16", **shape),
+    ]
+    if with_hf:
+        rows.append(Config("hf", "torch", **shape))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, default=10, help="timed steps per measurement")
-    parser.add_argument("--scaling-steps", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=2, help="passes over the rows (A B A B); best and spread")
+    parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=list(SECTIONS))
     parser.add_argument("--skip-hf", action="store_true")
-    parser.add_argument("--skip-scaling", action="store_true")
-    parser.add_argument("--only", help="one row, e.g. ours-tensorflow, ours-jax-bf16, keras_hub-tensorflow")
+    parser.add_argument("--only", help="rows whose key starts with this, e.g. ours-tensorflow, keras_hub-tensorflow-xla")
     args = parser.parse_args()
 
     if args.worker:
@@ -422,71 +459,48 @@ def main() -> None:
     for backend, rates in peaks.items():
         print("  " + backend + ": " + ", ".join(f"{k} {v:.0f}" for k, v in rates.items()))
 
-    steps = dict(steps=args.steps)
-    rows = [
-        Config("ours", "tensorflow", **steps),
-        Config("ours", "tensorflow", precision="mixed_bfloat16", **steps),
-        Config("ours", "jax", **steps),
-        Config("keras_hub", "tensorflow", **steps),
-        Config("keras_hub", "tensorflow", jit_compile="true", **steps),
-        Config("keras_hub", "tensorflow", jit_compile="true", precision="mixed_bfloat16", **steps),
-    ]
-    if not args.skip_hf:
-        rows.append(Config("hf", "torch", **steps))
-    if args.only:
-        rows = [r for r in rows if row_key(r) == args.only]
-    print("Throughput (4 layers, 256 wide, seq 128, batch 32):", flush=True)
-    results = [(config, measure(config)) for config in rows]
+    for name in args.sections:
+        title, size, _, _, warmup_steps, timed_steps = SECTIONS[name]
+        steps = dict(steps=timed_steps or args.steps, warmup_steps=warmup_steps)
+        rows = section_rows(name, steps, with_hf=not args.skip_hf)
+        if args.only:
+            rows = [r for r in rows if row_key(r).startswith(args.only)]
+        print(f"\n{title}: {args.rounds} rounds over the rows, one process per measurement", flush=True)
+        results = {row: [] for row in rows}
+        for _ in range(args.rounds):
+            for row in rows:
+                results[row].append(measure(row))
+        print_table(results, peaks, size)
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
-    # The baselines: keras-hub's fastest float32 row, and Hugging Face.
-    hub_rows = [r for c, r in results if c.implementation == "keras_hub" and c.precision == "float32"]
-    hub = max(hub_rows, key=lambda r: r["tokens_per_s"]) if hub_rows else None
-    hf = next((r for c, r in results if c.implementation == "hf"), None)
+
+def print_table(results: dict, peaks: dict, size: str) -> None:
+    """Best tokens/s of the rounds, their spread, MFU and ratios to keras-hub's default row."""
+    best = {row: max(runs, key=lambda r: r["tokens_per_s"]) for row, runs in results.items()}
+    hub = next((best[row] for row in best if row.implementation == "keras_hub" and row_key(row) == "keras_hub-tensorflow"), None)
+    hf = next((best[row] for row in best if row.implementation == "hf"), None)
     print()
-    print("| implementation | tokens/s | step ms | MFU | vs keras-hub | vs HF | MLM loss after same steps |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for config, result in results:
-        mfu = result["gflops"] / peak_for(peaks, config)
+    print("| implementation | tokens/s (best) | spread | step ms | MFU | vs keras-hub default | vs HF | MLM loss after the steps |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for row, result in best.items():
+        rates = [r["tokens_per_s"] for r in results[row]]
+        mfu = result["gflops"] / peak_for(peaks, row)
         vs_hub = f"{result['tokens_per_s'] / hub['tokens_per_s']:.2f}x" if hub else "-"
         vs_hf = f"{result['tokens_per_s'] / hf['tokens_per_s']:.2f}x" if hf else "-"
-        steps_done = config.warmup_steps + config.steps
         print(
-            f"| {config.label} | {result['tokens_per_s']:,.0f} | {result['step_ms']:.0f} | {mfu:.0%} | "
-            f"{vs_hub} | {vs_hf} | {result['mlm_loss']:.3f} ({steps_done} steps) |"
+            f"| {row.label} | {result['tokens_per_s']:,.0f} | {min(rates):,.0f}-{max(rates):,.0f} | "
+            f"{result['step_ms']:.0f} | {mfu:.0%} | {vs_hub} | {vs_hf} | {result['mlm_loss']:.3f} |"
         )
-    flops = model_flops_per_step(rows[0])
-    print(
-        f"\nModel FLOPs per step: {flops / 1e9:.1f} GFLOP. MFU: against the float32 matmul peak of the same "
-        "framework (TF's for PyTorch, both oneDNN); mixed_bfloat16 rows against the bfloat16 peak. "
-        "vs keras-hub: against keras-hub's fastest float32 row."
-    )
-
-    if args.skip_scaling or args.only:
-        return
-    scaling = dict(steps=args.scaling_steps, warmup_steps=2)
-    print("\nScaling (float32, TensorFlow, XLA for both; batch 32):", flush=True)
-    table = []
-    for size, sequence_length in [("mini", 128), ("mini", 256), ("mini", 512), ("tiny", 128), ("small", 128)]:
-        ours = Config("ours", "tensorflow", size=size, sequence_length=sequence_length, **scaling)
-        theirs = Config("keras_hub", "tensorflow", jit_compile="true", size=size, sequence_length=sequence_length, **scaling)
-        table.append((ours, measure(ours), theirs, measure(theirs)))
-    print()
-    print("| size | seq | ours step ms | ours tokens/s | ours MFU | keras-hub step ms | keras-hub tokens/s | ratio |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for ours, mine, theirs, hubs in table:
-        print(
-            f"| {ours.size} | {ours.sequence_length} | {mine['step_ms']:.0f} | {mine['tokens_per_s']:,.0f} | "
-            f"{mine['gflops'] / peak_for(peaks, ours):.0%} | {hubs['step_ms']:.0f} | {hubs['tokens_per_s']:,.0f} | "
-            f"{mine['tokens_per_s'] / hubs['tokens_per_s']:.2f}x |"
-        )
-    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    flops = model_flops_per_step(next(iter(best)))
+    print(f"\nModel FLOPs per step: {flops / 1e9:.1f} GFLOP ({size}). MFU against the float32 matmul peak of the "
+          "same framework (TF's for PyTorch, both oneDNN); bfloat16 rows against the bfloat16 peak.")  # fmt: skip
 
 
 def row_key(config: Config) -> str:
     """A short name for `--only`, e.g. ours-tensorflow-mixed_bfloat16 or keras_hub-tensorflow-xla."""
     parts = [config.implementation, config.backend]
-    if config.jit_compile == "true":
-        parts.append("xla")
+    if config.jit_compile != "auto":
+        parts.append("xla" if config.jit_compile == "true" else "graph")
     if config.precision != "float32":
         parts.append(config.precision)
     return "-".join(parts)

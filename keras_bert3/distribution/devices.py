@@ -1,6 +1,8 @@
 """The devices the current Keras backend can use, and checks that a requested
 precision or device list fits them, with errors that name what is there."""
 
+import warnings
+
 import keras
 
 ACCELERATOR_TYPES = ("gpu", "tpu")
@@ -58,6 +60,49 @@ def check_precision(precision: str | None) -> None:
             f"precision {precision!r} needs a GPU, and {keras.backend.backend()} sees only "
             f"{', '.join(visible_devices())}. Use 'mixed_bfloat16' (native on CPUs with AVX512-BF16 "
             "or AMX, and on TPUs) or float32 (no precision) here."
+        )
+
+
+def cpu_has_native_bfloat16() -> bool | None:
+    """Whether this CPU computes bfloat16 in hardware (the AVX512-BF16 or AMX-BF16
+    instructions that oneDNN uses); None where the CPU's flags cannot be read
+    (not Linux).
+
+    Example:
+    >>> cpu_has_native_bfloat16()  # An AMD EPYC Zen 4 or an Intel Sapphire Rapids.
+    True
+    """
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), None)
+    except OSError:
+        return None
+    if flags is None:
+        return None
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def check_training_settings(precision: str | None, jit_compile) -> None:
+    """What `compile` checks before a run: a precision this machine cannot run is
+    refused (`check_precision`); one it would run several times slower than
+    float32, or eager execution on JAX, gets a warning that says what to use.
+
+    Example:
+    >>> check_training_settings("mixed_bfloat16", jit_compile="auto")  # Fine on a CPU with AVX512-BF16.
+    """
+    check_precision(precision)
+    if precision in ("mixed_bfloat16", "bfloat16") and accelerator_type() == "cpu" and cpu_has_native_bfloat16() is False:
+        warnings.warn(
+            f"precision {precision!r} on a CPU without bfloat16 instructions (AVX512-BF16 or AMX): every "
+            "bfloat16 operation is emulated through float32 conversions and runs slower than float32. "
+            "Use float32 here (keras.config.set_dtype_policy('float32')).",
+            stacklevel=3,
+        )
+    if jit_compile is False and keras.backend.backend() == "jax":
+        warnings.warn(
+            "jit_compile=False on JAX runs the training step eagerly, one operation at a time, several "
+            "times slower than the compiled step. Leave jit_compile='auto' (compiled) unless you are debugging.",
+            stacklevel=3,
         )
 
 

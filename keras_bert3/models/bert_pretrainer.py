@@ -6,6 +6,7 @@ from keras import ops
 
 from keras_bert3.distribution.cross_replica import cross_replica_sum
 from keras_bert3.distribution.cross_replica import num_replicas_in_sync
+from keras_bert3.distribution.devices import check_training_settings
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
@@ -118,8 +119,10 @@ class BertPretrainer(keras.Model):
         values by default: peak 1e-4, 1M steps, 1% warmup). A given
         `optimizer` replaces only the optimizer. Losses and metrics belong to
         the pretrainer: passing `loss` or `metrics` is an error.
-        `jit_compile="auto"` compiles the step with XLA on TensorFlow even on
-        CPU (where Keras would not), except under a `tf.distribute` strategy.
+        `jit_compile="auto"` is Keras' choice: XLA on JAX, and on TensorFlow
+        on GPUs and TPUs outside `tf.distribute` strategies; TensorFlow's graph
+        (oneDNN kernels) on CPUs, which `bench/bench_pretraining.py` measures
+        as the faster of the two there.
 
         Example:
         >>> pretrainer.compile(learning_rate=5e-4, total_steps=10_000)
@@ -130,6 +133,7 @@ class BertPretrainer(keras.Model):
                     f"BertPretrainer computes its own losses and metrics; remove "
                     f"`{name}=` from compile(). Only the optimizer can be changed."
                 )
+        check_training_settings(self.backbone.dtype_policy.name, jit_compile)
         if optimizer is None:
             from keras_bert3.optimizers.bert_optimizer import bert_optimizer
 
@@ -139,10 +143,6 @@ class BertPretrainer(keras.Model):
                 warmup_steps=warmup_steps,
                 weight_decay=weight_decay,
             )
-        if jit_compile == "auto" and keras.backend.backend() == "tensorflow" and not self._distribute_strategy:
-            # Keras turns XLA off for TensorFlow on CPU-only machines; for this
-            # model XLA is faster on CPU too (bench/bench_pretraining.py).
-            jit_compile = True
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
 
     @property

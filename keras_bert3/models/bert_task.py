@@ -11,6 +11,7 @@ import math
 
 import keras
 
+from keras_bert3.distribution.devices import check_training_settings
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 
@@ -88,6 +89,7 @@ class BertTask(keras.Model):
         from keras_bert3.optimizers.bert_optimizer import bert_optimizer
         from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 
+        check_training_settings(self.backbone.dtype_policy.name, jit_compile)
         self._schedule_to_fit = None
         if optimizer == "auto":
             steps = total_steps or 1_000_000  # Replaced by the first fit when None.

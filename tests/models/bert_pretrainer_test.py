@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_bert3.distribution.devices import accelerator_type
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from tests.hf_helpers import max_abs_diff
@@ -156,6 +157,20 @@ def test_compile_keeps_losses_and_metrics_its_own():
     optimizer = keras.optimizers.SGD(0.1)
     pretrainer.compile(optimizer=optimizer)
     assert pretrainer.optimizer is optimizer
+
+
+def test_settings_this_machine_cannot_run_well_are_named_at_compile():
+    if accelerator_type() != "gpu":  # float16 needs a GPU: refused, naming the devices there are.
+        backbone = BertBackbone(120, 2, 2, 32, 64, max_sequence_length=16, dtype="mixed_float16")
+        with pytest.raises(ValueError, match="'mixed_float16' needs a GPU.*cpu:0.*mixed_bfloat16"):
+            BertPretrainer(backbone).compile()
+    pretrainer = BertPretrainer(BertBackbone(120, 2, 2, 32, 64, max_sequence_length=16))
+    if keras.backend.backend() == "jax":  # Eager steps on JAX: warned, still trains.
+        with pytest.warns(UserWarning, match="jit_compile=False on JAX runs the training step eagerly"):
+            pretrainer.compile(jit_compile=False)
+    else:
+        pretrainer.compile(jit_compile=False)
+    assert "loss" in pretrainer.fit(tf.data.Dataset.from_tensors(pretraining_batch()), verbose=0).history
 
 
 def test_datasets_lacking_a_part_are_named():
