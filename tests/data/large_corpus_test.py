@@ -3,9 +3,6 @@ every installed package (over 20 MB, over 20,000 documents, most of them a
 sentence or two), derived on this machine."""
 
 import os
-import subprocess
-import sys
-import time
 
 import pytest
 
@@ -14,19 +11,7 @@ from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.data.site_packages_corpus import site_packages_corpus_path
 from tests.data.bert_statistics import assert_bert_statistics
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-READ_ONE_BATCH = """
-import os, sys, time
-from keras_bert3.data import pretraining_dataset
-from keras_bert3.data.paired_shards import read_paired_shards
-from keras_bert3.tokenizers import BertTokenizer
-print("imported", time.monotonic(), flush=True)
-tokenizer = BertTokenizer.from_preset(sys.argv[2])
-read = read_paired_shards if os.path.isdir(sys.argv[1]) else pretraining_dataset
-x, _, _ = next(iter(read(sys.argv[1], tokenizer, batch_size=64)))
-print(x["token_ids"].shape)
-"""
+from tests.data.one_batch_then_exit import seconds_to_read_one_batch_and_exit
 
 
 @pytest.fixture(scope="module")
@@ -50,16 +35,7 @@ def prepared(large_corpus, tokenizer, tmp_path_factory):
 @pytest.mark.parametrize("path", ["streaming", "shards"])
 def test_reading_one_batch_then_exiting_ends(request, large_corpus, minilm_dir, path):
     data = large_corpus if path == "streaming" else request.getfixturevalue("prepared")
-    completed = subprocess.run([sys.executable, "-c", READ_ONE_BATCH, data, minilm_dir],
-                               cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
-    ended = time.monotonic()  # The same clock as the child's (system-wide on Linux).
-    assert completed.returncode == 0, completed.stderr[-2000:]
-    assert "(64, 128)" in completed.stdout
-    imported = float(completed.stdout.split("imported")[1].split()[0])
-    # From the libraries imported (TensorFlow's import alone is 6 s idle, more on a busy
-    # machine) to the process gone: the tokenizer, one batch, the exit.
-    print(f"read one batch and exited in {ended - imported:.1f} s")
-    assert ended - imported < 30
+    assert seconds_to_read_one_batch_and_exit(data, minilm_dir) < 30
 
 
 @pytest.mark.slow
