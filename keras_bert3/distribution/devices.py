@@ -84,8 +84,8 @@ def cpu_has_native_bfloat16() -> bool | None:
 
 def check_training_settings(precision: str | None, jit_compile) -> None:
     """What `compile` checks before a run: a precision this machine cannot run is
-    refused (`check_precision`); one it would run several times slower than
-    float32, or eager execution on JAX, gets a warning that says what to use.
+    refused (`check_precision`); bfloat16 on a CPU that emulates it, or eager
+    execution on JAX, gets a warning that says what to use.
 
     Example:
     >>> check_training_settings("mixed_bfloat16", jit_compile="auto")  # Fine on a CPU with AVX512-BF16.

@@ -24,7 +24,8 @@ def bert_optimizer(
     """AdamW (or LAMB) with BERT's settings.
 
     Devlin et al. 2019, appendix A.2: Adam with beta_1 0.9, beta_2 0.999,
-    epsilon 1e-6 (added as PyTorch's AdamW adds it, see `BertAdamW`), L2 weight decay 0.01 (decoupled, not on LayerNorm or bias),
+    epsilon 1e-6 (added as PyTorch's AdamW adds it, see `BertAdamW`), L2
+    weight decay 0.01 (decoupled, not on LayerNorm or bias),
     learning-rate warmup over the first 1% of steps (10,000 of 1M) then linear
     decay, gradients clipped to global norm 1.0. `kind="lamb"` uses LAMB
     (You et al. 2020) for large batches. Under TensorFlow strategies the
