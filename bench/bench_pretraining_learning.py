@@ -144,12 +144,7 @@ def train_reference(initial: str, train: dict, held_out: dict, seed: int) -> dic
         # BertForPreTraining's forward computes the vocabulary logits at every position, 6x the
         # work of the whole encoder here; its own modules applied at the masked positions only give
         # the same loss and gradients (the head is position-wise, the loss a mean over those positions).
-        sequence_output, pooled_output = model.bert(**inputs(train, i))[:2]
-        rows, slots = np.nonzero(train["mask_weights"][i])
-        masked = sequence_output[torch.tensor(rows), torch.tensor(train["mask_positions"][i][rows, slots].astype(np.int64))]
-        cross_entropy = torch.nn.functional.cross_entropy
-        loss = cross_entropy(model.cls.predictions(masked), torch.tensor(train["mask_ids"][i][rows, slots].astype(np.int64)))
-        loss = loss + cross_entropy(model.cls.seq_relationship(pooled_output), torch.tensor(train["nsp"][i].astype(np.int64)))
+        loss = masked_positions_loss(model, inputs(train, i), train, i)
         if i == 0:  # The same loss as the model's own forward (dropout off for the check).
             check_against_full_forward(model, inputs(train, i), train, i)
         loss.backward()
@@ -168,7 +163,21 @@ def train_reference(initial: str, train: dict, held_out: dict, seed: int) -> dic
     return accuracies(np.stack(mlm_logits), np.stack(nsp_logits), held_out)
 
 
+def masked_positions_loss(model, inputs: dict, data: dict, i: int):
+    """Batch `i`'s MLM + NSP loss from Hugging Face's own modules, the MLM head
+    applied at the masked positions only."""
+    import torch
+
+    sequence_output, pooled_output = model.bert(**inputs)[:2]
+    rows, slots = np.nonzero(data["mask_weights"][i])
+    masked = sequence_output[torch.tensor(rows), torch.tensor(data["mask_positions"][i][rows, slots].astype(np.int64))]
+    cross_entropy = torch.nn.functional.cross_entropy
+    loss = cross_entropy(model.cls.predictions(masked), torch.tensor(data["mask_ids"][i][rows, slots].astype(np.int64)))
+    return loss + cross_entropy(model.cls.seq_relationship(pooled_output), torch.tensor(data["nsp"][i].astype(np.int64)))
+
+
 def check_against_full_forward(model, inputs: dict, train: dict, i: int) -> None:
+    """`masked_positions_loss` equals the model's own forward loss (dropout off)."""
     import torch
 
     model.eval()
@@ -177,11 +186,7 @@ def check_against_full_forward(model, inputs: dict, train: dict, i: int) -> None
         rows, slots = np.nonzero(train["mask_weights"][i])
         labels[rows, train["mask_positions"][i][rows, slots]] = train["mask_ids"][i][rows, slots]
         full = model(**inputs, labels=torch.tensor(labels), next_sentence_label=torch.tensor(train["nsp"][i].astype(np.int64))).loss
-        sequence_output, pooled_output = model.bert(**inputs)[:2]
-        masked = sequence_output[torch.tensor(rows), torch.tensor(train["mask_positions"][i][rows, slots].astype(np.int64))]
-        cross_entropy = torch.nn.functional.cross_entropy
-        mine = cross_entropy(model.cls.predictions(masked), torch.tensor(train["mask_ids"][i][rows, slots].astype(np.int64)))
-        mine = mine + cross_entropy(model.cls.seq_relationship(pooled_output), torch.tensor(train["nsp"][i].astype(np.int64)))
+        mine = masked_positions_loss(model, inputs, train, i)
     model.train()
     assert abs(float(full) - float(mine)) < 1e-5 * abs(float(full)), (float(full), float(mine))
 
