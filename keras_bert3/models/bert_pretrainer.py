@@ -9,6 +9,7 @@ from keras_bert3.distribution.cross_replica import num_replicas_in_sync
 from keras_bert3.distribution.devices import check_training_settings
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.sparse_cross_entropy import sparse_cross_entropy_with_hits
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 
 MLM_WEIGHTS_EPSILON = 1e-5  # As google-research/bert: sum(loss * w) / (sum(w) + 1e-5).
@@ -246,10 +247,9 @@ class BertPretrainer(keras.Model):
         mlm_logits = ops.cast(y_pred["mlm"], "float32")
         weights = ops.cast(sample_weight["mlm"], "float32")
         labels = ops.cast(y["mlm"], "int32")
-        per_token = keras.losses.sparse_categorical_crossentropy(labels, mlm_logits, from_logits=True)
+        per_token, correct = sparse_cross_entropy_with_hits(labels, mlm_logits)
         total_weight = cross_replica_sum(ops.sum(weights)) + MLM_WEIGHTS_EPSILON
         mlm_loss = ops.sum(per_token * weights) / total_weight
-        correct = ops.cast(ops.equal(ops.argmax(mlm_logits, axis=-1), labels), "float32")
         self.mlm_loss_tracker.update_state(mlm_loss * replicas)
         self.mlm_accuracy_tracker.update_state(ops.sum(correct * weights) / total_weight * replicas)
         loss = mlm_loss
