@@ -412,7 +412,7 @@ SECTIONS = {
 }
 
 
-def section_rows(name: str, steps: dict, with_hf: bool) -> list[Config]:
+def section_rows(name: str, steps: dict, with_hf: bool, defaults_only: bool = False) -> list[Config]:
     """Each library's defaults first (what a user gets), then its best flags as extra rows."""
     _, size, length, batch, _, _ = SECTIONS[name]
     shape = dict(size=size, sequence_length=length, batch_size=batch, **steps)
@@ -421,7 +421,7 @@ def section_rows(name: str, steps: dict, with_hf: bool) -> list[Config]:
         Config("ours", "jax", **shape),
         Config("keras_hub", "tensorflow", **shape),
     ]
-    if name != "mini-128":
+    if name != "mini-128" or defaults_only:
         return rows  # Defaults only: ratios at other shapes.
     rows += [
         Config("ours", "tensorflow", jit_compile="true", **shape),
@@ -443,6 +443,7 @@ def main() -> None:
     parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=list(SECTIONS))
     parser.add_argument("--skip-hf", action="store_true")
     parser.add_argument("--only", help="rows whose key starts with this, e.g. ours-tensorflow, keras_hub-tensorflow-xla")
+    parser.add_argument("--defaults-only", action="store_true", help="each library with its defaults, no extra-flag rows")
     args = parser.parse_args()
 
     if args.worker:
@@ -462,7 +463,7 @@ def main() -> None:
     for name in args.sections:
         title, size, _, _, warmup_steps, timed_steps = SECTIONS[name]
         steps = dict(steps=timed_steps or args.steps, warmup_steps=warmup_steps)
-        rows = section_rows(name, steps, with_hf=not args.skip_hf)
+        rows = section_rows(name, steps, with_hf=not args.skip_hf, defaults_only=args.defaults_only)
         if args.only:
             rows = [r for r in rows if row_key(r).startswith(args.only)]
         print(f"\n{title}: {args.rounds} rounds over the rows, one process per measurement", flush=True)

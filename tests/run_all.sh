@@ -16,7 +16,7 @@ start=$SECONDS
 for backend in tensorflow jax; do
   (
     pass_start=$SECONDS
-    KERAS_BACKEND=$backend python -m pytest -q -p no:cacheprovider --durations=15 "$@" >"$logs/$backend.log" 2>&1
+    KERAS_BACKEND=$backend python -m pytest -q -p no:cacheprovider --durations=50 "$@" >"$logs/$backend.log" 2>&1
     echo $? >"$logs/$backend.status"
     echo "KERAS_BACKEND=$backend pass: $((SECONDS - pass_start)) s" >>"$logs/$backend.log"
   ) &
