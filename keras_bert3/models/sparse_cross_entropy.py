@@ -13,7 +13,15 @@ def sparse_cross_entropy_with_hits(labels, logits):
     one-hot as wide as the vocabulary and XLA's CPU code runs that and `argmax`
     slowly. TensorFlow: Keras' op, which is TensorFlow's fused kernel.
 
+    Args:
+        labels: int `(..., )` class ids.
+        logits: float `(..., classes)`, the same leading shape.
+
+    Returns:
+        `(loss, hits)`, both float `(...)` in the logits' dtype.
+
     Example:
+    >>> import numpy as np
     >>> loss, hits = sparse_cross_entropy_with_hits(np.array([2]), np.array([[0.0, 1.0, 3.0]]))
     >>> float(loss[0]), float(hits[0])
     (0.1698..., 1.0)
