@@ -1,5 +1,6 @@
 """Cross-entropy from logits over a wide vocabulary, with top-1 hits, in the
-formulation that is fastest on each backend (`bench/bench_mlm_loss.py`)."""
+formulation that is fastest on each backend (`bench/bench_mlm_loss.py` times
+both)."""
 
 import keras
 from keras import ops
@@ -7,14 +8,13 @@ from keras import ops
 
 def sparse_cross_entropy_with_hits(labels, logits):
     """Per-row cross-entropy of int `labels` under `logits`, and 1.0 where the
-    label's logit is the largest (a tie counts as a hit), else 0.0.
-
-    JAX: `logsumexp(logits) - logits[label]`, a gather, since Keras' op builds a
-    one-hot as wide as the vocabulary and XLA's CPU code runs that and `argmax`
-    slowly. TensorFlow: Keras' op, which is TensorFlow's fused kernel.
+    label has the largest logit, else 0.0: `gathered_cross_entropy_with_hits` on
+    JAX (Keras' op builds a one-hot as wide as the vocabulary, which XLA's CPU
+    code runs slowly, as it does `argmax`), `keras_cross_entropy_with_hits` on
+    TensorFlow (TensorFlow's fused kernel).
 
     Args:
-        labels: int `(..., )` class ids.
+        labels: int `(...)` class ids.
         logits: float `(..., classes)`, the same leading shape.
 
     Returns:
@@ -27,10 +27,32 @@ def sparse_cross_entropy_with_hits(labels, logits):
     (0.1698..., 1.0)
     """
     if keras.backend.backend() == "jax":
-        label_logits = ops.take_along_axis(logits, ops.expand_dims(labels, -1), axis=-1)[..., 0]
-        loss = ops.logsumexp(logits, axis=-1) - label_logits
-        hits = ops.cast(label_logits >= ops.max(logits, axis=-1), logits.dtype)
-        return loss, hits
+        return gathered_cross_entropy_with_hits(labels, logits)
+    return keras_cross_entropy_with_hits(labels, logits)
+
+
+def gathered_cross_entropy_with_hits(labels, logits):
+    """`logsumexp(logits) - logits[label]` (a gather), and hits as "the label's
+    logit is the maximum" (a tie counts as a hit).
+
+    Example:
+    >>> loss, hits = gathered_cross_entropy_with_hits(np.array([0]), np.array([[2.0, 1.0]]))
+    >>> float(loss[0]), float(hits[0])  # log(1 + e^-1), and class 0 has the top logit.
+    (0.3132..., 1.0)
+    """
+    label_logits = ops.take_along_axis(logits, ops.expand_dims(labels, -1), axis=-1)[..., 0]
+    loss = ops.logsumexp(logits, axis=-1) - label_logits
+    return loss, ops.cast(label_logits >= ops.max(logits, axis=-1), logits.dtype)
+
+
+def keras_cross_entropy_with_hits(labels, logits):
+    """Keras' `sparse_categorical_crossentropy(from_logits=True)`, and hits from
+    `argmax` (a tie goes to the first class).
+
+    Example:
+    >>> loss, hits = keras_cross_entropy_with_hits(np.array([0]), np.array([[2.0, 1.0]]))
+    >>> float(loss[0]), float(hits[0])
+    (0.3132..., 1.0)
+    """
     loss = keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True)
-    hits = ops.cast(ops.equal(ops.argmax(logits, axis=-1), labels), logits.dtype)
-    return loss, hits
+    return loss, ops.cast(ops.equal(ops.argmax(logits, axis=-1), labels), logits.dtype)

@@ -20,8 +20,8 @@ from tests.data.conftest import write_corpus_parts
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.data.site_packages_corpus import site_packages_corpus_path
-from tests.distribution.distribution_test import free_port
 from tests.data.one_batch_then_exit import seconds_to_read_one_batch_and_exit
+from tests.distribution.distribution_test import free_port
 from tests.distribution.worker_examples import example_hashes
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
