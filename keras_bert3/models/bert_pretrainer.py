@@ -11,12 +11,13 @@ from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.sparse_cross_entropy import sparse_cross_entropy_with_hits
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
+from keras_bert3.upstream.multi_worker_fit import MultiWorkerFit
 
 MLM_WEIGHTS_EPSILON = 1e-5  # As google-research/bert: sum(loss * w) / (sum(w) + 1e-5).
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertPretrainer(keras.Model):
+class BertPretrainer(MultiWorkerFit, keras.Model):
     """A `BertBackbone` with the masked-LM head and the next-sentence head.
 
     The MLM head predicts the original tokens at `mask_positions` through the
@@ -191,40 +192,6 @@ class BertPretrainer(keras.Model):
                 f"{list(self.input)} (mask_positions: the indices of the masked tokens)."
             )
         self._check_targets(targets, weights)
-
-    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-        """Keras' TensorFlow trainer builds under a strategy from one batch that
-        it averages with `strategy.reduce`, which `MultiWorkerMirroredStrategy`
-        cannot do for a dict of tensors, so `fit` fails for every Keras 3 model
-        there (keras-team/keras#20585). The build needs only shapes and dtypes:
-        take this worker's first replica's part of the batch instead."""
-        strategy = getattr(self, "_distribute_strategy", None)
-        if iterator is not None and strategy is not None:
-            for _, _, batches in iterator:
-                batch = next(batches)
-                data_batch = keras.tree.map_structure(
-                    lambda value: strategy.experimental_local_results(value)[0], batch
-                )
-                break
-            iterator = None
-        return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)
-
-    def train_step(self, *args, **kwargs):
-        return self._reducible_across_workers(super().train_step(*args, **kwargs))
-
-    def test_step(self, *args, **kwargs):
-        return self._reducible_across_workers(super().test_step(*args, **kwargs))
-
-    def _reducible_across_workers(self, logs):
-        """Under `MultiWorkerMirroredStrategy`, Keras averages each replica's
-        logs with `strategy.reduce("MEAN", value, axis=0)`, which fails on
-        scalars (keras-team/keras#20585): give them a length-1 axis there.
-        Elsewhere (and on JAX, whose steps return state too) nothing changes."""
-        strategy = getattr(self, "_distribute_strategy", None)
-        extended = getattr(strategy, "extended", None)
-        if extended is None or not getattr(extended, "_in_multi_worker_mode", lambda: False)():
-            return logs
-        return {name: ops.reshape(value, (1,)) for name, value in logs.items()}
 
     def fit(self, x=None, *args, **kwargs):
         self._check_dataset(x)

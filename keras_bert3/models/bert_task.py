@@ -92,15 +92,10 @@ class BertTask(keras.Model):
         check_training_settings(self.backbone.dtype_policy.name, jit_compile)
         self._schedule_to_fit = None
         if optimizer == "auto":
-            steps = total_steps or 1_000_000  # Replaced by the first fit when None.
-            optimizer = bert_optimizer(
-                learning_rate=learning_rate,
-                total_steps=steps,
-                warmup_steps=int(warmup_ratio * steps),
-                weight_decay=weight_decay,
-            )
-            schedule = optimizer._learning_rate
-            if total_steps is None and isinstance(schedule, LinearWarmupLinearDecay):
+            steps = total_steps or 1_000_000  # Resized by the first fit when None.
+            schedule = LinearWarmupLinearDecay(learning_rate, int(warmup_ratio * steps), steps)
+            optimizer = bert_optimizer(learning_rate=schedule, weight_decay=weight_decay)
+            if total_steps is None:
                 self._schedule_to_fit = (schedule, warmup_ratio)
         if loss == "auto":
             loss = self.default_loss()

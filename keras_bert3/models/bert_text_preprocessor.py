@@ -5,6 +5,7 @@ import keras
 import tensorflow as tf
 
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
 
@@ -15,7 +16,7 @@ def is_packed(x) -> bool:
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertTextPreprocessor(keras.layers.Layer):
+class BertTextPreprocessor(StringInputLayer):
     """Tokenizes and packs a batch of texts, padded to its longest example.
 
     Strings become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]` (Hugging
@@ -63,8 +64,6 @@ class BertTextPreprocessor(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
         if sequence_length < 2 + int(sentence_pairs):
             raise ValueError(f"sequence_length={sequence_length} is too short for [CLS] and [SEP].")
         if pad_to_multiple_of < 1:

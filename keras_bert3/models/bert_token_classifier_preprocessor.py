@@ -10,10 +10,11 @@ from keras_bert3.models.word_piece_alignment import split_on_whitespace
 from keras_bert3.models.word_piece_alignment import token_labels
 from keras_bert3.tokenizers.bert_packer import BertPacker
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertTokenClassifierPreprocessor(keras.layers.Layer):
+class BertTokenClassifierPreprocessor(StringInputLayer):
     """Packs a batch of words into `[CLS] pieces [SEP]` and aligns word labels.
 
     Every word is tokenized on its own; its label goes to its first piece,
@@ -55,8 +56,6 @@ class BertTokenClassifierPreprocessor(keras.layers.Layer):
 
     def __init__(self, tokenizer: BertTokenizer, *, sequence_length: int = 128, pad_to_multiple_of: int = 16, **kwargs):
         super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
         if sequence_length < 3:
             raise ValueError(f"sequence_length={sequence_length} is too short for [CLS], a word and [SEP].")
         if pad_to_multiple_of < 1:

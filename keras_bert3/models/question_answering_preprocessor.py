@@ -15,13 +15,14 @@ import tensorflow as tf
 
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 # Masked logits, as the pipeline: exp(-10000 - max) is exactly 0 in float32.
 _MASKED_LOGIT = -10000.0
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class QuestionAnsweringPreprocessor(keras.layers.Layer):
+class QuestionAnsweringPreprocessor(StringInputLayer):
     """Splits (question, passage) pairs into windows with a document stride.
 
     The question is cut to `max_query_length` tokens (as google-research/bert
@@ -77,8 +78,6 @@ class QuestionAnsweringPreprocessor(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
         if doc_stride < 0 or max_query_length < 1 or max_windows < 1 or pad_to_multiple_of < 1:
             raise ValueError(
                 f"doc_stride={doc_stride} must be >= 0, max_query_length={max_query_length}, "

@@ -3,7 +3,8 @@
 import keras
 from keras import ops
 
-from keras_bert3.optimizers.replica_consistent_clipping import ClipAcrossReplicas
+from keras_bert3.upstream.adam_moments import adam_moments
+from keras_bert3.upstream.replica_clipping import ClipAcrossReplicas
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -34,8 +35,7 @@ class BertAdamW(ClipAcrossReplicas, keras.optimizers.AdamW):
         step = ops.cast(self.iterations + 1, variable.dtype)
         first_correction = 1 - ops.power(ops.cast(self.beta_1, variable.dtype), step)
         second_correction = 1 - ops.power(ops.cast(self.beta_2, variable.dtype), step)
-        m = self._momentums[self._get_variable_index(variable)]
-        v = self._velocities[self._get_variable_index(variable)]
+        m, v = adam_moments(self, variable)
         self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
         self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
         denominator = ops.add(ops.sqrt(ops.divide(v, second_correction)), self.epsilon)

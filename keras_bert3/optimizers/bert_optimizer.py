@@ -4,7 +4,7 @@ import keras
 
 from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 from keras_bert3.optimizers.bert_adamw import BertAdamW
-from keras_bert3.optimizers.replica_consistent_clipping import BertLamb
+from keras_bert3.optimizers.bert_lamb import BertLamb
 
 # Variables whose names contain these get no weight decay: LayerNorm scales and
 # offsets ("gamma", "beta") and every bias, as in google-research/bert.
@@ -13,7 +13,7 @@ NO_WEIGHT_DECAY = ["gamma", "beta", "bias"]
 
 def bert_optimizer(
     *,
-    learning_rate: float = 1e-4,
+    learning_rate: float | keras.optimizers.schedules.LearningRateSchedule = 1e-4,
     total_steps: int = 1_000_000,
     warmup_steps: int | None = None,
     weight_decay: float = 0.01,
@@ -32,7 +32,9 @@ def bert_optimizer(
     clipping uses the global gradient's norm (see `BertAdamW`).
 
     Args:
-        learning_rate: float. Peak learning rate.
+        learning_rate: float: the peak of BERT's schedule (linear warmup, then
+            linear decay to zero at `total_steps`). Or a schedule of your own,
+            used as it is (`total_steps` and `warmup_steps` are then ignored).
         total_steps: int. Length of the schedule (training steps).
         warmup_steps: int or None. Default: 1% of `total_steps`.
         weight_decay: float.
@@ -46,7 +48,9 @@ def bert_optimizer(
     """
     if warmup_steps is None:
         warmup_steps = max(total_steps // 100, 0)
-    schedule = LinearWarmupLinearDecay(learning_rate, warmup_steps, total_steps)
+    schedule = learning_rate
+    if not isinstance(learning_rate, keras.optimizers.schedules.LearningRateSchedule):
+        schedule = LinearWarmupLinearDecay(learning_rate, warmup_steps, total_steps)
     options = dict(
         learning_rate=schedule,
         weight_decay=weight_decay,

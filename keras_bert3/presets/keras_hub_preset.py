@@ -34,6 +34,8 @@ def load_backbone_from_keras_hub(preset_dir: str, cls, **overrides):
     """Builds our backbone with the weights of a keras-hub `BertBackbone` preset."""
     import keras_hub
 
+    from keras_bert3.upstream.keras_hub_encoder_parts import transformer_encoder_parts
+
     name = _registered_name(os.path.join(preset_dir, KERAS_HUB_CONFIG_FILE))
     if not name.endswith("BertBackbone"):
         raise ValueError(
@@ -70,8 +72,8 @@ def load_backbone_from_keras_hub(preset_dir: str, cls, **overrides):
     )
     copy_layer_norm(embeddings.layer_norm, theirs.get_layer("embeddings_layer_norm"), copy)
     for i, block in enumerate(ours.encoder_blocks):
-        layer = theirs.get_layer(f"transformer_layer_{i}")
-        attention = layer._self_attention_layer
+        parts = transformer_encoder_parts(theirs.get_layer(f"transformer_layer_{i}"))
+        attention = parts["attention"]
         hidden = ours.hidden_dim
         qkv = (attention.query_dense, attention.key_dense, attention.value_dense)
         # keras-hub kernels are (hidden, heads, head_dim); ours is (hidden, 3 * hidden).
@@ -88,10 +90,10 @@ def load_backbone_from_keras_hub(preset_dir: str, cls, **overrides):
         output = attention.output_dense
         copy(block.attention_output_dense.kernel, np.reshape(output.kernel, (hidden, hidden)), "attention output")
         copy(block.attention_output_dense.bias, output.bias, "attention output bias")
-        copy_layer_norm(block.attention_layer_norm, layer._self_attention_layer_norm, copy)
-        copy_dense(block.intermediate_dense, layer._feedforward_intermediate_dense, copy)
-        copy_dense(block.output_dense, layer._feedforward_output_dense, copy)
-        copy_layer_norm(block.output_layer_norm, layer._feedforward_layer_norm, copy)
+        copy_layer_norm(block.attention_layer_norm, parts["attention_layer_norm"], copy)
+        copy_dense(block.intermediate_dense, parts["intermediate_dense"], copy)
+        copy_dense(block.output_dense, parts["output_dense"], copy)
+        copy_layer_norm(block.output_layer_norm, parts["output_layer_norm"], copy)
     copy_dense(ours.pooler, theirs.get_layer("pooled_dense"), copy)
     return ours
 

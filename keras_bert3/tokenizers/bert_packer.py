@@ -1,6 +1,7 @@
 """Packs token ids into BERT inputs `[CLS] a [SEP] (b [SEP])`, truncating like Hugging Face."""
 
 import keras
+from keras_bert3.upstream.string_input_layer import StringInputLayer
 import tensorflow as tf
 
 
@@ -32,7 +33,7 @@ def longest_first_lengths(first_lengths: tf.Tensor, second_lengths: tf.Tensor, b
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertPacker(keras.layers.Layer):
+class BertPacker(StringInputLayer):
     """Packs one or two segments of token ids into fixed-length BERT inputs.
 
     Single segments become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]`,
@@ -80,8 +81,6 @@ class BertPacker(keras.layers.Layer):
     ):
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
         self.sequence_length = int(sequence_length)
         self.cls_token_id = int(cls_token_id)
         self.sep_token_id = int(sep_token_id)

@@ -15,6 +15,7 @@ import tensorflow_text as tf_text
 
 from keras_bert3.tokenizers.bert_normalizer import BertNormalizer
 from keras_bert3.tokenizers.bert_packer import BertPacker
+from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 # Hugging Face's `clean_up_tokenization`, applied in this order by `detokenize`.
 _CLEAN_UP = [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
@@ -30,7 +31,7 @@ def load_vocabulary(vocabulary: str | os.PathLike | list[str] | tuple[str, ...])
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertTokenizer(keras.layers.Layer):
+class BertTokenizer(StringInputLayer):
     """BERT WordPiece tokenizer that runs as TensorFlow ops and matches Hugging Face exactly.
 
     Strings are normalized and split into words by `BertNormalizer` (a
@@ -44,7 +45,7 @@ class BertTokenizer(keras.layers.Layer):
     It always runs TensorFlow ops (whatever the Keras backend), so it works in
     `tf.data.Dataset.map`, in `tf.function` and in an exported SavedModel.
 
-    This is a plain `keras.layers.Layer` rather than a
+    This is a `StringInputLayer` (a Keras layer that takes strings) rather than a
     `keras_hub.tokenizers.Tokenizer`: the keras-hub base runs a separate pure
     Python path on eager calls and carries preset machinery; here one TF path
     serves every call, so eager and graph results cannot drift apart.
@@ -110,9 +111,6 @@ class BertTokenizer(keras.layers.Layer):
     ):
         kwargs.setdefault("dtype", "int32")
         super().__init__(**kwargs)
-        # Inputs are tf.string tensors or Python strings, never backend tensors.
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
         self.vocabulary = load_vocabulary(vocabulary)
         self.lowercase = bool(lowercase)
         self.strip_accents = strip_accents

@@ -17,6 +17,11 @@ from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
 
+def schedule_length(task) -> int:
+    """The `total_steps` of the task optimizer's schedule, from its public config."""
+    return task.optimizer.get_config()["learning_rate"]["config"]["total_steps"]
+
+
 @pytest.fixture(scope="module")
 def topics():
     return docstring_topics()
@@ -85,7 +90,7 @@ def test_fit_evaluate_predict_on_raw_strings(tokenizer, topics):
     assert history.history["loss"][-1] < history.history["loss"][0]
     assert after["loss"] < before["loss"] - 0.05  # It fits its training texts.
     # The default schedule spans exactly this fit: 10 epochs of 2 batches.
-    assert classifier.optimizer._learning_rate.total_steps == 20
+    assert schedule_length(classifier) == 20
     logits = classifier.predict(texts[:10], batch_size=4, verbose=0)
     assert logits.shape == (10, 6)
     one_by_one = np.concatenate([classifier.predict([t], verbose=0) for t in texts[:3]])
@@ -100,7 +105,7 @@ def test_fit_on_a_dataset_of_strings(tokenizer, topics):
     unbatched = tf.data.Dataset.from_tensor_slices((texts, labels))
     history = classifier.fit(unbatched, batch_size=16, epochs=1, verbose=0)
     assert np.isfinite(history.history["loss"][0])
-    assert classifier.optimizer._learning_rate.total_steps == 3
+    assert schedule_length(classifier) == 3
     batched = unbatched.batch(20)
     assert np.isfinite(classifier.evaluate(batched, verbose=0, return_dict=True)["loss"])
 

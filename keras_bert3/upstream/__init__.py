@@ -1,0 +1,20 @@
+"""The only modules that touch private Keras, TensorFlow or keras-hub APIs.
+
+Each module works around one upstream limitation, names the private API it
+uses, checks at import that the installed version still has it (a clear
+`ImportError` naming the version if not), and links the upstream issue. The
+tests in tests/upstream/ check that each private API still behaves as relied
+on, so an upgrade that changes one fails there, loudly, and nowhere else.
+
+- `string_input_layer.StringInputLayer`: a Keras layer that takes strings
+  (`Layer._convert_input_args`, `_allow_non_tensor_positional_args`).
+- `multi_worker_fit.MultiWorkerFit`: `fit` under `MultiWorkerMirroredStrategy`
+  (`Model._maybe_symbolic_build`, `Model._distribute_strategy`,
+  `extended._in_multi_worker_mode`; keras-team/keras#20585).
+- `replica_clipping.ClipAcrossReplicas`: `global_clipnorm` on the gradient
+  summed over replicas (`Optimizer._clip_gradients`).
+- `adam_moments.adam_moments`: Adam's moment slots of a variable
+  (`_momentums`, `_velocities`, `_get_variable_index`).
+- `keras_hub_encoder_parts.transformer_encoder_parts`: the sublayers of a
+  keras-hub `TransformerEncoder` (`_self_attention_layer`, ...).
+"""

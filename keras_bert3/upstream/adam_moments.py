@@ -1,0 +1,23 @@
+"""Adam's moment slots of one variable, for an `update_step` written anew
+(`BertAdamW`). Keras keeps them in private lists indexed by a private
+method; keras' own Adam and AdamW read them the same way.
+
+Private APIs: `keras.optimizers.Adam._momentums`, `._velocities` (set in
+`build`) and `Optimizer._get_variable_index`.
+"""
+
+import keras
+
+from keras_bert3.upstream.private_api import require_private
+
+require_private(keras.optimizers.Adam, "_get_variable_index", package=keras, why="BertAdamW's update step")
+
+
+def adam_moments(optimizer: keras.optimizers.Adam, variable):
+    """The first and second moment variables that a built Adam `optimizer` keeps for `variable`.
+
+    Example:
+    >>> m, v = adam_moments(optimizer, variable)  # in `update_step`
+    """
+    index = optimizer._get_variable_index(variable)
+    return optimizer._momentums[index], optimizer._velocities[index]

@@ -1,0 +1,90 @@
+"""Each private Keras, TensorFlow and keras-hub API that keras_bert3/upstream/
+relies on still behaves as relied on. An upgrade that changes one fails here."""
+
+import inspect
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert3.upstream.adam_moments import adam_moments
+from keras_bert3.upstream.keras_hub_encoder_parts import transformer_encoder_parts
+from keras_bert3.upstream.multi_worker_fit import in_multi_worker_mode
+from keras_bert3.upstream.multi_worker_fit import model_strategy
+from keras_bert3.upstream.private_api import require_private
+from keras_bert3.upstream.replica_clipping import ClipAcrossReplicas
+from keras_bert3.upstream.string_input_layer import StringInputLayer
+
+
+def test_a_missing_private_api_is_a_clear_import_error():
+    class Upstream:
+        pass
+
+    with pytest.raises(ImportError, match=r"relies on .*Upstream\._gone, a private API that keras .* does not have"):
+        require_private(Upstream, "_gone", package=keras, why="a test")
+    require_private(Upstream(), "__init__", package=keras, why="a test")  # Present: no error.
+
+
+def test_string_input_layers_receive_strings_unconverted():
+    class Lengths(StringInputLayer):
+        def call(self, texts):
+            assert isinstance(texts, (list, tf.Tensor, tf.RaggedTensor)), type(texts)
+            return tf.strings.length(texts)
+
+    layer = Lengths()
+    np.testing.assert_array_equal(layer(["ab", "cde"]), [2, 3])
+    np.testing.assert_array_equal(layer(tf.constant(["ab", ""])), [2, 0])
+    np.testing.assert_array_equal(layer(tf.ragged.constant([["a"], ["bc", "d"]])).flat_values, [1, 2, 1])
+
+
+def test_the_multi_worker_fit_hooks_are_where_the_workaround_overrides_them():
+    model = keras.Sequential([keras.layers.Dense(1)])
+    assert model_strategy(model) is None and not in_multi_worker_mode(model)
+    if keras.backend.backend() == "tensorflow":  # Keras' TensorFlow trainer has the hook (JAX trains without strategies).
+        assert list(inspect.signature(keras.Model._maybe_symbolic_build).parameters) == ["self", "iterator", "data_batch"]
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+        with strategy.scope():
+            model = keras.Sequential([keras.layers.Dense(1)])
+        assert model_strategy(model) is strategy
+        assert strategy.extended._in_multi_worker_mode() is False and not in_multi_worker_mode(model)
+
+
+def test_keras_clips_through_the_hook_that_replica_clipping_overrides():
+    calls = []
+
+    class Recording(ClipAcrossReplicas, keras.optimizers.SGD):
+        def _clip_gradients(self, grads):
+            calls.append(len(grads))
+            return super()._clip_gradients(grads)
+
+    variable = keras.Variable(np.zeros(2, "float32"))
+    optimizer = Recording(learning_rate=1.0, global_clipnorm=1.0)
+    optimizer.apply_gradients([(keras.ops.convert_to_tensor(np.array([30.0, 40.0], "float32")), variable)])
+    assert calls == [1]
+    np.testing.assert_allclose(variable.numpy(), [-0.6, -0.8], rtol=1e-6)  # Clipped from norm 50 to 1.
+
+
+def test_adam_moments_are_the_slots_adam_updates():
+    variable = keras.Variable(np.zeros(3, "float32"))
+    optimizer = keras.optimizers.Adam(learning_rate=0.1, beta_1=0.9, beta_2=0.99)
+    gradient = np.array([1.0, -2.0, 0.5], "float32")
+    optimizer.apply_gradients([(keras.ops.convert_to_tensor(gradient), variable)])
+    m, v = adam_moments(optimizer, variable)
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(m), 0.1 * gradient, rtol=1e-6)  # (1 - beta_1) g
+    np.testing.assert_allclose(keras.ops.convert_to_numpy(v), 0.01 * gradient**2, rtol=1e-6)  # (1 - beta_2) g^2
+
+
+def test_keras_hub_encoder_parts_are_its_sublayers():
+    import keras_hub
+
+    encoder = keras_hub.layers.TransformerEncoder(intermediate_dim=16, num_heads=2)
+    encoder(np.zeros((1, 3, 8), "float32"))
+    parts = transformer_encoder_parts(encoder)
+    assert tuple(parts["attention"].query_dense.kernel.shape) == (8, 2, 4)  # (hidden, heads, head_dim)
+    assert tuple(parts["intermediate_dense"].kernel.shape) == (8, 16)
+    assert tuple(parts["output_dense"].kernel.shape) == (16, 8)
+    assert tuple(parts["attention_layer_norm"].gamma.shape) == tuple(parts["output_layer_norm"].gamma.shape) == (8,)
+    # Every weight of the encoder is in one of the parts.
+    in_parts = {id(w) for part in parts.values() for w in part.weights}
+    assert all(id(w) in in_parts for w in encoder.weights)
