@@ -21,7 +21,6 @@ def require_private(owner, name: str, *, package, why: str) -> None:
     kind = owner if isinstance(owner, type) else type(owner)
     raise ImportError(
         f"keras_bert3 relies on {kind.__module__}.{kind.__qualname__}.{name}, a private API that "
-        f"{package.__name__} {getattr(package, '__version__', '?')} does not have ({why}). Install a "
-        f"{package.__name__} version within the range in keras_bert3's pyproject.toml, or report "
-        "this to keras_bert3."
+        f"{package.__name__} {getattr(package, '__version__', '?')} does not have ({why}). Install the "
+        f"earlier {package.__name__} release that keras_bert3 was tested with, or report this to keras_bert3."
     )
