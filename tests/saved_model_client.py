@@ -1,17 +1,23 @@
 """Calls an exported SavedModel from a fresh Python process that imports only
 tensorflow and tensorflow_text (no keras, no keras_bert3), as TF Serving would.
+The same process takes the graph's op census and lists its signatures (what
+`saved_model_cli show` prints), so one start-up pays for all three.
 
-    outputs = call_in_fresh_process(export_dir, tmp_path, {
+    served = call_in_fresh_process(export_dir, tmp_path, {
         "texts": ("serving_default", {"text": ["Some text."]}),
         "ids": ("serve_token_ids", {"token_ids": ids, "segment_ids": segments, "padding_mask": mask}),
     })
-    outputs["texts"]["logits"]  # numpy array
+    served["texts"]["logits"]  # numpy array
+    served.signatures["serving_default"]["inputs"]["text"]  # "DT_STRING"
+    assert_serving_ops(served)
 
 Requests and outputs travel as .npz files (no pickle): strings and bytes as
 bytes arrays (invalid UTF-8 goes through unchanged), integers as int32, so
 outputs of any rank come back as numpy arrays, string matrices included.
 """
 
+import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -19,14 +25,39 @@ import sys
 import numpy as np
 
 CLIENT = r"""
+import json
 import sys
 import numpy as np
 import tensorflow as tf
-import tensorflow_text  # noqa: F401  (registers the tf-text ops)
+from tensorflow.core.framework import types_pb2
+from tensorflow.core.protobuf import saved_model_pb2
+from tensorflow.python.framework import op_def_registry
 
 # (`import tensorflow` itself may pull in keras and jax; our code must not be needed.)
 assert not any(m.startswith("keras_bert3") for m in sys.modules)
-export_dir, request_path, out_path = sys.argv[1:]
+export_dir, request_path, out_path, info_path = sys.argv[1:]
+
+# The op census: each op's registration before and after tf-text, and the signatures.
+saved_model = saved_model_pb2.SavedModel()
+with open(export_dir + "/saved_model.pb", "rb") as f:
+    saved_model.ParseFromString(f.read())
+meta_graph = saved_model.meta_graphs[0]
+graph = meta_graph.graph_def
+ops = {node.op for node in graph.node}
+ops |= {node.op for function in graph.library.function for node in function.node_def}
+ops -= {function.signature.name for function in graph.library.function}  # Calls of library functions.
+core = {op for op in ops if op_def_registry.get(op) is not None}
+import tensorflow_text  # noqa: E402,F401  (registers the tf-text ops)
+text = {op for op in ops - core if op_def_registry.get(op) is not None}
+signatures = {
+    name: {kind: {key: types_pb2.DataType.Name(tensor.dtype) for key, tensor in getattr(signature, kind).items()}
+           for kind in ("inputs", "outputs")}
+    for name, signature in meta_graph.signature_def.items() if name != "__saved_model_init_op"
+}
+with open(info_path, "w") as f:
+    json.dump({"ops": {"CORE": sorted(core), "TEXT": sorted(text), "OTHER": sorted(ops - core - text)},
+               "signatures": signatures}, f)
+
 model = tf.saved_model.load(export_dir)
 request = np.load(request_path)
 calls = {}
@@ -42,6 +73,21 @@ np.savez(out_path, **outputs)
 """
 
 
+@dataclasses.dataclass
+class Served:
+    """What the fresh process saw: `served[call][output]` arrays, the graph's
+    `ops` by registration (`"CORE"`: `import tensorflow`, `"TEXT"`: `import
+    tensorflow_text`, `"OTHER"`), and `signatures[name]["inputs" | "outputs"][key]`
+    dtypes as `saved_model_cli` names them (`"DT_STRING"`)."""
+
+    outputs: dict
+    ops: dict
+    signatures: dict
+
+    def __getitem__(self, call: str) -> dict:
+        return self.outputs[call]
+
+
 def _as_array(value) -> np.ndarray:
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (str, bytes)):
         return np.array([v.encode("utf-8") if isinstance(v, str) else v for v in value], dtype=object).astype(bytes)
@@ -49,76 +95,29 @@ def _as_array(value) -> np.ndarray:
     return array.astype(np.int32) if np.issubdtype(array.dtype, np.integer) else array
 
 
-def call_in_fresh_process(export_dir, tmp_path, calls: dict) -> dict:
+def call_in_fresh_process(export_dir, tmp_path, calls: dict) -> Served:
     """Runs `calls` (`{call: (signature, {input: value})}`) on the SavedModel in
-    a fresh process; returns `{call: {output: array}}` (strings as bytes arrays)."""
+    a fresh process; returns what it served (strings as bytes arrays), its ops and signatures."""
     request = {f"{call}:{signature}:{name}": _as_array(value)
                for call, (signature, inputs) in calls.items() for name, value in inputs.items()}  # fmt: skip
-    request_path, out_path = tmp_path / "request.npz", tmp_path / "outputs.npz"
+    request_path, out_path, info_path = tmp_path / "request.npz", tmp_path / "outputs.npz", tmp_path / "info.json"
     np.savez(request_path, **request)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("KERAS_BACKEND", None)
-    client = subprocess.run([sys.executable, "-c", CLIENT, str(export_dir), str(request_path), str(out_path)],
+    client = subprocess.run([sys.executable, "-c", CLIENT, str(export_dir), str(request_path), str(out_path), str(info_path)],
                             env=env, capture_output=True, text=True)  # fmt: skip
     assert client.returncode == 0, client.stderr[-3000:]
-    results = {}
+    outputs = {}
     for key, value in np.load(out_path).items():
         call, name = key.split(":")
-        results.setdefault(call, {})[name] = value
-    return results
+        outputs.setdefault(call, {})[name] = value
+    with open(info_path, encoding="utf-8") as f:
+        info = json.load(f)
+    return Served(outputs, {kind: set(ops) for kind, ops in info["ops"].items()}, info["signatures"])
 
 
-# Reads the graph and checks each op's registration before and after tf-text.
-OP_CENSUS = r"""
-import sys
-import tensorflow as tf
-from tensorflow.core.protobuf import saved_model_pb2
-from tensorflow.python.framework import op_def_registry
-
-saved_model = saved_model_pb2.SavedModel()
-with open(sys.argv[1] + "/saved_model.pb", "rb") as f:
-    saved_model.ParseFromString(f.read())
-graph = saved_model.meta_graphs[0].graph_def
-ops = {node.op for node in graph.node}
-ops |= {node.op for function in graph.library.function for node in function.node_def}
-ops -= {function.signature.name for function in graph.library.function}  # Calls of library functions.
-core = {op for op in ops if op_def_registry.get(op) is not None}
-import tensorflow_text  # noqa: E402,F401
-text = {op for op in ops - core if op_def_registry.get(op) is not None}
-print("CORE", *sorted(core))
-print("TEXT", *sorted(text))
-print("OTHER", *sorted(ops - core - text))
-"""
-
-
-def op_census(export_dir) -> dict[str, set[str]]:
-    """The ops of a SavedModel's graph, from a fresh process: `"CORE"` (registered
-    by `import tensorflow`), `"TEXT"` (by `import tensorflow_text`), `"OTHER"`."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("KERAS_BACKEND", None)
-    result = subprocess.run([sys.executable, "-c", OP_CENSUS, str(export_dir)], env=env, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-3000:]
-    census = {}
-    for line in result.stdout.splitlines():
-        kind, *ops = line.split(" ")
-        if kind in ("CORE", "TEXT", "OTHER"):
-            census[kind] = set(ops)
-    return census
-
-
-def assert_serving_ops(export_dir) -> None:
+def assert_serving_ops(served: Served) -> None:
     """Every op is TensorFlow core or tf-text (what TF Serving builds in), and the tokenizer is in the graph."""
-    census = op_census(export_dir)
-    assert census["OTHER"] == set(), f"ops outside TensorFlow and tf-text: {census['OTHER']}"
-    assert "RegexSplitWithOffsets" in census["TEXT"], census["TEXT"]
-
-
-def signatures_listed(export_dir, names=("serving_default", "serve_token_ids")) -> str:
-    """`saved_model_cli show --all` of the export, after checking that it lists `names`."""
-    shown = subprocess.run(
-        ["saved_model_cli", "show", "--all", "--dir", str(export_dir)],
-        capture_output=True, text=True, check=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"),
-    ).stdout  # fmt: skip
-    for name in names:
-        assert f"signature_def['{name}']" in shown
-    return shown
+    assert served.ops["OTHER"] == set(), f"ops outside TensorFlow and tf-text: {served.ops['OTHER']}"
+    assert "RegexSplitWithOffsets" in served.ops["TEXT"], served.ops["TEXT"]
+    assert {"serving_default", "serve_token_ids"} <= set(served.signatures), served.signatures
