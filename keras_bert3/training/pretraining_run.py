@@ -178,12 +178,12 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     # The model is built and trained under the distribution (a no-op for "none");
     # entered first, as MultiWorkerMirroredStrategy must start before any TF op runs.
     with distribution_scope(config.strategy, devices=config.devices) as replicas:
-        tokenizer = _tokenizer(config, corpus)
         if config.batch_size % replicas:
             raise ValueError(
                 f"--batch-size {config.batch_size} does not split evenly over the "
                 f"{replicas} replicas of strategy {config.strategy!r}: use a multiple of {replicas}."
             )
+        tokenizer = _tokenizer(config, corpus)
         return _train(config, tokenizer, corpus, verbose)
 
 

@@ -117,12 +117,12 @@ def test_reading_one_batch_then_exiting_ends(service, minilm_dir):
 
 
 @pytest.mark.slow
-def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corpus):
+def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corpus, run_vocabulary):
     """`keras-bert3 pretrain --data-service` trains its steps; the dispatcher
     and workers then stop on SIGTERM, each with exit code 0."""
     address, servers = service
     result = subprocess.run(
-        [sys.executable, "-m", "keras_bert3", "pretrain", "--output", str(tmp_path / "run"), "--corpus", corpus,
+        [sys.executable, "-m", "keras_bert3", "pretrain", "--output", str(run_vocabulary(tmp_path / "run")), "--corpus", corpus,
          "--steps", "6", "--checkpoint-every", "3", "--batch-size", "8", "--sequence-length", "64",
          "--max-predictions-per-seq", "10", "--vocabulary-size", "1500", "--verbose", "2", "--data-service", address],
         cwd=REPO, capture_output=True, text=True, timeout=300,

@@ -33,10 +33,15 @@ def preset(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def single(preset, tmp_path_factory):
+    """The losses of the two steps on one device, the reference of every test here."""
+    return run_steps(preset, tmp_path_factory.mktemp("single") / "single.npy", "none", 1)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("strategy, devices", SETUPS[keras.backend.backend()])
-def test_distributed_steps_equal_one_device(tmp_path, preset, strategy, devices):
-    single = run_steps(preset, tmp_path / "single.npy", "none", 1)
+def test_distributed_steps_equal_one_device(tmp_path, preset, single, strategy, devices):
     distributed = run_steps(preset, tmp_path / "distributed.npy", strategy, devices)
     np.testing.assert_allclose(distributed, single, atol=1e-5, rtol=0)
 
@@ -75,10 +80,9 @@ def run_two_processes(tmp_path, preset, strategy, devices, environments):
 
 @pytest.mark.slow
 @pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="a tf.distribute strategy: runs in the TensorFlow pass")
-def test_multi_worker_mirrored_with_two_processes_equals_one_device(tmp_path, preset):
+def test_multi_worker_mirrored_with_two_processes_equals_one_device(tmp_path, preset, single):
     import json
 
-    single = run_steps(preset, tmp_path / "single.npy", "none", 1)
     workers = [f"localhost:{free_port()}", f"localhost:{free_port()}"]
     environments = [
         {"KERAS_BACKEND": "tensorflow",
@@ -91,8 +95,7 @@ def test_multi_worker_mirrored_with_two_processes_equals_one_device(tmp_path, pr
 
 @pytest.mark.slow
 @pytest.mark.skipif(keras.backend.backend() != "jax", reason="keras.distribution across processes: runs in the JAX pass")
-def test_jax_data_parallel_across_two_processes_equals_one_device(tmp_path, preset):
-    single = run_steps(preset, tmp_path / "single.npy", "none", 1)
+def test_jax_data_parallel_across_two_processes_equals_one_device(tmp_path, preset, single):
     address = f"localhost:{free_port()}"
     environments = [
         {"KERAS_BACKEND": "jax", "KERAS_DISTRIBUTION_JOB_ADDRESSES": address,

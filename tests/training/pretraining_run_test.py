@@ -49,14 +49,14 @@ def completed_epochs(output):
 
 
 @pytest.mark.slow
-def test_killed_run_resumes_exactly(tmp_path, small_corpus):
+def test_killed_run_resumes_exactly(tmp_path, small_corpus, run_vocabulary):
     """Killed with SIGKILL after a checkpoint and rerun, the run goes on as an
     uninterrupted one (run beside it) does: the same steps, learning rates and
     losses, which needs the same examples, masks, weights, optimizer state and
     dropout draws."""
-    uninterrupted = subprocess.Popen(command(tmp_path / "uninterrupted", small_corpus), cwd=REPO,
+    uninterrupted = subprocess.Popen(command(run_vocabulary(tmp_path / "uninterrupted"), small_corpus), cwd=REPO,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
-    output = tmp_path / "run"
+    output = run_vocabulary(tmp_path / "run")
     process = subprocess.Popen(command(output, small_corpus), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
     while completed_epochs(output) < 2 and process.poll() is None and time.time() < deadline:
@@ -92,8 +92,8 @@ def test_killed_run_resumes_exactly(tmp_path, small_corpus):
 
 
 @pytest.mark.slow
-def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus):
-    output = tmp_path / "run"
+def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_vocabulary):
+    output = run_vocabulary(tmp_path / "run")
     args = command(output, small_corpus)
     args[args.index("--steps") + 1] = "10"
     subprocess.run(args, cwd=REPO, check=True, capture_output=True)
@@ -124,7 +124,8 @@ def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
 def test_two_workers_pretrain_from_their_own_files(tmp_path, small_corpus):
     """`keras-bert3 pretrain --strategy` with two worker processes on localhost
     (TF MultiWorkerMirroredStrategy; JAX data_parallel over two processes), the
-    corpus in two files: both finish, with the same (global) history."""
+    corpus in two files: both finish, with the same (global) history (each
+    learns the vocabulary on its own, so both must learn the same one)."""
     import json
 
     import keras
