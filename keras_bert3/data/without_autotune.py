@@ -2,9 +2,8 @@
 
 With autotuning on, deleting an iterator waits for tf.data's optimization
 thread to wake from its sleep, which grows to tens of seconds over a run: a
-one-epoch `fit` of all-MiniLM-L6-v2 on 1,462 texts (TensorFlow 2.21, 2 CPUs)
-returned 15.7 s after its last step, the iterator's destructor waiting in
-`UnboundedThreadPool::LogicalThreadWrapper`. Fine-tuning pipelines are
+one-epoch `fit` then returns long after its last step, the iterator's
+destructor waiting in `UnboundedThreadPool::LogicalThreadWrapper`. Fine-tuning pipelines are
 short and fixed (one parallel map, a prefetch of 2 batches), so they lose
 nothing by running untuned: `AUTOTUNE` map parallelism then means one call
 per CPU.

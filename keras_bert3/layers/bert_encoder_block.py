@@ -112,29 +112,10 @@ class BertEncoderBlock(keras.layers.Layer):
         """Heads-major `(batch, heads, seq, head_dim)` queries, keys, values;
         with `first_token_only`, the query of the first token alone."""
         batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
-        if not first_token_only:
-            qkv = ops.reshape(
-                self.qkv_dense(x),
-                (batch_size, sequence_length, 3, self.num_heads, self.head_dim),
-            )
-            # One transpose to heads-major (3, batch, heads, seq, head_dim), then
-            # plain batched matmuls: on TensorFlow, einsums over the (batch, seq,
-            # heads, head_dim) layout and unstacking a middle axis cost more than
-            # the attention's arithmetic (a third of a one-string forward pass).
-            return ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
-        # The fused kernel's columns are (query, key, value): every token's
-        # keys and values, the first token's query.
-        hidden_dim = self.num_heads * self.head_dim
-        kernel = ops.cast(self.qkv_dense.kernel, x.dtype)
-        bias = ops.cast(self.qkv_dense.bias, x.dtype)
-        query = ops.matmul(x[:, :1], kernel[:, :hidden_dim]) + bias[:hidden_dim]
-        query = ops.reshape(query, (batch_size, 1, self.num_heads, self.head_dim))
-        key_value = ops.reshape(
-            ops.matmul(x, kernel[:, hidden_dim:]) + bias[hidden_dim:],
-            (batch_size, sequence_length, 2, self.num_heads, self.head_dim),
-        )
-        key, value = ops.unstack(ops.transpose(key_value, (2, 0, 3, 1, 4)), 2, axis=0)
-        return ops.transpose(query, (0, 2, 1, 3)), key, value
+        qkv = ops.reshape(self.qkv_dense(x), (batch_size, sequence_length, 3, self.num_heads, self.head_dim))
+        # One transpose to (3, batch, heads, seq, head_dim), then plain batched matmuls.
+        query, key, value = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
+        return (query[:, :, :1] if first_token_only else query), key, value
 
     def _attend(self, x, padding_mask, training, first_token_only):
         query, key, value = self._query_key_value(x, first_token_only)
@@ -158,22 +139,14 @@ class BertEncoderBlock(keras.layers.Layer):
         if first_token_only:
             x = x[:, :1]
         shape = ops.shape(x)
-        # The dense layers see (tokens, hidden) matrices where that was measured
-        # faster: at inference (TensorFlow fuses matmul, bias and GELU into one
-        # oneDNN op: serving 1.2x float32, 2x bfloat16) and when training on
-        # JAX (MiniLM step 2.34 -> 1.93 s, pretraining step 1,206 -> 1,091 ms).
-        # Not when training on TensorFlow: unchanged in graph mode, and under
-        # XLA (pretraining) a step took 898 instead of 755 ms.
-        flatten = not training or keras.backend.backend() == "jax"
+        flatten = flatten_tokens(training)
         if flatten:
             x, context = ops.reshape(x, (-1, shape[-1])), ops.reshape(context, (-1, shape[-1]))
         attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
         x = self.attention_layer_norm(x + attended)
         hidden = self.intermediate_dense(x)
         if training and hidden.dtype != "float32":
-            # Training keeps the activation's input for its gradient (no fusion),
-            # and TensorFlow's bfloat16 element-wise kernels are slow on CPU.
-            hidden = ops.cast(self.activation_fn(ops.cast(hidden, "float32")), hidden.dtype)
+            hidden = activation_in_float32(self.activation_fn, hidden)
         else:
             hidden = self.activation_fn(hidden)
         hidden = self.output_dropout(self.output_dense(hidden), training=training)
@@ -196,3 +169,18 @@ class BertEncoderBlock(keras.layers.Layer):
             initializer_range=self.initializer_range,
         )
         return config
+
+
+def flatten_tokens(training) -> bool:
+    """Whether the dense layers see `(tokens, hidden)` matrices instead of
+    `(batch, seq, hidden)`: faster at inference (TensorFlow then fuses matmul,
+    bias and GELU into one oneDNN op) and when training on JAX, not when
+    training on TensorFlow (bench/profile_pretraining_step.py)."""
+    return not training or keras.backend.backend() == "jax"
+
+
+def activation_in_float32(activation_fn, hidden):
+    """The feed-forward activation of a bfloat16 training step, in float32:
+    training keeps the activation's input for its gradient (nothing to fuse),
+    and TensorFlow's bfloat16 element-wise kernels are slow on CPU."""
+    return ops.cast(activation_fn(ops.cast(hidden, "float32")), hidden.dtype)
