@@ -11,7 +11,11 @@ TOKENIZE_CHUNK = 4096  # Texts tokenized per call when measuring lengths.
 
 
 def _as_string_array(texts) -> np.ndarray:
-    if isinstance(texts, str):
+    if isinstance(texts, tf.Tensor):  # A tf.string tensor: its texts as bytes.
+        if texts.dtype != tf.string:
+            raise TypeError(f"Expected texts; got a {texts.dtype.name} tensor. Pass strings (a tf.string tensor, a list, numpy).")
+        texts = texts.numpy() if texts.shape.rank else texts.numpy().decode("utf-8", "replace")
+    if isinstance(texts, (str, bytes)):
         raise TypeError("Expected a list of texts; wrap a single text in a list.")
     array = np.asarray(list(texts), dtype=object)
     if array.ndim != 1:

@@ -97,6 +97,9 @@ def test_fit_evaluate_predict_on_raw_strings(tokenizer, topics):
     np.testing.assert_allclose(logits[:3], one_by_one, atol=1e-5)
     packed = classifier.preprocessor(texts[:10])
     np.testing.assert_allclose(logits, classifier.predict({k: v.numpy() for k, v in packed.items()}, verbose=0), atol=1e-5)
+    # Every input kind a Keras user passes: numpy strings, a tf.string tensor.
+    np.testing.assert_allclose(classifier.predict(np.array(texts[:10]), batch_size=4, verbose=0), logits, atol=1e-5)
+    np.testing.assert_allclose(classifier.predict(tf.constant(texts[:10]), batch_size=4, verbose=0), logits, atol=1e-5)
 
 
 def test_fit_on_a_dataset_of_strings(tokenizer, topics):
@@ -164,6 +167,10 @@ def test_bad_input(tokenizer):
         classifier.fit(tf.data.Dataset.from_tensor_slices((["a text", "b"], [0, 7])), verbose=0)
     with pytest.raises(TypeError, match="list of texts"):
         classifier.predict("one text", verbose=0)
+    with pytest.raises(TypeError, match="list of texts"):
+        classifier.predict(tf.constant("one text"), verbose=0)
+    with pytest.raises(TypeError, match="got a float32 tensor"):
+        classifier.predict(tf.constant([1.0, 2.0]), verbose=0)
     with pytest.raises(ValueError, match="at least 2 classes"):
         tiny_classifier(tokenizer, num_classes=1)
     logits = classifier.predict(["", "   \t\n", "word " * 20_000, "\udcff".encode("utf-8", "surrogatepass")], verbose=0)
