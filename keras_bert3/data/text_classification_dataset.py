@@ -5,16 +5,14 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert3.data.batch_by_length import batch_by_length
+from keras_bert3.data.text_inputs import python_texts
 from keras_bert3.data.without_autotune import without_autotune
 
 TOKENIZE_CHUNK = 4096  # Texts tokenized per call when measuring lengths.
 
 
 def _as_string_array(texts) -> np.ndarray:
-    if isinstance(texts, tf.Tensor):  # A tf.string tensor: its texts as bytes.
-        if texts.dtype != tf.string:
-            raise TypeError(f"Expected texts; got a {texts.dtype.name} tensor. Pass strings (a tf.string tensor, a list, numpy).")
-        texts = texts.numpy() if texts.shape.rank else texts.numpy().decode("utf-8", "replace")
+    texts = python_texts(texts)
     if isinstance(texts, (str, bytes)):
         raise TypeError("Expected a list of texts; wrap a single text in a list.")
     array = np.asarray(list(texts), dtype=object)

@@ -6,6 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert3.data.batch_by_length import batch_by_length
+from keras_bert3.data.text_inputs import python_texts
 from keras_bert3.data.without_autotune import without_autotune
 from keras_bert3.models.word_piece_alignment import split_on_whitespace
 
@@ -15,8 +16,10 @@ def word_batch(x) -> tf.RaggedTensor:
 
     `x` is a list of word lists (pre-split, as CoNLL files or Hugging Face's
     `is_split_into_words=True`) or a list of strings (split at ASCII
-    whitespace by `split_on_whitespace`, as the exported model does).
+    whitespace by `split_on_whitespace`, as the exported model does); numpy
+    arrays and `tf.string` tensors (ragged for word lists) of the same.
     """
+    x = python_texts(x)
     if isinstance(x, (str, bytes)):
         raise TypeError("Expected a list of sentences (word lists or strings); wrap a single one in a list.")
     x = list(x)

@@ -5,6 +5,7 @@ passage tokens; the layout of Hugging Face's `BertForQuestionAnswering`)."""
 import keras
 import numpy as np
 
+from keras_bert3.data.text_inputs import python_texts
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_task import check_backbone_fits
@@ -351,6 +352,7 @@ def check_questions_and_contexts(questions, contexts) -> tuple[list[str], list[s
     """Lists of strings of the same length, none empty; else a ValueError saying which."""
     if contexts is None:
         raise ValueError("predict takes questions and their contexts: qa.predict(questions, contexts).")
+    questions, contexts = python_texts(questions, decode=True), python_texts(contexts, decode=True)
     questions = [questions] if isinstance(questions, str) else list(questions)
     contexts = [contexts] if isinstance(contexts, str) else list(contexts)
     if len(questions) != len(contexts):

@@ -9,6 +9,7 @@ import shutil
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 from pydoc_data import topics
 
 from keras_bert3.data.docstring_questions import docstring_questions
@@ -202,6 +203,7 @@ def test_preset_and_config_round_trip(minilm_dir, tmp_path):
     restored = BertQuestionAnswerer.from_preset(str(tmp_path / "preset"))
     assert restored.task_config() == qa.task_config()
     assert restored.predict(questions, contexts, verbose=0) == expected
+    assert qa.predict(tf.constant(questions), np.array(contexts), verbose=0) == expected  # As Keras users pass texts.
     rebuilt = BertQuestionAnswerer.from_config(qa.get_config())
     rebuilt.set_weights(qa.get_weights())
     assert rebuilt.predict(questions, contexts, verbose=0) == expected

@@ -163,8 +163,11 @@ def test_predict_on_words_and_strings(tokenizer, tags):
         assert np.isnan(per_word[i][where < 0]).all()  # Beyond sequence_length 16: reported as NaN rows.
     assert sum(np.isnan(p[:, 0]).sum() for p in per_word) > 10
     from_strings = tagger.predict([" ".join(w) for w in words], verbose=0)
-    for a, b in zip(from_strings, per_word):
-        np.testing.assert_allclose(a, b, atol=1e-5)
+    from_tensors = tagger.predict(tf.constant([" ".join(w) for w in words]), verbose=0)
+    from_ragged = tagger.predict(tf.ragged.constant(words), verbose=0)
+    for a, b, c, d in zip(from_strings, from_tensors, from_ragged, per_word):
+        for other in (a, b, c):
+            np.testing.assert_allclose(other, d, atol=1e-5)
     one = tagger.predict([words[3]], verbose=0)[0]
     np.testing.assert_allclose(one, per_word[3], atol=1e-5)
     labels = tagger.predict_labels(words, batch_size=4)
