@@ -4,8 +4,8 @@ the batch's own longest example (Hugging Face's dynamic padding)."""
 import keras
 import tensorflow as tf
 
+from keras_bert3.models.task_preprocessor import TaskPreprocessor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
-from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
 
@@ -16,7 +16,7 @@ def is_packed(x) -> bool:
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertTextPreprocessor(StringInputLayer):
+class BertTextPreprocessor(TaskPreprocessor):
     """Tokenizes and packs a batch of texts, padded to its longest example.
 
     Strings become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]` (Hugging
@@ -110,16 +110,9 @@ class BertTextPreprocessor(StringInputLayer):
         config = super().get_config()
         config.update(
             {
-                "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
                 "sequence_length": self.sequence_length,
                 "pad_to_multiple_of": self.pad_to_multiple_of,
                 "sentence_pairs": self.sentence_pairs,
             }
         )
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
-        return cls(**config)

@@ -5,16 +5,16 @@ token-classification recipe), padded to the batch's longest example."""
 import keras
 import tensorflow as tf
 
+from keras_bert3.models.task_preprocessor import TaskPreprocessor
 from keras_bert3.models.word_piece_alignment import align_words
 from keras_bert3.models.word_piece_alignment import split_on_whitespace
 from keras_bert3.models.word_piece_alignment import token_labels
 from keras_bert3.tokenizers.bert_packer import BertPacker
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
-from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertTokenClassifierPreprocessor(StringInputLayer):
+class BertTokenClassifierPreprocessor(TaskPreprocessor):
     """Packs a batch of words into `[CLS] pieces [SEP]` and aligns word labels.
 
     Every word is tokenized on its own; its label goes to its first piece,
@@ -100,15 +100,8 @@ class BertTokenClassifierPreprocessor(StringInputLayer):
         config = super().get_config()
         config.update(
             {
-                "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
                 "sequence_length": self.sequence_length,
                 "pad_to_multiple_of": self.pad_to_multiple_of,
             }
         )
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
-        return cls(**config)

@@ -14,15 +14,15 @@ import keras
 import tensorflow as tf
 
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.models.task_preprocessor import TaskPreprocessor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
-from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 # Masked logits, as the pipeline: exp(-10000 - max) is exactly 0 in float32.
 _MASKED_LOGIT = -10000.0
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class QuestionAnsweringPreprocessor(StringInputLayer):
+class QuestionAnsweringPreprocessor(TaskPreprocessor):
     """Splits (question, passage) pairs into windows with a document stride.
 
     The question is cut to `max_query_length` tokens (as google-research/bert
@@ -257,7 +257,6 @@ class QuestionAnsweringPreprocessor(StringInputLayer):
         config = super().get_config()
         config.update(
             {
-                "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
                 "sequence_length": self.sequence_length,
                 "doc_stride": self.doc_stride,
                 "max_query_length": self.max_query_length,
@@ -266,9 +265,3 @@ class QuestionAnsweringPreprocessor(StringInputLayer):
             }
         )
         return config
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
-        return cls(**config)

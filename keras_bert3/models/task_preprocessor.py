@@ -1,0 +1,35 @@
+"""The base of the task preprocessors: a layer that takes strings and holds a
+`BertTokenizer`, which its config carries (serialized with the tokenizer's
+own config, so presets restore the same vocabulary and settings)."""
+
+import keras
+
+from keras_bert3.upstream.string_input_layer import StringInputLayer
+
+
+class TaskPreprocessor(StringInputLayer):
+    """Subclasses set `self.tokenizer` in `__init__` (which takes `tokenizer`
+    first) and add their other arguments to `get_config()`.
+
+    Example:
+    ```python
+    class MyPreprocessor(TaskPreprocessor):
+        def __init__(self, tokenizer, *, sequence_length=128, **kwargs):
+            super().__init__(**kwargs)
+            self.tokenizer, self.sequence_length = tokenizer, sequence_length
+
+        def get_config(self):
+            return {**super().get_config(), "sequence_length": self.sequence_length}
+    ```
+    """
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config["tokenizer"] = keras.saving.serialize_keras_object(self.tokenizer)
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
+        return cls(**config)
