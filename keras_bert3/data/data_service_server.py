@@ -6,12 +6,15 @@ pretraining input (`pretraining_dataset(..., data_service=ADDRESS)`).
 
 A worker loads tf-text's ops (the tokenizer runs there) and must see the
 corpus at the paths the trainer names. Each runs until SIGTERM or Ctrl-C,
-then stops and exits 0.
+then stops and exits 0, within `STOP_SECONDS` (a worker still running a task
+of a large corpus is left rather than waited for).
 """
 
 import signal
 import socket
 import threading
+
+STOP_SECONDS = 10
 
 
 def serve(role: str, *, port: int = 0, dispatcher: str | None = None, worker_address: str | None = None,
@@ -38,6 +41,7 @@ def serve(role: str, *, port: int = 0, dispatcher: str | None = None, worker_add
 
     from keras_bert3.data.data_service import join_address
     from keras_bert3.data.data_service import parse_address
+    from keras_bert3.upstream.data_service_stop import stop_within
 
     service = tf.data.experimental.service
     if role == "dispatcher":
@@ -62,3 +66,4 @@ def serve(role: str, *, port: int = 0, dispatcher: str | None = None, worker_add
     while not stop.wait(0.5):
         pass
     print(f"tf.data service {role} stopping", flush=True)
+    stop_within(server, STOP_SECONDS, f"tf.data service {role}")

@@ -17,4 +17,6 @@ on, so an upgrade that changes one fails there, loudly, and nowhere else.
   (`_momentums`, `_velocities`, `_get_variable_index`).
 - `keras_hub_encoder_parts.transformer_encoder_parts`: the sublayers of a
   keras-hub `TransformerEncoder` (`_self_attention_layer`, ...).
+- `data_service_stop.stop_within`: a `tf.data` service server stopped in
+  bounded time (`DispatchServer._stop`, `WorkerServer._stop`).
 """

@@ -88,3 +88,22 @@ def test_keras_hub_encoder_parts_are_its_sublayers():
     # Every weight of the encoder is in one of the parts.
     in_parts = {id(w) for part in parts.values() for w in part.weights}
     assert all(id(w) in in_parts for w in encoder.weights)
+
+
+def test_data_service_servers_stop_when_asked():
+    """`_stop` stops a dispatcher and its worker (the port then refuses), and
+    a second stop, the one in the destructor, is harmless."""
+    from keras_bert3.data.data_service import check_dispatcher_answers
+    from keras_bert3.upstream.data_service_stop import stop_within
+
+    service = tf.data.experimental.service
+    dispatcher = service.DispatchServer()
+    address = dispatcher.target.split("://")[-1]
+    worker = service.WorkerServer(service.WorkerConfig(dispatcher_address=address))
+    check_dispatcher_answers(address, timeout=30)
+    stop_within(worker, 10, "worker")
+    stop_within(dispatcher, 10, "dispatcher")
+    with pytest.raises(ConnectionError):
+        check_dispatcher_answers(address, timeout=2)
+    dispatcher._stop()
+    worker._stop()
