@@ -29,14 +29,15 @@ def main():
     parser.add_argument("--sequence-length", type=int, default=128)
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--vocabulary-size", type=int, default=8000)
+    parser.add_argument("--vocabulary", help="a vocab.txt (one token a line) to use instead of learning one")
     parser.add_argument("--output", default="runs/example")
     args = parser.parse_args()
     os.makedirs(args.output, exist_ok=True)
     keras.utils.set_random_seed(0)
 
-    # 1. A WordPiece vocabulary learnt on the corpus (one sentence a line).
+    # 1. A WordPiece vocabulary learnt on the corpus (one sentence a line), or given.
     corpus = default_corpus_path()
-    vocabulary = keras_bert3.learn_wordpiece_vocabulary(
+    vocabulary = args.vocabulary or keras_bert3.learn_wordpiece_vocabulary(
         document_dataset(corpus).unbatch(), args.vocabulary_size
     )
     tokenizer = keras_bert3.BertTokenizer(vocabulary)
@@ -47,7 +48,7 @@ def main():
     ).repeat()
 
     # 3. The model and the BERT recipe (AdamW, warmup then linear decay, clipping).
-    backbone = keras_bert3.BertBackbone.from_size(args.model, vocabulary_size=len(vocabulary))
+    backbone = keras_bert3.BertBackbone.from_size(args.model, vocabulary_size=tokenizer.vocabulary_size())
     pretrainer = keras_bert3.BertPretrainer(backbone)
     pretrainer.compile(learning_rate=args.learning_rate, total_steps=args.steps, warmup_steps=args.steps // 10)
 

@@ -11,9 +11,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.mark.slow
-def test_pretrain_example_learns_and_saves_a_preset(tmp_path):
+def test_pretrain_example_learns_and_saves_a_preset(tmp_path, run_vocabulary):
+    vocabulary = os.path.join(run_vocabulary(tmp_path / "given"), "vocabulary.txt")  # Learning one is tested elsewhere.
     result = subprocess.run(
-        [sys.executable, "examples/pretrain.py", "--steps", "20", "--vocabulary-size", "3000", "--sequence-length", "64", "--output", str(tmp_path)],
+        [sys.executable, "examples/pretrain.py", "--steps", "20", "--vocabulary", vocabulary, "--sequence-length", "64", "--output", str(tmp_path)],
         cwd=REPO, capture_output=True, text=True, check=True,
     )  # fmt: skip
     before, after = map(float, re.search(r"mlm_loss\s+([\d.]+) -> ([\d.]+)", result.stdout).groups())
