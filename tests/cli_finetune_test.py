@@ -1,5 +1,7 @@
 """keras-bert3 finetune / export / predict on real labelled text (a tiny
-backbone with MiniLM's real vocabulary, so the run is short)."""
+backbone with MiniLM's real vocabulary, so the run is short). The commands
+run in this process through `keras_bert3.cli.main`, as the console script
+calls it; `topics` runs as `python -m keras_bert3`, the way users start it."""
 
 import csv
 import json
@@ -9,6 +11,7 @@ import sys
 
 import pytest
 
+from keras_bert3.cli import main
 from keras_bert3.cli import read_labelled_file
 from keras_bert3.data.docstring_topics import docstring_topics
 from tests.tiny_preset import write_tiny_preset
@@ -16,10 +19,12 @@ from tests.tiny_preset import write_tiny_preset
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def cli(*args):
-    result = subprocess.run([sys.executable, "-m", "keras_bert3", *args], cwd=REPO, capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout
+def cli(capsys, *args) -> str:
+    """Runs `keras-bert3 ARGS` in this process; returns what it printed."""
+    code = main(list(args))
+    printed, errors = capsys.readouterr()
+    assert code == 0, errors[-3000:]
+    return printed
 
 
 @pytest.fixture(scope="module")
@@ -40,38 +45,37 @@ def files(tmp_path_factory, minilm_dir):
 
 
 @pytest.mark.slow
-def test_finetune_export_predict(files):
-    out = cli("finetune", "--preset", str(files / "pretrained"), "--train", str(files / "train.csv"),
+def test_finetune_export_predict(files, capsys):
+    out = cli(capsys, "finetune", "--preset", str(files / "pretrained"), "--train", str(files / "train.csv"),
               "--validation", str(files / "validation.jsonl"), "--text-column", "sentence", "--label-column", "topic",
               "--output", str(files / "finetuned"), "--epochs", "1", "--sequence-length", "32", "--verbose", "0")  # fmt: skip
     assert "val_accuracy" in out and os.path.isfile(files / "finetuned" / "task.json")
-    printed = cli("predict", "--model", str(files / "finetuned"), "Open the URL and return the response.", "")
+    printed = cli(capsys, "predict", "--model", str(files / "finetuned"), "Open the URL and return the response.", "")
     lines = printed.strip().splitlines()
     assert len(lines) == 2 and lines[0].split("\t")[0] in docstring_topics()["class_names"]
-    cli("export", "--model", str(files / "finetuned"), "--output", str(files / "export"))
+    cli(capsys, "export", "--model", str(files / "finetuned"), "--output", str(files / "export"))
     assert os.path.isfile(files / "export" / "saved_model.pb")
     # The export, loaded with TensorFlow and tf-text, predicts the same labels and probabilities.
-    from_export = cli("predict", "--model", str(files / "export"), "Open the URL and return the response.", "")
+    from_export = cli(capsys, "predict", "--model", str(files / "export"), "Open the URL and return the response.", "")
     assert from_export.strip().splitlines() == lines
 
 
 def test_topics_writes_the_embedded_labelled_set(tmp_path):
-    cli("topics", "--output", str(tmp_path))
+    result = subprocess.run([sys.executable, "-m", "keras_bert3", "topics", "--output", str(tmp_path)], cwd=REPO,
+                            capture_output=True, text=True)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
     data = docstring_topics()
     texts, _, labels = read_labelled_file(str(tmp_path / "test.csv"), "text", "label")
     assert texts == data["test_texts"]
     assert labels == [data["class_names"][i] for i in data["test_labels"]]
 
 
-def test_missing_label_column_is_a_clear_error(files):
+def test_missing_label_column_is_a_clear_error(files, capsys):
     with pytest.raises(ValueError, match="no column 'label'"):
         read_labelled_file(str(files / "train.csv"), "sentence", "label")
-    result = subprocess.run(
-        [sys.executable, "-m", "keras_bert3", "finetune", "--preset", str(files / "pretrained"), "--train",
-         str(files / "train.csv"), "--text-column", "sentence", "--label-column", "label", "--output", str(files / "x")],
-        cwd=REPO, capture_output=True, text=True,
-    )  # fmt: skip
-    assert result.returncode == 2 and "no column 'label'" in result.stderr
+    code = main(["finetune", "--preset", str(files / "pretrained"), "--train", str(files / "train.csv"),
+                 "--text-column", "sentence", "--label-column", "label", "--output", str(files / "x")])  # fmt: skip
+    assert code == 2 and "no column 'label'" in capsys.readouterr().err
 
 
 def test_export_loads_the_task_a_preset_holds(files, minilm_dir, tmp_path):

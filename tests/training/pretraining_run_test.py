@@ -92,22 +92,25 @@ def test_killed_run_resumes_exactly(tmp_path, small_corpus, run_vocabulary):
 
 
 @pytest.mark.slow
-def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_vocabulary):
-    output = run_vocabulary(tmp_path / "run")
-    args = command(output, small_corpus)
-    args[args.index("--steps") + 1] = "10"
-    subprocess.run(args, cwd=REPO, check=True, capture_output=True)
+def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_vocabulary, capsys):
+    """Run in this process through `keras_bert3.cli.main` (the killed run above
+    covers `python -m keras_bert3`): exit code 2 and the reason."""
+    from keras_bert3.cli import main
 
-    other_model = [("mini" if a == "tiny" else a) for a in args]
-    result = subprocess.run(other_model, cwd=REPO, capture_output=True, text=True)
-    assert result.returncode == 2
-    assert "other settings (model: 'tiny' -> 'mini')" in result.stderr
+    output = run_vocabulary(tmp_path / "run")
+    args = command(output, small_corpus)[3:]  # After `python -m keras_bert3`.
+    args[args.index("--steps") + 1] = "10"
+    assert main(args) == 0
+
+    capsys.readouterr()
+    assert main([("mini" if a == "tiny" else a) for a in args]) == 2
+    assert "other settings (model: 'tiny' -> 'mini')" in capsys.readouterr().err
 
     checkpoint = output / "backup" / "latest.weights.h5"
     checkpoint.write_bytes(checkpoint.read_bytes()[:1000])
-    result = subprocess.run(args, cwd=REPO, capture_output=True, text=True)
-    assert result.returncode == 2
-    assert "Cannot resume from the checkpoint" in result.stderr and "latest.weights.h5" in result.stderr
+    assert main(args) == 2
+    refusal = capsys.readouterr().err
+    assert "Cannot resume from the checkpoint" in refusal and "latest.weights.h5" in refusal
 
 
 def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
