@@ -10,6 +10,7 @@ the sentence's own family (e.g. "asyncio", "urllib") are replaced by
 """
 
 import ast
+import functools
 import os
 import random
 import re
@@ -69,6 +70,24 @@ def _sentences(path: str) -> list[str]:
     return sentences
 
 
+@functools.cache
+def _labelled_sentences(min_words: int) -> tuple[tuple[str, int], ...]:
+    """(sentence, label) pairs, sorted; parsed once per process (about 3 s)."""
+    root = sysconfig.get_paths()["stdlib"]
+    seen: dict[str, int] = {}
+    for label, modules in enumerate(DOCSTRING_TOPICS.values()):
+        names = re.compile(r"\b(?:%s)\b(?:\.\w+)*" % "|".join(re.escape(m) for m in modules), re.IGNORECASE)
+        for module in modules:
+            for path in _module_files(root, module):
+                for sentence in _sentences(path):
+                    sentence = " ".join(names.sub("module", sentence).split())
+                    if len(sentence.split()) < min_words:
+                        continue
+                    if seen.setdefault(sentence, label) != label:
+                        seen[sentence] = -1  # In two families: ambiguous.
+    return tuple(sorted((s, label) for s, label in seen.items() if label >= 0))
+
+
 def docstring_topics(*, test_fraction: float = 0.2, seed: int = 0, min_words: int = 5) -> dict:
     """The standard library's docstring sentences labelled by module family.
 
@@ -89,20 +108,7 @@ def docstring_topics(*, test_fraction: float = 0.2, seed: int = 0, min_words: in
     >>> data["class_names"]
     ['internet', 'concurrency', 'text', 'numbers', 'files', 'tools']
     """
-    root = sysconfig.get_paths()["stdlib"]
-    class_names = list(DOCSTRING_TOPICS)
-    seen: dict[str, int] = {}
-    for label, modules in enumerate(DOCSTRING_TOPICS.values()):
-        names = re.compile(r"\b(?:%s)\b(?:\.\w+)*" % "|".join(re.escape(m) for m in modules), re.IGNORECASE)
-        for module in modules:
-            for path in _module_files(root, module):
-                for sentence in _sentences(path):
-                    sentence = " ".join(names.sub("module", sentence).split())
-                    if len(sentence.split()) < min_words:
-                        continue
-                    if seen.setdefault(sentence, label) != label:
-                        seen[sentence] = -1  # In two families: ambiguous.
-    examples = sorted((s, label) for s, label in seen.items() if label >= 0)
+    examples = list(_labelled_sentences(min_words))
     random.Random(seed).shuffle(examples)
     test_size = int(len(examples) * test_fraction)
     test, train = examples[:test_size], examples[test_size:]
@@ -111,5 +117,5 @@ def docstring_topics(*, test_fraction: float = 0.2, seed: int = 0, min_words: in
         "train_labels": [label for _, label in train],
         "test_texts": [s for s, _ in test],
         "test_labels": [label for _, label in test],
-        "class_names": class_names,
+        "class_names": list(DOCSTRING_TOPICS),
     }
