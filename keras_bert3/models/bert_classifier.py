@@ -8,6 +8,7 @@ from keras import ops
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_task import check_backbone_fits
+from keras_bert3.models.bert_task import head_size
 from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
@@ -183,16 +184,11 @@ class BertClassifier(BertTask):
 
     # === Export and presets ===
 
-    def export(self, filepath, format="tf_saved_model", verbose=None, **kwargs):
-        """Writes a SavedModel whose `serving_default` takes strings.
-
-        See `keras_bert3.export_text_classifier`; other formats go to Keras.
-        """
-        if format != "tf_saved_model":
-            return super().export(filepath, format=format, verbose=verbose, **kwargs)
+    def write_saved_model(self, filepath, verbose: bool = False):
+        """The SavedModel `export` writes: see `keras_bert3.export_text_classifier`."""
         from keras_bert3.models.text_classifier_export import export_text_classifier
 
-        return export_text_classifier(self, filepath, verbose=bool(verbose))
+        return export_text_classifier(self, filepath, verbose=verbose)
 
     def task_config(self) -> dict:
         """What a preset stores besides the backbone, tokenizer and head weights."""
@@ -230,16 +226,7 @@ class BertClassifier(BertTask):
 
         preset_dir = resolve_preset(preset)
         stored = read_task_config(preset_dir, cls) or {}
-        if stored and num_classes is not None and int(num_classes) != stored["num_classes"]:
-            raise ValueError(
-                f"num_classes={num_classes}, but the preset {preset!r} is a classifier fine-tuned "
-                f"for {stored['num_classes']} classes. Omit num_classes to use its head, or load "
-                f"the backbone alone (BertBackbone.from_preset) for a new {num_classes}-class head."
-            )
-        if not stored and num_classes is None:
-            raise ValueError(
-                f"The preset {preset!r} has no classification head: pass num_classes=... for a new one."
-            )
+        num_classes = head_size(preset, "num_classes", num_classes, stored.get("num_classes"), "classifier", "classes")
         sentence_pairs = stored.get("sentence_pairs", False) if sentence_pairs is None else sentence_pairs
         if stored and sentence_pairs != stored["sentence_pairs"]:
             raise ValueError(f"The preset was fine-tuned with sentence_pairs={stored['sentence_pairs']}.")
@@ -254,7 +241,7 @@ class BertClassifier(BertTask):
         )
         classifier = cls(
             backbone,
-            num_classes if num_classes is not None else stored["num_classes"],
+            num_classes,
             preprocessor=preprocessor,
             dropout=dropout if dropout is not None else stored.get("dropout", 0.1),
         )

@@ -4,6 +4,7 @@
 import keras
 from keras import ops
 
+from keras_bert3.models.compile_on_load import CompileOnLoad
 from keras_bert3.distribution.cross_replica import cross_replica_sum
 from keras_bert3.distribution.cross_replica import num_replicas_in_sync
 from keras_bert3.distribution.devices import check_training_settings
@@ -17,7 +18,7 @@ MLM_WEIGHTS_EPSILON = 1e-5  # As google-research/bert: sum(loss * w) / (sum(w) +
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertPretrainer(MultiWorkerFit, keras.Model):
+class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
     """A `BertBackbone` with the masked-LM head and the next-sentence head.
 
     The MLM head predicts the original tokens at `mask_positions` through the

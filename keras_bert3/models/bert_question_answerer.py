@@ -223,13 +223,11 @@ class BertQuestionAnswerer(BertTask):
 
     # === Export and presets ===
 
-    def export(self, filepath, format="tf_saved_model", verbose=None, **kwargs):
-        """Writes a SavedModel that answers from strings (see `export_question_answerer`)."""
-        if format != "tf_saved_model":
-            return super().export(filepath, format=format, verbose=verbose, **kwargs)
+    def write_saved_model(self, filepath, verbose: bool = False):
+        """The SavedModel `export` writes: see `keras_bert3.export_question_answerer`."""
         from keras_bert3.models.question_answerer_export import export_question_answerer
 
-        return export_question_answerer(self, filepath, verbose=bool(verbose))
+        return export_question_answerer(self, filepath, verbose=verbose)
 
     def task_config(self) -> dict:
         """What a preset stores besides the backbone, tokenizer and head weights."""

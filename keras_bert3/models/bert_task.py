@@ -13,10 +13,11 @@ import keras
 
 from keras_bert3.distribution.devices import check_training_settings
 from keras_bert3.models.bert_text_preprocessor import is_packed
+from keras_bert3.models.compile_on_load import CompileOnLoad
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 
 
-class BertTask(keras.Model):
+class BertTask(CompileOnLoad, keras.Model):
     """Base of `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`.
 
     Subclasses build a functional graph on the backbone, then call
@@ -27,10 +28,12 @@ class BertTask(keras.Model):
     - `task_config()`: the settings a task preset stores;
     - `default_loss()`, `default_metrics()`: what `compile()` uses for "auto";
     - `_dataset(x, y, sample_weight, batch_size=, shuffle=)`: a `tf.data`
-      pipeline of packed batches for raw inputs, or None when `x` is packed.
+      pipeline of packed batches for raw inputs, or None when `x` is packed;
+    - `write_saved_model(filepath, verbose)`: what `export` writes, a
+      SavedModel whose `serving_default` takes the task's raw inputs.
 
-    A subclass that lacks `head_layers`, `task_config` or `_dataset` is
-    refused when it is defined (`TypeError` naming what is missing).
+    A subclass that lacks one of these is refused when it is defined
+    (`TypeError` naming what is missing).
 
     Example (a subclass):
     ```python
@@ -38,12 +41,13 @@ class BertTask(keras.Model):
         head_layers = property(lambda self: [self.output_dense])
         def task_config(self): return {"num_classes": self.num_classes}
         def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False): ...
+        def write_saved_model(self, filepath, verbose=False): ...
         def default_loss(self):
             return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     ```
     """
 
-    REQUIRED_HOOKS = ("head_layers", "task_config", "_dataset")
+    REQUIRED_HOOKS = ("head_layers", "task_config", "_dataset", "write_saved_model")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -150,6 +154,14 @@ class BertTask(keras.Model):
 
     # === Presets and config ===
 
+    def export(self, filepath, format="tf_saved_model", verbose=None, **kwargs):
+        """Writes a SavedModel for TF Serving whose `serving_default` takes the
+        task's raw inputs (strings; see `write_saved_model`); other formats go
+        to Keras' `Model.export`."""
+        if format != "tf_saved_model":
+            return super().export(filepath, format=format, verbose=verbose, **kwargs)
+        return self.write_saved_model(filepath, verbose=bool(verbose))
+
     def save_to_preset(self, preset_dir: str) -> None:
         """Writes backbone, tokenizer, head and settings; `from_preset(preset_dir)` restores all."""
         from keras_bert3.presets.task_preset import save_task
@@ -170,6 +182,26 @@ class BertTask(keras.Model):
         config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
         config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
         return cls(**config)
+
+
+def head_size(preset: str, name: str, given: int | None, trained: int | None, task: str, unit: str) -> int:
+    """The output size of a task loaded from `preset`: `given` (the
+    `num_classes=` or `num_labels=` argument, `name`) or the `trained` head's,
+    which must agree when both are there.
+
+    Example:
+    >>> head_size("path/to/bert", "num_labels", 9, None, "token classifier", "labels")
+    9
+    """
+    if trained and given is not None and int(given) != int(trained):
+        raise ValueError(
+            f"{name}={given}, but the preset {preset!r} is a {task} trained for {trained} {unit}. Omit "
+            f"{name} to use its head, or load the backbone alone (BertBackbone.from_preset) for a new "
+            f"head of {given} {unit}."
+        )
+    if not trained and given is None:
+        raise ValueError(f"The preset {preset!r} has no {task} head: pass {name}=... for a new one.")
+    return int(given) if given is not None else int(trained)
 
 
 def check_backbone_fits(backbone, preprocessor) -> None:

@@ -9,6 +9,7 @@ from keras import ops
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_task import check_backbone_fits
+from keras_bert3.models.bert_task import head_size
 from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
@@ -202,16 +203,11 @@ class BertTokenClassifier(BertTask):
 
     # === Export and presets ===
 
-    def export(self, filepath, format="tf_saved_model", verbose=None, **kwargs):
-        """Writes a SavedModel whose `serving_default` takes strings.
-
-        See `keras_bert3.export_token_classifier`; other formats go to Keras.
-        """
-        if format != "tf_saved_model":
-            return super().export(filepath, format=format, verbose=verbose, **kwargs)
+    def write_saved_model(self, filepath, verbose: bool = False):
+        """The SavedModel `export` writes: see `keras_bert3.export_token_classifier`."""
         from keras_bert3.models.token_classifier_export import export_token_classifier
 
-        return export_token_classifier(self, filepath, verbose=bool(verbose))
+        return export_token_classifier(self, filepath, verbose=verbose)
 
     def task_config(self) -> dict:
         """What a preset stores besides the backbone, tokenizer and head weights."""
@@ -250,16 +246,7 @@ class BertTokenClassifier(BertTask):
         stored = read_task_config(preset_dir, cls) or {}
         head = None if stored else _huggingface_head(preset_dir)
         trained = stored.get("num_labels") or (head and len(head[1]))
-        if trained and num_labels is not None and int(num_labels) != trained:
-            raise ValueError(
-                f"num_labels={num_labels}, but the preset {preset!r} is a token classifier trained "
-                f"for {trained} labels. Omit num_labels to use its head, or load the backbone alone "
-                f"(BertBackbone.from_preset) for a new {num_labels}-label head."
-            )
-        if not trained and num_labels is None:
-            raise ValueError(
-                f"The preset {preset!r} has no token classification head: pass num_labels=... for a new one."
-            )
+        num_labels = head_size(preset, "num_labels", num_labels, trained, "token classifier", "labels")
         tokenizer = BertTokenizer.from_preset(preset_dir)
         backbone = BertBackbone.from_preset(preset_dir, **backbone_overrides)
         preprocessor = BertTokenClassifierPreprocessor(
@@ -270,7 +257,7 @@ class BertTokenClassifier(BertTask):
         )
         tagger = cls(
             backbone,
-            num_labels if num_labels is not None else trained,
+            num_labels,
             preprocessor=preprocessor,
             dropout=dropout if dropout is not None else stored.get("dropout", 0.1),
         )

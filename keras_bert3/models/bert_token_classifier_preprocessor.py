@@ -5,6 +5,7 @@ token-classification recipe), padded to the batch's longest example."""
 import keras
 import tensorflow as tf
 
+from keras_bert3.data.token_classification_dataset import word_batch
 from keras_bert3.models.task_preprocessor import TaskPreprocessor
 from keras_bert3.models.word_piece_alignment import align_words
 from keras_bert3.models.word_piece_alignment import split_on_whitespace
@@ -73,10 +74,13 @@ class BertTokenClassifierPreprocessor(TaskPreprocessor):
 
     @staticmethod
     def as_words(words) -> tf.RaggedTensor:
-        """A string RaggedTensor `(batch, None)`; `(batch,)` strings are split at whitespace."""
+        """A string RaggedTensor `(batch, None)`; `(batch,)` strings are split at
+        whitespace; Python or numpy word lists become ragged (`word_batch`)."""
         if isinstance(words, tf.RaggedTensor):
             return words
-        return split_on_whitespace(tf.convert_to_tensor(words, tf.string))
+        if isinstance(words, tf.Tensor):
+            return split_on_whitespace(words)
+        return word_batch(words)
 
     def call(self, words, word_labels=None) -> dict[str, tf.Tensor]:
         words = self.as_words(words)

@@ -4,11 +4,12 @@ import keras
 from keras import ops
 
 from keras_bert3.upstream.adam_moments import adam_moments
+from keras_bert3.optimizers.weight_decay_exclusions import WeightDecayExclusions
 from keras_bert3.upstream.replica_clipping import ClipAcrossReplicas
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertAdamW(ClipAcrossReplicas, keras.optimizers.AdamW):
+class BertAdamW(WeightDecayExclusions, ClipAcrossReplicas, keras.optimizers.AdamW):
     """`keras.optimizers.AdamW` with epsilon added to the bias-corrected
     second moment, as `torch.optim.AdamW` does (the reference that Hugging
     Face's BERT is trained with), and a replica-consistent `global_clipnorm`.

@@ -2,11 +2,12 @@
 
 import keras
 
+from keras_bert3.optimizers.weight_decay_exclusions import WeightDecayExclusions
 from keras_bert3.upstream.replica_clipping import ClipAcrossReplicas
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertLamb(ClipAcrossReplicas, keras.optimizers.Lamb):
+class BertLamb(WeightDecayExclusions, ClipAcrossReplicas, keras.optimizers.Lamb):
     """`keras.optimizers.Lamb` with a replica-consistent `global_clipnorm`.
 
     Example:

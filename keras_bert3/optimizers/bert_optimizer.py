@@ -59,6 +59,7 @@ def bert_optimizer(
         epsilon=1e-6,
         global_clipnorm=global_clipnorm,
         gradient_accumulation_steps=gradient_accumulation_steps,
+        no_weight_decay=NO_WEIGHT_DECAY,
     )
     if kind == "adamw":
         optimizer = BertAdamW(**options)
@@ -66,5 +67,4 @@ def bert_optimizer(
         optimizer = BertLamb(**options)
     else:
         raise ValueError(f"kind={kind!r}; use 'adamw' or 'lamb'.")
-    optimizer.exclude_from_weight_decay(var_names=NO_WEIGHT_DECAY)
     return optimizer

@@ -1,0 +1,23 @@
+"""Models whose `compile` takes its own arguments, compiled again when loaded."""
+
+import keras
+
+
+class CompileOnLoad:
+    """A Keras model mixin: loaded from a `.keras` file, the model is compiled
+    as it was saved (the optimizer with its schedule, settings and, once Keras
+    loads them, its moments and step count; the losses and metrics). Keras
+    itself skips models with a custom `compile` and warns.
+
+    Example:
+    ```python
+    class MyTask(CompileOnLoad, keras.Model):
+        def compile(self, *, learning_rate=1e-4, **kwargs): ...
+    ```
+    """
+
+    def compile_from_config(self, config):
+        config = keras.saving.deserialize_keras_object(config)
+        keras.Model.compile(self, **config)  # The arguments our `compile` passed on, as saved.
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
