@@ -21,6 +21,14 @@ def minilm_dir():
 
 
 @pytest.fixture(scope="session")
+def tokenizer(minilm_dir):
+    """MiniLM's real uncased WordPiece tokenizer, as `BertTokenizer`."""
+    from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+    return BertTokenizer.from_preset(minilm_dir)
+
+
+@pytest.fixture(scope="session")
 def run_vocabulary(tmp_path_factory):
     """Copies a vocabulary (1,500 WordPieces learnt on 200 documents of the
     embedded corpus, once per session) into a pretraining run's output

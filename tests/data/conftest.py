@@ -4,12 +4,6 @@ the embedded default corpus (real English prose)."""
 import pytest
 
 from keras_bert3.data import default_corpus_path
-from keras_bert3.tokenizers import BertTokenizer
-
-
-@pytest.fixture(scope="session")
-def tokenizer(minilm_dir):
-    return BertTokenizer.from_preset(minilm_dir)
 
 
 @pytest.fixture(scope="session")

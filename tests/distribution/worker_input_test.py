@@ -16,15 +16,9 @@ import tensorflow as tf
 from tests.data.conftest import write_corpus_parts
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.distribution.worker_input import files_for_worker
-from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.distribution.distribution_test import free_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-@pytest.fixture(scope="module")
-def tokenizer(minilm_dir):
-    return BertTokenizer.from_preset(minilm_dir)
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,9 @@ import tensorflow as tf
 
 from keras_bert3.data.docstring_topics import docstring_topics
 from keras_bert3.data.text_classification_dataset import text_classification_dataset
-from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
-from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from tests.test_case import tiny_backbone
 
 
 def schedule_length(task) -> int:
@@ -27,18 +26,8 @@ def topics():
     return docstring_topics()
 
 
-@pytest.fixture(scope="module")
-def tokenizer(minilm_dir):
-    return BertTokenizer.from_preset(minilm_dir)
-
-
 def tiny_classifier(tokenizer, num_classes=3, **kwargs):
-    keras.utils.set_random_seed(0)
-    backbone = BertBackbone(
-        vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2, hidden_dim=8,
-        intermediate_dim=16, max_sequence_length=64,
-    )  # fmt: skip
-    return BertClassifier(backbone, num_classes, tokenizer=tokenizer, **kwargs)
+    return BertClassifier(tiny_backbone(tokenizer.vocabulary_size()), num_classes, tokenizer=tokenizer, **kwargs)
 
 
 def test_preprocessor_pads_to_the_batch_longest_example(tokenizer, topics):
@@ -188,7 +177,7 @@ def test_preset_round_trip_restores_head_and_tokenizer(tokenizer, topics, tmp_pa
     assert restored.num_classes == 4 and restored.preprocessor.sequence_length == 32
     np.testing.assert_allclose(restored.predict(texts, verbose=0), expected, atol=1e-5)
     assert BertClassifier.from_preset(preset, num_classes=4).num_classes == 4
-    with pytest.raises(ValueError, match="fine-tuned for 4 classes"):
+    with pytest.raises(ValueError, match="trained for 4 classes"):
         BertClassifier.from_preset(preset, num_classes=3)
     backbone_only = str(tmp_path / "backbone")
     classifier.backbone.save_to_preset(backbone_only)

@@ -13,12 +13,12 @@ import tensorflow as tf
 from pydoc_data import topics
 
 from keras_bert3.data.docstring_questions import docstring_questions
-from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.reference import import_reference
 from tests.saved_model_client import call_in_fresh_process
 from tests.saved_model_client import assert_serving_ops
+from tests.test_case import tiny_backbone
 
 LENGTHS = {"sequence_length": 128, "doc_stride": 32, "max_query_length": 32}
 
@@ -45,10 +45,8 @@ def passages():
 
 
 def tiny_answerer(minilm_dir, **kwargs):
-    keras.utils.set_random_seed(1)
     tokenizer = BertTokenizer.from_preset(minilm_dir)
-    backbone = BertBackbone(vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2,
-                            hidden_dim=8, intermediate_dim=16, max_sequence_length=128)  # fmt: skip
+    backbone = tiny_backbone(tokenizer.vocabulary_size(), seed=1, max_sequence_length=128)
     return BertQuestionAnswerer(backbone, tokenizer=tokenizer, **{**LENGTHS, **kwargs})
 
 

@@ -15,15 +15,14 @@ import tensorflow as tf
 
 from keras_bert3.data.docstring_code_tags import docstring_code_tags
 from keras_bert3.data.token_classification_dataset import token_classification_dataset
-from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
 from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
-from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.hf_helpers import hf_outputs
 from tests.hf_helpers import max_abs_diff
 from tests.saved_model_client import call_in_fresh_process
 from tests.reference import import_reference
 from tests.saved_model_client import assert_serving_ops
+from tests.test_case import tiny_backbone
 
 # Words that tokenize oddly: empty, control-only, over 100 characters, special-token text, non-ASCII.
 ODD_WORDS = [["", "a", "\x00", "b"], ["x" * 150, "Straße", "東京", "[MASK]", "os.walk()"]]
@@ -35,18 +34,8 @@ def tags():
     return docstring_code_tags()
 
 
-@pytest.fixture(scope="module")
-def tokenizer(minilm_dir):
-    return BertTokenizer.from_preset(minilm_dir)
-
-
 def tiny_tagger(tokenizer, num_labels=3, **kwargs):
-    keras.utils.set_random_seed(0)
-    backbone = BertBackbone(
-        vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2, hidden_dim=8,
-        intermediate_dim=16, max_sequence_length=64,
-    )  # fmt: skip
-    return BertTokenClassifier(backbone, num_labels, tokenizer=tokenizer, **kwargs)
+    return BertTokenClassifier(tiny_backbone(tokenizer.vocabulary_size()), num_labels, tokenizer=tokenizer, **kwargs)
 
 
 def ragged(rows, dtype="string"):
