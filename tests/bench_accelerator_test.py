@@ -1,5 +1,5 @@
 """`bench/accelerator.py --tiny` runs on this machine's CPU, so that the GPU
-bench never rots: every row of this backend completes, the pretraining loss
+bench never rots: its rows of this backend complete, the pretraining loss
 is finite, the exported fine-tuned classifier serves what `predict` gives, and a
 float16 row on a CPU says which devices there are."""
 
@@ -29,8 +29,10 @@ def test_float16_rows_are_offered_on_gpus_only():
 
 @pytest.mark.slow
 def test_tiny_run_completes_every_row(tmp_path):
+    """Every CPU row but the bfloat16 fine-tuning one (the float32 one runs
+    the same code; bfloat16 exports are tested in text_classifier_export_test)."""
     out = tmp_path / "results.json"
-    rows = row_names(Args, "cpu") + [FLOAT16_ROW]
+    rows = [name for name in row_names(Args, "cpu") if name != "finetune-tiny-mixed_bfloat16"] + [FLOAT16_ROW]
     completed = subprocess.run(
         [sys.executable, "bench/accelerator.py", "--tiny", "--backends", keras.backend.backend(),
          "--json", str(out), "--rows", *rows],

@@ -60,12 +60,13 @@ def test_shards_are_the_same_with_two_workers_and_read_with_new_masks(tmp_path, 
 
 
 @pytest.mark.slow
-def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir):
-    command = [sys.executable, "-m", "keras_bert3", "prepare-data", "--corpus", str(corpus / "*.txt"),
+def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir, tokenizer):
+    """Half the embedded corpus (one file) in 64 shards: killed after three, rerun, the same shards."""
+    files = str(corpus / "part0.txt")
+    command = [sys.executable, "-m", "keras_bert3", "prepare-data", "--corpus", files,
                "--preset", minilm_dir, "--num-shards", "64", "--workers", "1"]  # fmt: skip
     complete = str(tmp_path / "complete")
-    prepare_pretraining_data(str(corpus / "*.txt"), BertTokenizer.from_preset(minilm_dir), complete, num_shards=64,
-                             workers=1, verbose=False)  # fmt: skip
+    prepare_pretraining_data(files, tokenizer, complete, num_shards=64, workers=1, verbose=False)
     killed = str(tmp_path / "killed")
     process = subprocess.Popen(command + ["--output", killed], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
@@ -76,7 +77,7 @@ def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir)
     left = shard_bytes(killed)
     assert 3 <= len(left) < 64, len(left)
     with pytest.raises(ValueError, match=f"holds {len(left)} of 64 shards"):
-        read_paired_shards(killed, BertTokenizer.from_preset(minilm_dir))
+        read_paired_shards(killed, tokenizer)
     with open(os.path.join(killed, "paired-00063-of-00064.tfrecord.partial"), "wb") as f:
         f.write(b"half a record")  # As a kill in the middle of a shard leaves.
     subprocess.run(command + ["--output", killed], check=True, cwd=REPO, capture_output=True)
