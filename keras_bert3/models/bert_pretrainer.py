@@ -197,6 +197,8 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
     def fit(self, x=None, *args, **kwargs):
         self._check_dataset(x)
         build_optimizer_before_first_step(self)
+        if hasattr(x, "element_spec") and len(args) < 8:  # A dataset shuffles in its own pipeline: Keras ignores
+            kwargs.setdefault("shuffle", False)  # `shuffle` for it, and warns on its default True.
         return super().fit(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
