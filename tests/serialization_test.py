@@ -76,15 +76,13 @@ def test_layers_survive_a_keras_file(tmp_path):
 def build_model(kind: str, tokenizer):
     """A tiny compiled model of `kind`, and how to get its outputs."""
     backbone = tiny_backbone(tokenizer.vocabulary_size())
+    packed = {name: np.asarray(value) for name, value in BertTextPreprocessor(tokenizer, sequence_length=32)(TEXTS).items()}
     if kind == "backbone":
-        inputs = BertTextPreprocessor(tokenizer, sequence_length=32)(TEXTS)
-        inputs = {name: np.asarray(value) for name, value in inputs.items()}
-        return backbone, lambda m: m.predict(inputs, verbose=0)
+        return backbone, lambda m: m.predict(packed, verbose=0)
     if kind == "pretrainer":
         model = BertPretrainer(backbone)
         model.compile(learning_rate=1e-3, total_steps=10, warmup_steps=1)
-        inputs = {name: np.asarray(value) for name, value in BertTextPreprocessor(tokenizer, sequence_length=32)(TEXTS).items()}
-        inputs["mask_positions"] = np.array([[1, 2], [3, 0]], "int32")
+        inputs = {**packed, "mask_positions": np.array([[1, 2], [3, 0]], "int32")}
         return model, lambda m: m.predict(inputs, verbose=0)
     if kind in ("classifier", "pair_classifier"):
         pairs = kind == "pair_classifier"

@@ -3,8 +3,8 @@
 import keras
 from keras import ops
 
-from keras_bert3.upstream.adam_moments import adam_moments
 from keras_bert3.optimizers.weight_decay_exclusions import WeightDecayExclusions
+from keras_bert3.upstream.adam_moments import adam_moments
 from keras_bert3.upstream.replica_clipping import ClipAcrossReplicas
 
 
