@@ -1,5 +1,8 @@
 """Running Hugging Face `transformers` (PyTorch) on the same inputs as ours."""
 
+import os
+import shutil
+
 import numpy as np
 
 from tests.reference import import_reference
@@ -49,3 +52,14 @@ def tiny_hf_config(**overrides):
     )
     config.update(overrides)
     return transformers.BertConfig(**config)
+
+
+def save_hf_task(model, minilm_dir: str, directory) -> str:
+    """Saves a `transformers` task model built on MiniLM as Hugging Face does
+    (config.json with its architecture, model.safetensors), with MiniLM's
+    tokenizer files beside it; returns the directory."""
+    model.save_pretrained(directory)
+    for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
+        if os.path.isfile(os.path.join(minilm_dir, name)):
+            shutil.copy(os.path.join(minilm_dir, name), directory)
+    return str(directory)

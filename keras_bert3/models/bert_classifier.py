@@ -7,11 +7,11 @@ from keras import ops
 
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
-from keras_bert3.models.bert_task import check_backbone_fits
-from keras_bert3.models.bert_task import head_size
+from keras_bert3.models.bert_task import HuggingFaceHead
+from keras_bert3.models.bert_task import dense_head
+from keras_bert3.models.bert_task import packed_inputs
 from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
-from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
 
 
@@ -41,6 +41,8 @@ class BertClassifier(BertTask):
     `export(path)` writes a SavedModel that takes strings (see
     `export_text_classifier`); `save_to_preset(dir)` writes a preset that
     `BertClassifier.from_preset(dir)` restores, head and tokenizer included.
+    `from_preset` on a Hugging Face `BertForSequenceClassification`
+    checkpoint loads its trained head (`classifier`).
 
     Args:
         backbone: a `BertBackbone`.
@@ -76,6 +78,12 @@ class BertClassifier(BertTask):
     ```
     """
 
+    preprocessor_cls = BertTextPreprocessor
+    preset_settings = ("sequence_length", "pad_to_multiple_of", "sentence_pairs", "dropout")
+    fine_tuned_settings = ("sentence_pairs",)
+    head_size_argument = ("num_classes", "classes")
+    huggingface_head = HuggingFaceHead("BertForSequenceClassification", prefix="classifier.", layer="output_dense")
+
     def __init__(
         self,
         backbone: BertBackbone,
@@ -90,30 +98,18 @@ class BertClassifier(BertTask):
     ):
         if int(num_classes) < 2:
             raise ValueError(f"num_classes={num_classes}: a classifier needs at least 2 classes.")
-        if preprocessor is None:
-            if tokenizer is None:
-                raise ValueError(
-                    "BertClassifier needs the backbone's tokenizer (tokenizer=...) or a "
-                    "preprocessor; BertClassifier.from_preset(preset, ...) loads both."
-                )
-            preprocessor = BertTextPreprocessor(
-                tokenizer, sequence_length=sequence_length, sentence_pairs=sentence_pairs, name="preprocessor"
-            )
-        check_backbone_fits(backbone, preprocessor)
+        preprocessor = self.task_preprocessor(
+            backbone, preprocessor, tokenizer, sequence_length=sequence_length, sentence_pairs=sentence_pairs
+        )
 
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.output_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
-        self.output_dense = keras.layers.Dense(
-            num_classes,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
-            dtype=backbone.dtype_policy,
-            name="logits",
-        )
+        self.output_dense = dense_head(backbone, num_classes, name="logits")
 
         # === Functional graph ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+        inputs = packed_inputs()
         pooled = backbone.pooled_output(inputs)  # (batch, hidden)
         logits = self.output_dense(self.output_dropout(pooled))  # (batch, num_classes)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
@@ -189,65 +185,3 @@ class BertClassifier(BertTask):
         from keras_bert3.models.text_classifier_export import export_text_classifier
 
         return export_text_classifier(self, filepath, verbose=verbose)
-
-    def task_config(self) -> dict:
-        """What a preset stores besides the backbone, tokenizer and head weights."""
-        return {
-            "num_classes": self.num_classes,
-            "dropout": self.dropout,
-            "sequence_length": self.preprocessor.sequence_length,
-            "pad_to_multiple_of": self.preprocessor.pad_to_multiple_of,
-            "sentence_pairs": self.preprocessor.sentence_pairs,
-        }
-
-    @classmethod
-    def from_preset(
-        cls,
-        preset: str,
-        num_classes: int | None = None,
-        *,
-        sequence_length: int | None = None,
-        sentence_pairs: bool | None = None,
-        dropout: float | None = None,
-        **backbone_overrides,
-    ) -> "BertClassifier":
-        """A classifier on `preset`: a backbone preset (any `BertBackbone.from_preset`
-        source) with a new head of `num_classes`, or a preset written by
-        `save_to_preset` with its fine-tuned head (then `num_classes` may be
-        omitted, and must agree if given).
-
-        Example:
-        >>> classifier = BertClassifier.from_preset("path/to/bert", num_classes=3)
-        """
-        from keras_bert3.presets.preset_loader import resolve_preset
-        from keras_bert3.presets.task_preset import load_head_weights
-        from keras_bert3.presets.task_preset import read_task_config
-        from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
-
-        preset_dir = resolve_preset(preset)
-        stored = read_task_config(preset_dir, cls) or {}
-        num_classes = head_size(preset, "num_classes", num_classes, stored.get("num_classes"), "classifier", "classes")
-        sentence_pairs = stored.get("sentence_pairs", False) if sentence_pairs is None else sentence_pairs
-        if stored and sentence_pairs != stored["sentence_pairs"]:
-            raise ValueError(f"The preset was fine-tuned with sentence_pairs={stored['sentence_pairs']}.")
-        tokenizer = BertTokenizer.from_preset(preset_dir)
-        backbone = BertBackbone.from_preset(preset_dir, **backbone_overrides)
-        preprocessor = BertTextPreprocessor(
-            tokenizer,
-            sequence_length=sequence_length or stored.get("sequence_length", min(128, backbone.max_sequence_length)),
-            pad_to_multiple_of=stored.get("pad_to_multiple_of", 16),
-            sentence_pairs=sentence_pairs,
-            name="preprocessor",
-        )
-        classifier = cls(
-            backbone,
-            num_classes,
-            preprocessor=preprocessor,
-            dropout=dropout if dropout is not None else stored.get("dropout", 0.1),
-        )
-        if stored:
-            load_head_weights(preset_dir, classifier.head_layers)
-        return classifier
-
-    def get_config(self):
-        return {**super().get_config(), "num_classes": self.num_classes, "dropout": self.dropout}

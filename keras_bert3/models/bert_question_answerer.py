@@ -8,10 +8,11 @@ import numpy as np
 from keras_bert3.data.text_inputs import python_texts
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
-from keras_bert3.models.bert_task import check_backbone_fits
+from keras_bert3.models.bert_task import HuggingFaceHead
+from keras_bert3.models.bert_task import dense_head
 from keras_bert3.models.bert_task import is_dataset
+from keras_bert3.models.bert_task import packed_inputs
 from keras_bert3.models.bert_task import yields_packed
-from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.question_answering_preprocessor import QuestionAnsweringPreprocessor
 
@@ -77,6 +78,11 @@ class BertQuestionAnswerer(BertTask):
     ```
     """
 
+    preprocessor_cls = QuestionAnsweringPreprocessor
+    preset_settings = ("sequence_length", "doc_stride", "max_query_length", "max_windows", "pad_to_multiple_of",
+                       "max_answer_length")  # fmt: skip
+    huggingface_head = HuggingFaceHead("BertForQuestionAnswering", prefix="qa_outputs.", layer="span_dense")
+
     def __init__(
         self,
         backbone: BertBackbone,
@@ -89,35 +95,24 @@ class BertQuestionAnswerer(BertTask):
         max_answer_length: int = 15,
         **kwargs,
     ):
-        if preprocessor is None:
-            if tokenizer is None:
-                raise ValueError(
-                    "BertQuestionAnswerer needs the backbone's tokenizer (tokenizer=...) or a "
-                    "preprocessor; BertQuestionAnswerer.from_preset(preset, ...) loads both."
-                )
-            preprocessor = QuestionAnsweringPreprocessor(
-                tokenizer,
-                sequence_length=sequence_length,
-                doc_stride=doc_stride,
-                max_query_length=max_query_length,
-                name="preprocessor",
-            )
-        check_backbone_fits(backbone, preprocessor)
+        preprocessor = self.task_preprocessor(
+            backbone,
+            preprocessor,
+            tokenizer,
+            sequence_length=sequence_length,
+            doc_stride=doc_stride,
+            max_query_length=max_query_length,
+        )
         if int(max_answer_length) < 1:
             raise ValueError(f"max_answer_length={max_answer_length} must be at least 1.")
 
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
-        self.span_dense = keras.layers.Dense(
-            2,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
-            dtype=backbone.dtype_policy,
-            name="span_logits",
-        )
+        self.span_dense = dense_head(backbone, 2, name="span_logits")
 
         # === Functional graph ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+        inputs = packed_inputs()
         sequence = backbone(inputs)["sequence_output"]  # (batch, seq, hidden)
         logits = self.span_dense(sequence)  # (batch, seq, 2)
         outputs = {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}  # (batch, seq) each
@@ -228,88 +223,6 @@ class BertQuestionAnswerer(BertTask):
         from keras_bert3.models.question_answerer_export import export_question_answerer
 
         return export_question_answerer(self, filepath, verbose=verbose)
-
-    def task_config(self) -> dict:
-        """What a preset stores besides the backbone, tokenizer and head weights."""
-        preprocessor = self.preprocessor
-        return {
-            "sequence_length": preprocessor.sequence_length,
-            "doc_stride": preprocessor.doc_stride,
-            "max_query_length": preprocessor.max_query_length,
-            "max_windows": preprocessor.max_windows,
-            "pad_to_multiple_of": preprocessor.pad_to_multiple_of,
-            "max_answer_length": self.max_answer_length,
-        }
-
-    @classmethod
-    def from_preset(
-        cls,
-        preset: str,
-        *,
-        sequence_length: int | None = None,
-        doc_stride: int | None = None,
-        max_query_length: int | None = None,
-        max_answer_length: int | None = None,
-        **backbone_overrides,
-    ) -> "BertQuestionAnswerer":
-        """A question answerer on `preset`: a backbone preset with a new head, a
-        Hugging Face `BertForQuestionAnswering` directory (its `qa_outputs` head
-        loaded), or a preset written by `save_to_preset` (head and settings).
-        Arguments given override the stored settings.
-
-        Example:
-        >>> qa = BertQuestionAnswerer.from_preset("path/to/bert", sequence_length=256, doc_stride=64)
-        """
-        from keras_bert3.presets.huggingface_checkpoint import is_huggingface_checkpoint
-        from keras_bert3.presets.preset_loader import resolve_preset
-        from keras_bert3.presets.task_preset import load_head_weights
-        from keras_bert3.presets.task_preset import read_task_config
-        from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
-
-        preset_dir = resolve_preset(preset)
-        stored = read_task_config(preset_dir, cls) or {}
-        tokenizer = BertTokenizer.from_preset(preset_dir)
-        backbone = BertBackbone.from_preset(preset_dir, **backbone_overrides)
-        given = {"sequence_length": sequence_length, "doc_stride": doc_stride, "max_query_length": max_query_length}
-        settings = {**{"sequence_length": min(384, backbone.max_sequence_length)}, **stored}
-        settings.update({key: value for key, value in given.items() if value is not None})
-        preprocessor = QuestionAnsweringPreprocessor(
-            tokenizer,
-            sequence_length=settings["sequence_length"],
-            doc_stride=settings.get("doc_stride", 128),
-            max_query_length=settings.get("max_query_length", 64),
-            max_windows=settings.get("max_windows", 48),
-            pad_to_multiple_of=settings.get("pad_to_multiple_of", 16),
-            name="preprocessor",
-        )
-        model = cls(
-            backbone,
-            preprocessor=preprocessor,
-            max_answer_length=max_answer_length or settings.get("max_answer_length", 15),
-        )
-        if stored:
-            load_head_weights(preset_dir, model.head_layers)
-        elif is_huggingface_checkpoint(preset_dir):
-            load_huggingface_span_head(preset_dir, model.span_dense)
-        return model
-
-    def get_config(self):
-        return {**super().get_config(), "max_answer_length": self.max_answer_length}
-
-
-def load_huggingface_span_head(preset_dir: str, dense) -> bool:
-    """Copies `qa_outputs.weight/bias` of a `BertForQuestionAnswering` checkpoint
-    into `dense` (a built `Dense(2)`: column 0 start, 1 end). Returns whether
-    the checkpoint has them (a plain `BertModel` has not: the head stays new)."""
-    from keras_bert3.presets.huggingface_checkpoint import SafetensorsCheckpoint
-    from keras_bert3.presets.huggingface_checkpoint import assign
-
-    checkpoint = SafetensorsCheckpoint(preset_dir)
-    if not checkpoint.has("qa_outputs.weight"):
-        return False
-    assign(dense.kernel, checkpoint.get("qa_outputs.weight").T, "qa_outputs.weight")
-    assign(dense.bias, checkpoint.get("qa_outputs.bias"), "qa_outputs.bias")
-    return True
 
 
 def squad_examples(x) -> dict[str, list]:

@@ -3,29 +3,58 @@ a pretrained backbone, one added output layer, a short AdamW run with warmup).
 
 A task subclass owns its head, its preprocessor and how texts become batches
 (`_dataset`); this base gives it the working defaults of `compile`, a learning
-rate schedule sized to the first `fit`, `fit`/`evaluate` on raw texts, task
-presets (`save_to_preset`) and the Keras config.
+rate schedule sized to the first `fit`, `fit`/`evaluate` on raw texts, loading
+(`from_preset`, Hugging Face heads included), task presets (`save_to_preset`),
+export dispatch and the Keras config.
 """
 
+import dataclasses
+import inspect
 import math
 
 import keras
 
 from keras_bert3.distribution.devices import check_training_settings
+from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.compile_on_load import CompileOnLoad
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+
+@dataclasses.dataclass(frozen=True)
+class HuggingFaceHead:
+    """Where a task's dense head sits in a Hugging Face checkpoint.
+
+    Example:
+    >>> HuggingFaceHead("BertForSequenceClassification", prefix="classifier.", layer="output_dense")
+    """
+
+    architecture: str  # The checkpoint's class in config.json "architectures".
+    prefix: str  # Its tensors: prefix + "weight" (units, hidden), prefix + "bias".
+    layer: str  # Our `Dense` that takes them: an attribute of the task.
 
 
 class BertTask(CompileOnLoad, keras.Model):
     """Base of `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`.
 
-    Subclasses build a functional graph on the backbone, then call
+    Subclasses build a functional graph on the backbone (`task_preprocessor`,
+    `packed_inputs` and `dense_head` help), then call
     `super().__init__(inputs=..., outputs=..., **kwargs)` and set
-    `self.backbone`, `self.preprocessor`; they define:
+    `self.backbone`, `self.preprocessor`. They declare:
+
+    - `preprocessor_cls`: the class of their preprocessor;
+    - `preset_settings`: the names of the settings a preset stores and
+      `from_preset` takes, each an argument of the task's or the
+      preprocessor's constructor (whose default it keeps);
+    - `head_size_argument`: `(argument, unit)` such as
+      `("num_classes", "classes")`, or None for a head of fixed size;
+    - `huggingface_head`: a `HuggingFaceHead` that `from_preset` loads from
+      a Hugging Face checkpoint of that architecture, or None;
+
+    and define:
 
     - `head_layers`: the layers a task preset stores besides the backbone;
-    - `task_config()`: the settings a task preset stores;
     - `default_loss()`, `default_metrics()`: what `compile()` uses for "auto";
     - `_dataset(x, y, sample_weight, batch_size=, shuffle=)`: a `tf.data`
       pipeline of packed batches for raw inputs, or None when `x` is packed;
@@ -38,22 +67,47 @@ class BertTask(CompileOnLoad, keras.Model):
     Example (a subclass):
     ```python
     class MyTask(BertTask):
+        preprocessor_cls = keras_bert3.BertTextPreprocessor
+        preset_settings = ("sequence_length",)
         head_layers = property(lambda self: [self.output_dense])
-        def task_config(self): return {"num_classes": self.num_classes}
         def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False): ...
         def write_saved_model(self, filepath, verbose=False): ...
-        def default_loss(self):
-            return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     ```
     """
 
-    REQUIRED_HOOKS = ("head_layers", "task_config", "_dataset", "write_saved_model")
+    preprocessor_cls = None
+    preset_settings: tuple[str, ...] = ()
+    head_size_argument: tuple[str, str] | None = None
+    huggingface_head: HuggingFaceHead | None = None
+    fine_tuned_settings: tuple[str, ...] = ()  # Settings a trained head depends on: a preset's must be kept.
+    REQUIRED_HOOKS = ("preprocessor_cls", "head_layers", "_dataset", "write_saved_model")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        missing = [name for name in BertTask.REQUIRED_HOOKS if not hasattr(cls, name)]
+        missing = [name for name in BertTask.REQUIRED_HOOKS if getattr(cls, name, None) is None]
         if missing:
             raise TypeError(f"{cls.__name__} subclasses BertTask but does not define {', '.join(missing)}.")
+        settings = {name: parameter.default for name, parameter in _constructor_parameters(cls).items()}
+        unknown = [name for name in cls.preset_settings if name not in settings]
+        if unknown:
+            raise TypeError(
+                f"{cls.__name__}.preset_settings names {', '.join(unknown)}, which neither "
+                f"{cls.__name__} nor {cls.preprocessor_cls.__name__} takes."
+            )
+
+    @classmethod
+    def task_preprocessor(cls, backbone, preprocessor=None, tokenizer=None, **settings):
+        """`preprocessor`, or one of `preprocessor_cls` built from `tokenizer`
+        and `settings`; checked to fit the backbone's vocabulary and length."""
+        if preprocessor is None:
+            if tokenizer is None:
+                raise ValueError(
+                    f"{cls.__name__} needs the backbone's tokenizer (tokenizer=...) or a "
+                    f"preprocessor; {cls.__name__}.from_preset(preset, ...) loads both."
+                )
+            preprocessor = cls.preprocessor_cls(tokenizer, name="preprocessor", **settings)
+        check_backbone_fits(backbone, preprocessor)
+        return preprocessor
 
     # === Compile: the fine-tuning recipe ===
 
@@ -162,16 +216,113 @@ class BertTask(CompileOnLoad, keras.Model):
             return super().export(filepath, format=format, verbose=verbose, **kwargs)
         return self.write_saved_model(filepath, verbose=bool(verbose))
 
+    def task_config(self) -> dict:
+        """What a preset stores besides the backbone, tokenizer and head weights:
+        the head's size and the `preset_settings`."""
+        preprocessor_arguments = _parameters(self.preprocessor_cls)
+        config = self._head_size_config()
+        for name in self.preset_settings:
+            config[name] = getattr(self.preprocessor if name in preprocessor_arguments else self, name)
+        return config
+
+    def _head_size_config(self) -> dict:
+        """`{"num_classes": 4}` (the head size's argument and value), or {}."""
+        if self.head_size_argument is None:
+            return {}
+        name = self.head_size_argument[0]
+        return {name: getattr(self, name)}
+
     def save_to_preset(self, preset_dir: str) -> None:
         """Writes backbone, tokenizer, head and settings; `from_preset(preset_dir)` restores all."""
         from keras_bert3.presets.task_preset import save_task
 
         save_task(self, preset_dir, config=self.task_config(), head_layers=self.head_layers)
 
+    @classmethod
+    def from_preset(cls, preset: str, *head_size, **kwargs):
+        """A task on `preset`: a backbone preset (any `BertBackbone.from_preset`
+        source) with a new head, a preset written by `save_to_preset` with its
+        fine-tuned head and settings, or a Hugging Face checkpoint of the
+        task's architecture (`huggingface_head`) with its trained head.
+
+        The head's size (`num_classes`, `num_labels`: positional or keyword)
+        is needed for a new head; for a trained one it may be omitted, and
+        must agree if given. Keywords in `preset_settings` (e.g.
+        `sequence_length`, `dropout`) override the stored settings; the
+        others go to `BertBackbone.from_preset` (e.g. `attention_dropout`).
+
+        Example:
+        >>> classifier = BertClassifier.from_preset("path/to/bert", num_classes=3, sequence_length=256)
+        """
+        from keras_bert3.presets.huggingface_checkpoint import assign
+        from keras_bert3.presets.huggingface_checkpoint import read_huggingface_dense_head
+        from keras_bert3.presets.preset_loader import resolve_preset
+        from keras_bert3.presets.task_preset import load_head_weights
+        from keras_bert3.presets.task_preset import read_task_config
+
+        size_name, unit = cls.head_size_argument or (None, None)
+        if head_size:
+            if size_name is None or len(head_size) > 1 or size_name in kwargs:
+                raise TypeError(
+                    f"{cls.__name__}.from_preset takes the preset, then "
+                    + (f"{size_name}, then " if size_name else "")
+                    + f"keyword settings ({', '.join(cls.preset_settings)}); got {len(head_size)} more positional."
+                )
+            kwargs[size_name] = head_size[0]
+        given_size = kwargs.pop(size_name, None) if size_name else None
+        given = {name: kwargs.pop(name) for name in cls.preset_settings if kwargs.get(name) is not None}
+        kwargs = {name: value for name, value in kwargs.items() if not (name in cls.preset_settings and value is None)}
+
+        preset_dir = resolve_preset(preset)
+        stored = read_task_config(preset_dir, cls) or {}
+        for name in cls.fine_tuned_settings:
+            if stored and name in given and given[name] != stored.get(name):
+                raise ValueError(
+                    f"The preset {preset!r} was fine-tuned with {name}={stored.get(name)}; its head does "
+                    f"not fit {name}={given[name]}. Load the backbone alone (BertBackbone.from_preset) for a new head."
+                )
+        head = cls.huggingface_head
+        hf_weights = None if stored or head is None else read_huggingface_dense_head(preset_dir, head.architecture, head.prefix)
+        backbone = BertBackbone.from_preset(preset_dir, **kwargs)
+        defaults = {name: parameter.default for name, parameter in _constructor_parameters(cls).items()}
+        settings = {name: defaults[name] for name in cls.preset_settings}
+        if "sequence_length" in settings:
+            settings["sequence_length"] = min(settings["sequence_length"], backbone.max_sequence_length)
+        settings.update({name: value for name, value in stored.items() if name in settings})
+        settings.update(given)
+        head_arguments = []
+        if size_name:
+            trained = stored.get(size_name) or (None if hf_weights is None else len(hf_weights[1]))
+            head_arguments.append(head_size_of(preset, size_name, given_size, trained, cls.__name__, unit))
+        preprocessor_arguments = _parameters(cls.preprocessor_cls)
+        preprocessor = cls.preprocessor_cls(
+            BertTokenizer.from_preset(preset_dir),
+            name="preprocessor",
+            **{name: value for name, value in settings.items() if name in preprocessor_arguments},
+        )
+        task = cls(
+            backbone,
+            *head_arguments,
+            preprocessor=preprocessor,
+            **{name: value for name, value in settings.items() if name not in preprocessor_arguments},
+        )
+        if stored:
+            load_head_weights(preset_dir, task.head_layers)
+        elif hf_weights is not None:
+            dense = getattr(task, head.layer)
+            assign(dense.kernel, hf_weights[0], head.prefix + "weight")
+            assign(dense.bias, hf_weights[1], head.prefix + "bias")
+        return task
+
     def get_config(self):
+        """The backbone, the preprocessor, the head's size and the task's own settings."""
+        preprocessor_arguments = _parameters(self.preprocessor_cls)
+        own = [name for name in self.preset_settings if name not in preprocessor_arguments]
         return {
             "backbone": keras.saving.serialize_keras_object(self.backbone),
             "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+            **self._head_size_config(),
+            **{name: getattr(self, name) for name in own},
             "name": self.name,
             "trainable": self.trainable,
         }
@@ -184,13 +335,46 @@ class BertTask(CompileOnLoad, keras.Model):
         return cls(**config)
 
 
-def head_size(preset: str, name: str, given: int | None, trained: int | None, task: str, unit: str) -> int:
+def _parameters(cls) -> dict:
+    """The keyword parameters of `cls`'s constructor, by name."""
+    return {
+        name: parameter
+        for name, parameter in inspect.signature(cls.__init__).parameters.items()
+        if parameter.kind in (parameter.KEYWORD_ONLY, parameter.POSITIONAL_OR_KEYWORD) and name != "self"
+    }
+
+
+def _constructor_parameters(task_cls) -> dict:
+    """The parameters of a task's and of its preprocessor's constructors (the task's first)."""
+    return {**_parameters(task_cls.preprocessor_cls), **_parameters(task_cls)}
+
+
+def packed_inputs() -> dict:
+    """The symbolic inputs of a task's functional graph: int32 `(batch, length)`
+    `token_ids`, `segment_ids`, `padding_mask`."""
+    from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+
+    return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+
+
+def dense_head(backbone, units: int, name: str):
+    """A task's output layer: `Dense(units)` initialised as the backbone's
+    weights (truncated normal, `initializer_range`) in its dtype policy."""
+    return keras.layers.Dense(
+        units,
+        kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
+        dtype=backbone.dtype_policy,
+        name=name,
+    )
+
+
+def head_size_of(preset: str, name: str, given: int | None, trained: int | None, task: str, unit: str) -> int:
     """The output size of a task loaded from `preset`: `given` (the
     `num_classes=` or `num_labels=` argument, `name`) or the `trained` head's,
     which must agree when both are there.
 
     Example:
-    >>> head_size("path/to/bert", "num_labels", 9, None, "token classifier", "labels")
+    >>> head_size_of("path/to/bert", "num_labels", 9, None, "BertTokenClassifier", "labels")
     9
     """
     if trained and given is not None and int(given) != int(trained):

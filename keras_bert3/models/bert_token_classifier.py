@@ -8,15 +8,14 @@ from keras import ops
 
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
-from keras_bert3.models.bert_task import check_backbone_fits
-from keras_bert3.models.bert_task import head_size
+from keras_bert3.models.bert_task import HuggingFaceHead
+from keras_bert3.models.bert_task import dense_head
+from keras_bert3.models.bert_task import packed_inputs
 from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.models.word_piece_alignment import IGNORED_LABEL
-
-HF_HEAD = "classifier."  # `BertForTokenClassification`'s head: classifier.weight (labels, hidden), classifier.bias.
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -80,6 +79,11 @@ class BertTokenClassifier(BertTask):
     ```
     """
 
+    preprocessor_cls = BertTokenClassifierPreprocessor
+    preset_settings = ("sequence_length", "pad_to_multiple_of", "dropout")
+    head_size_argument = ("num_labels", "labels")
+    huggingface_head = HuggingFaceHead("BertForTokenClassification", prefix="classifier.", layer="output_dense")
+
     def __init__(
         self,
         backbone: BertBackbone,
@@ -93,28 +97,16 @@ class BertTokenClassifier(BertTask):
     ):
         if int(num_labels) < 2:
             raise ValueError(f"num_labels={num_labels}: a token classifier needs at least 2 labels.")
-        if preprocessor is None:
-            if tokenizer is None:
-                raise ValueError(
-                    "BertTokenClassifier needs the backbone's tokenizer (tokenizer=...) or a "
-                    "preprocessor; BertTokenClassifier.from_preset(preset, ...) loads both."
-                )
-            preprocessor = BertTokenClassifierPreprocessor(tokenizer, sequence_length=sequence_length, name="preprocessor")
-        check_backbone_fits(backbone, preprocessor)
+        preprocessor = self.task_preprocessor(backbone, preprocessor, tokenizer, sequence_length=sequence_length)
 
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
         self.output_dropout = keras.layers.Dropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
-        self.output_dense = keras.layers.Dense(
-            num_labels,
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
-            dtype=backbone.dtype_policy,
-            name="logits",
-        )
+        self.output_dense = dense_head(backbone, num_labels, name="logits")
 
         # === Functional graph ===
-        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+        inputs = packed_inputs()
         sequence = backbone(inputs)["sequence_output"]  # (batch, length, hidden)
         logits = self.output_dense(self.output_dropout(sequence))  # (batch, length, num_labels)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
@@ -208,86 +200,6 @@ class BertTokenClassifier(BertTask):
         from keras_bert3.models.token_classifier_export import export_token_classifier
 
         return export_token_classifier(self, filepath, verbose=verbose)
-
-    def task_config(self) -> dict:
-        """What a preset stores besides the backbone, tokenizer and head weights."""
-        return {
-            "num_labels": self.num_labels,
-            "dropout": self.dropout,
-            "sequence_length": self.preprocessor.sequence_length,
-            "pad_to_multiple_of": self.preprocessor.pad_to_multiple_of,
-        }
-
-    @classmethod
-    def from_preset(
-        cls,
-        preset: str,
-        num_labels: int | None = None,
-        *,
-        sequence_length: int | None = None,
-        dropout: float | None = None,
-        **backbone_overrides,
-    ) -> "BertTokenClassifier":
-        """A token classifier on `preset`: a backbone preset (any
-        `BertBackbone.from_preset` source) with a new head of `num_labels`; a
-        preset written by `save_to_preset`, or a Hugging Face
-        `BertForTokenClassification` checkpoint, with its trained head (then
-        `num_labels` may be omitted, and must agree if given).
-
-        Example:
-        >>> tagger = BertTokenClassifier.from_preset("path/to/bert", num_labels=9)
-        """
-        from keras_bert3.presets.preset_loader import resolve_preset
-        from keras_bert3.presets.task_preset import load_head_weights
-        from keras_bert3.presets.task_preset import read_task_config
-        from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
-
-        preset_dir = resolve_preset(preset)
-        stored = read_task_config(preset_dir, cls) or {}
-        head = None if stored else _huggingface_head(preset_dir)
-        trained = stored.get("num_labels") or (head and len(head[1]))
-        num_labels = head_size(preset, "num_labels", num_labels, trained, "token classifier", "labels")
-        tokenizer = BertTokenizer.from_preset(preset_dir)
-        backbone = BertBackbone.from_preset(preset_dir, **backbone_overrides)
-        preprocessor = BertTokenClassifierPreprocessor(
-            tokenizer,
-            sequence_length=sequence_length or stored.get("sequence_length", min(128, backbone.max_sequence_length)),
-            pad_to_multiple_of=stored.get("pad_to_multiple_of", 16),
-            name="preprocessor",
-        )
-        tagger = cls(
-            backbone,
-            num_labels,
-            preprocessor=preprocessor,
-            dropout=dropout if dropout is not None else stored.get("dropout", 0.1),
-        )
-        if stored:
-            load_head_weights(preset_dir, tagger.head_layers)
-        elif head is not None:
-            from keras_bert3.presets.huggingface_checkpoint import assign
-
-            assign(tagger.output_dense.kernel, head[0].T, HF_HEAD + "weight")
-            assign(tagger.output_dense.bias, head[1], HF_HEAD + "bias")
-        return tagger
-
-    def get_config(self):
-        return {**super().get_config(), "num_labels": self.num_labels, "dropout": self.dropout}
-
-
-def _huggingface_head(preset_dir: str):
-    """`(weight, bias)` of a Hugging Face `BertForTokenClassification` head, or None."""
-    from keras_bert3.presets.huggingface_checkpoint import SafetensorsCheckpoint
-    from keras_bert3.presets.huggingface_checkpoint import is_huggingface_checkpoint
-    from keras_bert3.presets.huggingface_checkpoint import read_huggingface_config
-
-    if not is_huggingface_checkpoint(preset_dir):
-        return None
-    if "BertForTokenClassification" not in read_huggingface_config(preset_dir).get("architectures", []):
-        return None  # e.g. BertForSequenceClassification's classifier.* sits on the pooled output.
-    checkpoint = SafetensorsCheckpoint(preset_dir)
-    if not checkpoint.has(HF_HEAD + "weight"):
-        return None
-    return checkpoint.get(HF_HEAD + "weight"), checkpoint.get(HF_HEAD + "bias")
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")

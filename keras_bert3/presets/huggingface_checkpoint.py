@@ -256,6 +256,26 @@ def load_backbone_from_huggingface(preset_dir: str, cls, **overrides):
     return backbone
 
 
+def read_huggingface_dense_head(preset_dir: str, architecture: str, prefix: str):
+    """`(kernel (hidden, units), bias (units,))` of a task head in a Hugging Face
+    checkpoint of `architecture` (e.g. "BertForTokenClassification", prefix
+    "classifier."), or None: not a Hugging Face checkpoint, another
+    architecture (a `BertForSequenceClassification`'s classifier sits on the
+    pooled output, a `BertForTokenClassification`'s on every token), or no head.
+
+    Example:
+    >>> kernel, bias = read_huggingface_dense_head("bert-squad", "BertForQuestionAnswering", "qa_outputs.")
+    """
+    if not is_huggingface_checkpoint(preset_dir):
+        return None
+    if architecture not in read_huggingface_config(preset_dir).get("architectures", []):
+        return None
+    checkpoint = SafetensorsCheckpoint(preset_dir)
+    if not checkpoint.has(prefix + "weight"):
+        return None
+    return checkpoint.get(prefix + "weight").T, checkpoint.get(prefix + "bias")
+
+
 def load_huggingface_heads(preset_dir: str, masked_lm_head=None, next_sentence_head=None) -> list[str]:
     """Copies the pretraining heads of a `BertForPreTraining` (or
     `BertForMaskedLM`) checkpoint into our layers, where the checkpoint has them.

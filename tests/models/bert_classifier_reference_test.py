@@ -1,9 +1,11 @@
 """BertClassifier against Hugging Face `BertForSequenceClassification` on the
-real all-MiniLM-L6-v2: the same logits, and one training step moves the
-weights by the same gradients (the last block computes the [CLS] row alone)."""
+real all-MiniLM-L6-v2: a Hugging Face classifier checkpoint loads with its head
+and gives the same logits, and one training step moves the weights by the same
+gradients (the last block computes the [CLS] row alone)."""
 
 import keras
 import numpy as np
+import pytest
 
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
@@ -11,6 +13,7 @@ from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.hf_helpers import hf_inputs
 from tests.hf_helpers import hf_outputs
 from tests.hf_helpers import max_abs_diff
+from tests.hf_helpers import save_hf_task
 from tests.real_sentences import real_sentences
 from tests.reference import import_reference
 
@@ -33,17 +36,35 @@ def classifier_pair(minilm_dir, num_classes=3):
     return ours, theirs
 
 
-def padded_real_batch(minilm_dir, rows=6):
-    inputs = hf_inputs(minilm_dir, real_sentences(rows))
+def padded_real_batch(checkpoint_dir, texts=None):
+    inputs = hf_inputs(checkpoint_dir, texts or real_sentences(6))
     assert inputs["padding_mask"].min() == 0  # Lengths differ: padding is exercised.
     return inputs
 
 
-def test_logits_equal_transformers(minilm_dir):
-    ours, theirs = classifier_pair(minilm_dir)
-    inputs = padded_real_batch(minilm_dir)
-    logits = ours.predict(inputs, verbose=0)
-    assert max_abs_diff(logits, hf_outputs(theirs, inputs).logits) < 1e-4
+@pytest.fixture(scope="module")
+def hf_classifier_dir(minilm_dir, tmp_path_factory):
+    """MiniLM as a Hugging Face `BertForSequenceClassification` with a random 3-class head, saved."""
+    transformers = import_reference("transformers")
+    torch = import_reference("torch")
+    torch.manual_seed(0)
+    model = transformers.BertForSequenceClassification.from_pretrained(minilm_dir, num_labels=3)
+    torch.nn.init.normal_(model.classifier.weight, std=0.5)  # Logits far enough apart to compare.
+    torch.nn.init.normal_(model.classifier.bias, std=0.5)
+    return save_hf_task(model, minilm_dir, tmp_path_factory.mktemp("hf_classifier")), model.eval()
+
+
+def test_a_hugging_face_classifier_loads_with_its_head_and_equal_logits(hf_classifier_dir):
+    path, theirs = hf_classifier_dir
+    ours = BertClassifier.from_preset(path)  # num_classes read from the head.
+    assert ours.num_classes == 3
+    with pytest.raises(ValueError, match="trained for 3 classes"):
+        BertClassifier.from_preset(path, num_classes=4)
+    texts = real_sentences(6)
+    inputs = padded_real_batch(path, texts)
+    expected = hf_outputs(theirs, inputs).logits.numpy()
+    assert max_abs_diff(ours.predict(inputs, verbose=0), expected) < 1e-4
+    assert max_abs_diff(ours.predict(texts, verbose=0), expected) < 1e-4  # Through our own tokenizer.
 
 
 def test_one_training_step_follows_the_transformers_gradients(minilm_dir):

@@ -3,8 +3,6 @@
 tokenizer's overflowing windows and `prepare_train_features` labels, a real
 fine-tuning run, and the SavedModel served in a fresh TF-only process."""
 
-import os
-import shutil
 
 import keras
 import numpy as np
@@ -15,6 +13,7 @@ from pydoc_data import topics
 from keras_bert3.data.docstring_questions import docstring_questions
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from tests.hf_helpers import save_hf_task
 from tests.reference import import_reference
 from tests.saved_model_client import call_in_fresh_process
 from tests.saved_model_client import assert_serving_ops
@@ -59,11 +58,7 @@ def hf_qa_dir(minilm_dir, tmp_path_factory):
     model = transformers.BertForQuestionAnswering.from_pretrained(minilm_dir)
     torch.nn.init.normal_(model.qa_outputs.weight, std=0.2)
     torch.nn.init.normal_(model.qa_outputs.bias, std=0.2)
-    directory = tmp_path_factory.mktemp("hf_qa")
-    model.save_pretrained(directory)
-    for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
-        shutil.copy(os.path.join(minilm_dir, name), directory)
-    return str(directory), model.eval()
+    return save_hf_task(model, minilm_dir, tmp_path_factory.mktemp("hf_qa")), model.eval()
 
 
 def hf_pipeline_answer(model, tokenizer, question, context, *, max_answer_len=15):

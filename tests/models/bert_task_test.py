@@ -1,4 +1,4 @@
-"""BertTask: a subclass must define the hooks the base calls."""
+"""BertTask: a subclass must define the hooks the base calls and name settings that exist."""
 
 import pytest
 
@@ -7,7 +7,7 @@ from keras_bert3.models.bert_task import BertTask
 
 
 def test_a_subclass_without_its_hooks_is_refused_when_defined():
-    with pytest.raises(TypeError, match="Incomplete subclasses BertTask but does not define head_layers, task_config"):
+    with pytest.raises(TypeError, match="Incomplete subclasses BertTask but does not define preprocessor_cls, head_layers, write_saved_model"):
 
         class Incomplete(BertTask):
             def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
@@ -17,3 +17,8 @@ def test_a_subclass_without_its_hooks_is_refused_when_defined():
         pass
 
     assert issubclass(Complete, BertTask)
+
+    with pytest.raises(TypeError, match="Misnamed.preset_settings names colour, which neither Misnamed nor BertTextPreprocessor takes"):
+
+        class Misnamed(BertClassifier):
+            preset_settings = ("sequence_length", "colour")

@@ -5,7 +5,6 @@ and the SavedModel served in a fresh process (tiny backbone on MiniLM's real
 vocabulary; the real MiniLM checkpoint where parity is concerned)."""
 
 import os
-import shutil
 import time
 
 import keras
@@ -19,6 +18,7 @@ from keras_bert3.models.bert_token_classifier import BertTokenClassifier
 from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from tests.hf_helpers import hf_outputs
 from tests.hf_helpers import max_abs_diff
+from tests.hf_helpers import save_hf_task
 from tests.saved_model_client import call_in_fresh_process
 from tests.reference import import_reference
 from tests.saved_model_client import assert_serving_ops
@@ -95,12 +95,7 @@ def hf_token_classifier_dir(minilm_dir, tmp_path_factory):
     transformers = import_reference("transformers")
     import_reference("torch").manual_seed(0)
     model = transformers.BertForTokenClassification.from_pretrained(minilm_dir, num_labels=3)
-    path = tmp_path_factory.mktemp("hf_token_classifier")
-    model.save_pretrained(path)
-    for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
-        if os.path.isfile(os.path.join(minilm_dir, name)):
-            shutil.copy(os.path.join(minilm_dir, name), path)
-    return str(path), model
+    return save_hf_task(model, minilm_dir, tmp_path_factory.mktemp("hf_token_classifier")), model
 
 
 def test_logits_and_loss_equal_hugging_face(hf_token_classifier_dir, tags):
