@@ -11,6 +11,8 @@ import json
 
 import keras
 import numpy as np
+import pytest
+import tensorflow as tf
 
 from keras_bert3.models.bert_backbone import BertBackbone
 
@@ -65,3 +67,36 @@ def assert_keras_file_round_trip(model: keras.Model, tmp_path, outputs, atol: fl
         assert as_json(loaded) == as_json(saved)
     assert_same_outputs(outputs(restored), outputs(model), atol=atol)
     return restored
+
+
+def bad_task_inputs() -> dict:
+    """Inputs no task takes, each of a kind a Keras user might pass by mistake."""
+    ids = np.ones((2, 4), "int32")
+    return {
+        "a number": 42,
+        "None": None,
+        "a set": {"a", "b"},
+        "a generator": (text for text in ["a"]),
+        "one string": "one text",
+        "a float array": np.zeros((2, 3)),
+        "an int tensor": tf.constant([[1, 2]]),
+        "packed, 1-D": {"token_ids": ids[0], "segment_ids": ids[0], "padding_mask": ids[0]},
+        "packed, a key missing": {"token_ids": ids, "segment_ids": ids},
+        "packed, shapes differ": {"token_ids": ids, "segment_ids": ids[:, :3], "padding_mask": ids},
+        "packed, floats": {"token_ids": ids, "segment_ids": ids, "padding_mask": ids.astype("float32")},
+        "a dataset of ints": tf.data.Dataset.from_tensor_slices([1, 2]),
+    }
+
+
+def assert_bad_inputs_refused(task, labels) -> None:
+    """`fit`, `evaluate` and `predict` of `task` refuse each of `bad_task_inputs()`
+    with one TypeError or ValueError that names the task and the method (the
+    shared check of `keras_bert3.models.task_inputs`), before any step runs."""
+    name = type(task).__name__
+    for kind, x in bad_task_inputs().items():
+        for method in ("fit", "evaluate", "predict"):
+            args = (x,) if method == "predict" or labels is None else (x, labels)
+            with pytest.raises((TypeError, ValueError), match=rf"^{name}\.{method}") as error:
+                getattr(task, method)(*args, verbose=0)
+            assert "token_ids" in str(error.value), (kind, method, str(error.value))  # Says what it takes.
+    assert int(task.optimizer.iterations) == 0

@@ -13,6 +13,7 @@ from keras_bert3.models.bert_task import packed_inputs
 from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.models.bert_text_preprocessor import is_packed
+from keras_bert3.models.task_inputs import check_task_input
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -83,6 +84,8 @@ class BertClassifier(BertTask):
     fine_tuned_settings = ("sentence_pairs",)
     head_size_argument = ("num_classes", "classes")
     huggingface_head = HuggingFaceHead("BertForSequenceClassification", prefix="classifier.", layer="output_dense")
+    raw_inputs = "texts (a list, numpy array or tf.string tensor of strings; a tuple of two for sentence pairs)"
+    takes_text_datasets = True
 
     def __init__(
         self,
@@ -160,6 +163,7 @@ class BertClassifier(BertTask):
         from keras_bert3.data.text_classification_dataset import text_arrays
         from keras_bert3.data.text_classification_dataset import token_lengths
 
+        check_task_input(self, x, "predict")
         if is_packed(x) or isinstance(x, tf.data.Dataset):
             dataset = None if is_packed(x) or yields_packed(x) else self._dataset(x, bucket=False, batch_size=batch_size)
             return super().predict(x if dataset is None else dataset, batch_size=batch_size, **kwargs)

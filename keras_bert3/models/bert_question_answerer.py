@@ -15,6 +15,7 @@ from keras_bert3.models.bert_task import packed_inputs
 from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.question_answering_preprocessor import QuestionAnsweringPreprocessor
+from keras_bert3.models.task_inputs import check_task_input
 
 SQUAD_FIELDS = ("question", "context", "answer_text", "answer_start")
 
@@ -82,6 +83,11 @@ class BertQuestionAnswerer(BertTask):
     preset_settings = ("sequence_length", "doc_stride", "max_query_length", "max_windows", "pad_to_multiple_of",
                        "max_answer_length")  # fmt: skip
     huggingface_head = HuggingFaceHead("BertForQuestionAnswering", prefix="qa_outputs.", layer="span_dense")
+    raw_inputs = (
+        "SQuAD-style examples for fit (a dict of lists question, context, answer_text, answer_start, or a "
+        "list of such dicts), questions and their contexts for predict (lists of strings)"
+    )
+    raw_dict_keys = SQUAD_FIELDS
 
     def __init__(
         self,
@@ -145,11 +151,6 @@ class BertQuestionAnswerer(BertTask):
 
         if x is None or is_packed(x) or (is_dataset(x) and yields_packed(x)):
             return None
-        if is_dataset(x):
-            raise ValueError(
-                "BertQuestionAnswerer.fit takes SQuAD-style examples as a dict of lists (question, context, "
-                "answer_text, answer_start), a list of such dicts, or a tf.data.Dataset of packed windows."
-            )
         if y is not None or sample_weight is not None:
             raise ValueError("Pass the answers inside x (answer_text, answer_start), not as y or sample_weight.")
         examples = squad_examples(x)
@@ -194,6 +195,7 @@ class BertQuestionAnswerer(BertTask):
         >>> qa.predict(["Who wrote it?"], ["It was written by Guido."])[0]["answer"]
         'Guido'  (a span of the original text, after fine-tuning)
         """
+        check_task_input(self, x, "predict")
         if contexts is None and (is_packed(x) or is_dataset(x)):
             return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
         if contexts is None and isinstance(x, tuple) and len(x) == 2:

@@ -18,6 +18,7 @@ from keras_bert3.distribution.devices import check_training_settings
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.compile_on_load import CompileOnLoad
+from keras_bert3.models.task_inputs import check_task_input
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
@@ -80,6 +81,9 @@ class BertTask(CompileOnLoad, keras.Model):
     head_size_argument: tuple[str, str] | None = None
     huggingface_head: HuggingFaceHead | None = None
     fine_tuned_settings: tuple[str, ...] = ()  # Settings a trained head depends on: a preset's must be kept.
+    raw_inputs = "texts (a list, numpy array or tf.string tensor of strings)"  # For error messages.
+    raw_dict_keys: tuple[str, ...] | None = None  # A dict of raw examples has these keys (else dicts are packed).
+    takes_text_datasets = False  # Whether a tf.data.Dataset of raw texts is accepted (else only packed batches).
     REQUIRED_HOOKS = ("preprocessor_cls", "head_layers", "_dataset", "write_saved_model")
 
     def __init_subclass__(cls, **kwargs):
@@ -173,6 +177,7 @@ class BertTask(CompileOnLoad, keras.Model):
     def fit(self, x=None, y=None, batch_size=None, epochs=1, *,
             sample_weight=None, validation_data=None, shuffle=True, **kwargs):  # fmt: skip
         """As `keras.Model.fit`; `x` may also be raw texts or a dataset of them."""
+        check_task_input(self, x, "fit")
         build_optimizer_before_first_step(self)
         dataset = self._dataset(x, y, sample_weight, batch_size=batch_size, shuffle=shuffle)
         if validation_data is not None and not is_dataset(validation_data):
@@ -201,6 +206,7 @@ class BertTask(CompileOnLoad, keras.Model):
 
     def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
         """As `keras.Model.evaluate`; `x` may also be raw texts or a dataset of them."""
+        check_task_input(self, x, "evaluate")
         dataset = self._dataset(x, y, sample_weight, batch_size=batch_size)
         if dataset is None:
             return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)

@@ -15,6 +15,7 @@ from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
+from keras_bert3.models.task_inputs import check_task_input
 from keras_bert3.models.word_piece_alignment import IGNORED_LABEL
 
 
@@ -83,6 +84,7 @@ class BertTokenClassifier(BertTask):
     preset_settings = ("sequence_length", "pad_to_multiple_of", "dropout")
     head_size_argument = ("num_labels", "labels")
     huggingface_head = HuggingFaceHead("BertForTokenClassification", prefix="classifier.", layer="output_dense")
+    raw_inputs = "sentences (a list of word lists or of strings, or a numpy array or tf.string tensor of them)"
 
     def __init__(
         self,
@@ -137,12 +139,6 @@ class BertTokenClassifier(BertTask):
 
         if is_packed(x) or x is None or (isinstance(x, tf.data.Dataset) and yields_packed(x)):
             return None
-        if isinstance(x, tf.data.Dataset):
-            raise TypeError(
-                "A tf.data.Dataset for BertTokenClassifier must yield packed batches "
-                "(e.g. from keras_bert3.data.token_classification_dataset); for raw sentences "
-                "pass lists of words (or strings) and word labels."
-            )
         return token_classification_dataset(
             x,
             y,
@@ -167,6 +163,7 @@ class BertTokenClassifier(BertTask):
 
         from keras_bert3.data.token_classification_dataset import word_batch
 
+        check_task_input(self, x, "predict")
         if is_packed(x) or isinstance(x, tf.data.Dataset):
             return super().predict(x, batch_size=batch_size, **kwargs)
         words = word_batch(x)

@@ -172,7 +172,7 @@ def test_bad_input(tokenizer):
         tagger.fit(["split at  whitespace"], [[0, 1]], verbose=0)  # Strings: a label per whitespace word.
     with pytest.raises(ValueError, match="2 sentences but 1 label lists"):
         tagger.fit([["a"], ["b"]], [[0]], verbose=0)
-    with pytest.raises(TypeError, match="list of sentences"):
+    with pytest.raises(TypeError, match="wrap a single text in a list"):
         tagger.predict("one text", verbose=0)
     with pytest.raises(TypeError, match="not a mix"):
         tagger.predict(["a text", ["a", "list"]], verbose=0)

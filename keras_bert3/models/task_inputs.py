@@ -1,0 +1,89 @@
+"""What every task's `fit`, `evaluate` and `predict` accept, checked in one
+place so that a wrong input gets one clear error, the same for every task.
+
+Every task takes packed inputs (a dict of int `(batch, length)` `token_ids`,
+`segment_ids`, `padding_mask`, all of one shape), a `tf.data.Dataset` of
+them, or its own raw inputs (`BertTask.raw_inputs` says which): lists,
+numpy arrays or `tf.string` tensors of texts, and for some tasks a dict of
+examples or a dataset of texts. The task's own preprocessing then checks
+what only it can (labels, pairs, answers).
+"""
+
+import numpy as np
+import tensorflow as tf
+
+from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+
+PACKED = "packed inputs (a dict of int (batch, length) arrays token_ids, segment_ids, padding_mask)"
+RAW_CONTAINERS = (list, tuple, np.ndarray, tf.Tensor, tf.RaggedTensor)
+
+
+def check_task_input(task, x, method: str) -> None:
+    """Raises a TypeError or ValueError naming the task, the method, what it
+    got and what it takes, when `x` is none of the input kinds the task takes.
+
+    Example:
+    >>> check_task_input(classifier, 42, "predict")
+    TypeError: BertClassifier.predict takes texts (...), packed inputs (...) or a tf.data.Dataset of them; got int.
+    """
+    where = f"{type(task).__name__}.{method}"
+    takes = f"{where} takes {task.raw_inputs}, {PACKED} or a tf.data.Dataset of them"
+    if isinstance(x, tf.data.Dataset):
+        _check_dataset(task, x, where)
+    elif isinstance(x, dict):
+        if any(name in x for name in INPUT_NAMES) or task.raw_dict_keys is None:
+            check_packed(x, where)
+    elif isinstance(x, (str, bytes)):
+        raise TypeError(f"{takes}; got one {type(x).__name__}: wrap a single text in a list.")
+    elif not isinstance(x, RAW_CONTAINERS) and not hasattr(x, "__array__"):  # e.g. a pandas Series passes.
+        raise TypeError(f"{takes}; got {type(x).__name__}.")
+    elif _numeric_dtype(x) is not None:
+        raise TypeError(
+            f"{takes}; got a {_numeric_dtype(x)} {type(x).__name__} of shape {tuple(x.shape)}. "
+            "Token ids go in a dict (token_ids, segment_ids, padding_mask)."
+        )
+
+
+def check_packed(x: dict, where: str) -> None:
+    """`x` holds the three inputs as integer `(batch, length)` arrays of one shape."""
+    missing = [name for name in INPUT_NAMES if name not in x]
+    if missing:
+        raise ValueError(f"{where}: {PACKED} are missing {', '.join(missing)}; got keys {sorted(x)}.")
+    shapes = {name: tuple(np.shape(x[name])) for name in INPUT_NAMES}
+    if any(len(shape) != 2 for shape in shapes.values()) or len(set(shapes.values())) != 1:
+        raise ValueError(f"{where}: {PACKED} must be of one (batch, length) shape; got shapes {shapes}.")
+    dtypes = {name: tf.as_dtype(getattr(x[name], "dtype", np.asarray(x[name]).dtype)) for name in INPUT_NAMES}
+    if not all(dtype.is_integer for dtype in dtypes.values()):
+        raise TypeError(f"{where}: {PACKED} must be integers; got {({n: d.name for n, d in dtypes.items()})}.")
+
+
+def _check_dataset(task, dataset, where: str) -> None:
+    spec = dataset.element_spec
+    first = spec[0] if isinstance(spec, tuple) else spec
+    if isinstance(first, dict) and any(name in first for name in INPUT_NAMES):
+        missing = [name for name in INPUT_NAMES if name not in first]
+        ranks = {name: first[name].shape.rank for name in INPUT_NAMES if name in first}
+        if missing or any(rank not in (2, None) for rank in ranks.values()):
+            raise ValueError(
+                f"{where}: a tf.data.Dataset of packed inputs yields batches of {PACKED}; this one yields {spec}."
+            )
+    elif task.takes_text_datasets:
+        if not any(part.dtype == tf.string for part in tf.nest.flatten(first) if hasattr(part, "dtype")):
+            raise TypeError(
+                f"{where} takes a tf.data.Dataset of texts ((texts, labels) for fit) or of packed batches "
+                f"({PACKED}); this one yields {spec}."
+            )
+    else:
+        raise TypeError(
+            f"{where} takes a tf.data.Dataset of packed batches ({PACKED}, with labels for fit); "
+            f"this one yields {spec}. Pass raw inputs as {task.raw_inputs} instead."
+        )
+
+
+def _numeric_dtype(x) -> str | None:
+    """The element type of an array or tensor of numbers; None for strings, objects and lists."""
+    if isinstance(x, (tf.Tensor, tf.RaggedTensor)):
+        return None if x.dtype == tf.string else x.dtype.name
+    if isinstance(x, np.ndarray):
+        return x.dtype.name if x.dtype.kind in "biufc" else None
+    return None
