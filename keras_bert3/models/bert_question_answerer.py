@@ -16,6 +16,7 @@ from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.question_answering_preprocessor import QuestionAnsweringPreprocessor
 from keras_bert3.models.task_inputs import check_task_input
+from keras_bert3.models.task_preprocessor import trim_to_longest
 
 SQUAD_FIELDS = ("question", "context", "answer_text", "answer_start")
 
@@ -165,13 +166,8 @@ class BertQuestionAnswerer(BertTask):
         if shuffle:
             dataset = dataset.shuffle(len(start_positions), seed=0, reshuffle_each_iteration=True)
         multiple = self.preprocessor.pad_to_multiple_of
-
-        def trim(inputs, labels):  # To the batch's longest window.
-            longest = tf.reduce_max(tf.reduce_sum(inputs["padding_mask"], axis=1))
-            length = tf.minimum((longest + multiple - 1) // multiple * multiple, tf.shape(inputs["token_ids"])[1])
-            return {name: value[:, :length] for name, value in inputs.items()}, labels
-
-        return without_autotune(dataset.batch(batch_size or 32).map(trim).prefetch(2))
+        dataset = dataset.batch(batch_size or 32).map(lambda inputs, labels: (trim_to_longest(inputs, multiple), labels))
+        return without_autotune(dataset.prefetch(2))
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, *, validation_data=None, **kwargs):
         """As `keras.Model.fit`; `x` (and `validation_data`) may be SQuAD-style examples.

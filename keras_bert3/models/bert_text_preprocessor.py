@@ -5,6 +5,7 @@ import keras
 import tensorflow as tf
 
 from keras_bert3.models.task_preprocessor import TaskPreprocessor
+from keras_bert3.models.task_preprocessor import trim_to_longest
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
@@ -92,11 +93,7 @@ class BertTextPreprocessor(TaskPreprocessor):
     def call(self, inputs) -> dict[str, tf.Tensor]:
         first, second = self.split_inputs(inputs)
         packed = self.tokenizer.pack(first, second, sequence_length=self.sequence_length)
-        lengths = tf.reduce_sum(packed["padding_mask"], axis=-1)
-        longest = tf.reduce_max(lengths)
-        multiple = self.pad_to_multiple_of
-        length = tf.minimum((longest + multiple - 1) // multiple * multiple, self.sequence_length)
-        return {name: packed[name][..., :length] for name in INPUT_NAMES}
+        return trim_to_longest({name: packed[name] for name in INPUT_NAMES}, self.pad_to_multiple_of)
 
     def token_lengths(self, inputs) -> tf.Tensor:
         """int32 `(batch,)`: the packed length of each example, [CLS] and [SEP] included."""

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from keras_bert3.data.token_classification_dataset import word_batch
 from keras_bert3.models.task_preprocessor import TaskPreprocessor
+from keras_bert3.models.task_preprocessor import trim_to_longest
 from keras_bert3.models.word_piece_alignment import align_words
 from keras_bert3.models.word_piece_alignment import split_on_whitespace
 from keras_bert3.models.word_piece_alignment import token_labels
@@ -86,13 +87,10 @@ class BertTokenClassifierPreprocessor(TaskPreprocessor):
         words = self.as_words(words)
         token_ids, word_positions = align_words(self.tokenizer, words, self.sequence_length)
         packed = self.packer(token_ids)
-        longest = tf.reduce_max(tf.reduce_sum(packed["padding_mask"], axis=-1))
-        multiple = self.pad_to_multiple_of
-        length = tf.minimum((longest + multiple - 1) // multiple * multiple, self.sequence_length)
-        outputs = {name: value[:, :length] for name, value in packed.items()}
+        outputs = trim_to_longest(packed, self.pad_to_multiple_of)
         outputs["word_positions"] = word_positions.to_tensor(default_value=-1)
         if word_labels is not None:
-            outputs["labels"] = token_labels(word_positions, word_labels, length)
+            outputs["labels"] = token_labels(word_positions, word_labels, tf.shape(outputs["token_ids"])[1])
         return outputs
 
     def token_lengths(self, words) -> tf.Tensor:
