@@ -86,6 +86,7 @@ class BertClassifier(BertTask):
     huggingface_head = HuggingFaceHead("BertForSequenceClassification", prefix="classifier.", layer="output_dense")
     raw_inputs = "texts (a list, numpy array or tf.string tensor of strings; a tuple of two for sentence pairs)"
     takes_text_datasets = True
+    per_token_outputs = False
 
     def __init__(
         self,
@@ -154,29 +155,29 @@ class BertClassifier(BertTask):
         )
 
     def predict(self, x, batch_size=None, **kwargs):
-        """Logits `(n, num_classes)`, in input order; `x` may be texts or text pairs.
+        """Logits `(n, num_classes)`, in input order; `x` may be texts or text
+        pairs, a dataset of them, or packed inputs.
 
-        Lists of texts are run shortest first (little padding) and put back in order.
+        Texts are tokenized once, run shortest first (little padding) and put
+        back in order (`predict_in_length_order`); other keyword arguments
+        (`verbose`) apply to datasets and packed inputs.
         """
         import tensorflow as tf
 
+        from keras_bert3.data.text_classification_dataset import TOKENIZE_CHUNK
         from keras_bert3.data.text_classification_dataset import text_arrays
-        from keras_bert3.data.text_classification_dataset import token_lengths
 
         check_task_input(self, x, "predict")
         if is_packed(x) or isinstance(x, tf.data.Dataset):
             dataset = None if is_packed(x) or yields_packed(x) else self._dataset(x, bucket=False, batch_size=batch_size)
             return super().predict(x if dataset is None else dataset, batch_size=batch_size, **kwargs)
         arrays = text_arrays(x, self.preprocessor)
-        if len(arrays[0]) == 0:
-            return np.zeros((0, self.num_classes), "float32")
-        order = np.argsort(token_lengths(x, self.preprocessor), kind="stable")
-        ordered = tuple(a[order] for a in arrays)
-        dataset = self._dataset(ordered if len(ordered) == 2 else ordered[0], bucket=False, batch_size=batch_size)
-        logits = super().predict(dataset, **kwargs)
-        out = np.empty_like(logits)
-        out[order] = logits
-        return out
+        logits = [np.zeros((0, self.num_classes), "float32")]
+        for start in range(0, len(arrays[0]), TOKENIZE_CHUNK):
+            texts = tuple(tf.constant(array[start : start + TOKENIZE_CHUNK], tf.string) for array in arrays)
+            packed = self.preprocessor(texts if len(texts) == 2 else texts[0])
+            logits.append(self.predict_in_length_order({k: v.numpy() for k, v in packed.items()}, batch_size))
+        return np.concatenate(logits)
 
     def predict_proba(self, x, **kwargs) -> np.ndarray:
         """Class probabilities `(n, num_classes)` (softmax of `predict`)."""

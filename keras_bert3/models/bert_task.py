@@ -13,9 +13,11 @@ import inspect
 import math
 
 import keras
+import numpy as np
 
 from keras_bert3.distribution.devices import check_training_settings
 from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.compile_on_load import CompileOnLoad
 from keras_bert3.models.task_inputs import check_task_input
@@ -84,6 +86,7 @@ class BertTask(CompileOnLoad, keras.Model):
     raw_inputs = "texts (a list, numpy array or tf.string tensor of strings)"  # For error messages.
     raw_dict_keys: tuple[str, ...] | None = None  # A dict of raw examples has these keys (else dicts are packed).
     takes_text_datasets = False  # Whether a tf.data.Dataset of raw texts is accepted (else only packed batches).
+    per_token_outputs = True  # Outputs have a length axis (second); False for one output per example.
     REQUIRED_HOOKS = ("preprocessor_cls", "head_layers", "_dataset", "write_saved_model")
 
     def __init_subclass__(cls, **kwargs):
@@ -212,6 +215,32 @@ class BertTask(CompileOnLoad, keras.Model):
             return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
         return super().evaluate(with_known_length(dataset), **kwargs)
 
+    def predict_in_length_order(self, packed: dict, batch_size: int | None = None):
+        """The model's outputs for packed inputs (numpy `(n, length)`), in input
+        order: examples run shortest first, `batch_size` (32) at a time, each
+        batch cut to its longest example (rounded up to the preprocessor's
+        `pad_to_multiple_of`), so little compute goes to padding. Per-token
+        outputs (`per_token_outputs`) come back padded to `length` with zeros.
+
+        Every task's `predict` on raw inputs tokenizes them once (its
+        preprocessor), then calls this.
+        """
+        lengths = np.asarray(packed["padding_mask"]).sum(axis=1)
+        width = np.shape(packed["token_ids"])[1]
+        multiple = self.preprocessor.pad_to_multiple_of
+        order = np.argsort(lengths, kind="stable")
+        batches = []
+        for start in range(0, len(order), batch_size or 32):
+            rows = order[start : start + (batch_size or 32)]
+            length = min(-(-max(int(lengths[rows].max()), 1) // multiple) * multiple, width)
+            outputs = self.predict_on_batch({name: np.asarray(packed[name])[rows, :length] for name in INPUT_NAMES})
+            if self.per_token_outputs:
+                outputs = keras.tree.map_structure(lambda o: _pad_tokens(np.asarray(o), width), outputs)
+            batches.append(outputs)
+        if not batches:
+            return None
+        return keras.tree.map_structure(lambda *parts: _unsort(np.concatenate(parts), order), *batches)
+
     # === Presets and config ===
 
     def export(self, filepath, format="tf_saved_model", verbose=None, **kwargs):
@@ -339,6 +368,19 @@ class BertTask(CompileOnLoad, keras.Model):
         config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
         config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
         return cls(**config)
+
+
+def _pad_tokens(output, width: int):
+    """A per-token output `(batch, length, ...)` padded with zeros to `(batch, width, ...)`."""
+    padding = [(0, 0), (0, width - output.shape[1])] + [(0, 0)] * (output.ndim - 2)
+    return np.pad(output, padding)
+
+
+def _unsort(sorted_values, order):
+    """The rows of `sorted_values` (row i is example `order[i]`) in example order."""
+    values = np.empty_like(sorted_values)
+    values[order] = sorted_values
+    return values
 
 
 def _parameters(cls) -> dict:

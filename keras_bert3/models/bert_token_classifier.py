@@ -12,7 +12,6 @@ from keras_bert3.models.bert_task import HuggingFaceHead
 from keras_bert3.models.bert_task import dense_head
 from keras_bert3.models.bert_task import packed_inputs
 from keras_bert3.models.bert_task import yields_packed
-from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.models.task_inputs import check_task_input
@@ -155,9 +154,10 @@ class BertTokenClassifier(BertTask):
         arrays, NaN rows for words without a piece in the sequence; per-token
         logits `(batch, length, num_labels)` for packed inputs or datasets.
 
-        Sentences are run shortest first (little padding), `batch_size` (32)
-        at a time, and put back in order; other keyword arguments (`verbose`)
-        apply to packed inputs only.
+        Sentences are tokenized once, run shortest first (little padding),
+        `batch_size` (32) at a time, and put back in order
+        (`predict_in_length_order`); other keyword arguments (`verbose`) apply
+        to packed inputs only.
         """
         import tensorflow as tf
 
@@ -167,19 +167,16 @@ class BertTokenClassifier(BertTask):
         if is_packed(x) or isinstance(x, tf.data.Dataset):
             return super().predict(x, batch_size=batch_size, **kwargs)
         words = word_batch(x)
-        order = np.argsort(self.preprocessor.token_lengths(words).numpy(), kind="stable")
-        results = [None] * len(order)
-        batch_size = batch_size or 32
-        for start in range(0, len(order), batch_size):
-            indices = order[start : start + batch_size]
-            packed = self.preprocessor(tf.gather(words, indices))
-            logits = np.asarray(self.predict_on_batch({name: packed[name].numpy() for name in INPUT_NAMES}), "float32")
-            positions = packed["word_positions"].numpy()
-            for row, (index, count) in enumerate(zip(indices, words.row_lengths().numpy()[indices])):
-                where = positions[row, :count]
-                word_logits = logits[row, np.maximum(where, 0)]
-                word_logits[where < 0] = np.nan
-                results[index] = word_logits
+        if int(words.nrows()) == 0:
+            return []
+        packed = {name: value.numpy() for name, value in self.preprocessor(words).items()}
+        logits = self.predict_in_length_order(packed, batch_size)  # (n, length, num_labels)
+        results = []
+        for row, count in enumerate(words.row_lengths().numpy()):
+            where = packed["word_positions"][row, :count]
+            word_logits = np.asarray(logits[row, np.maximum(where, 0)], "float32")
+            word_logits[where < 0] = np.nan
+            results.append(word_logits)
         return results
 
     def predict_labels(self, x, batch_size=None) -> list[np.ndarray]:
