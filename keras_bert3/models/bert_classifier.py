@@ -9,8 +9,8 @@ from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_task import HuggingFaceHead
 from keras_bert3.models.bert_task import dense_head
+from keras_bert3.models.bert_task import is_dataset
 from keras_bert3.models.bert_task import packed_inputs
-from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.task_inputs import check_task_input
@@ -134,25 +134,13 @@ class BertClassifier(BertTask):
     # === Raw text in ===
 
     def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False, bucket=True):
-        """A tf.data pipeline of packed batches for texts; None when `x` is already packed."""
-        import tensorflow as tf
-
+        """A tf.data pipeline of packed batches for texts (or a dataset of them) and their labels."""
         from keras_bert3.data.text_classification_dataset import text_classification_dataset
 
-        if is_packed(x) or (x is None) or (isinstance(x, tf.data.Dataset) and yields_packed(x)):
-            return None
-        if not isinstance(x, tf.data.Dataset) and y is not None and not isinstance(y, np.ndarray) and not isinstance(y, (list, tuple)):
-            y = np.asarray(y)
-        return text_classification_dataset(
-            x,
-            y,
-            preprocessor=self.preprocessor,
-            batch_size=batch_size or 32,
-            shuffle=shuffle,
-            bucket=bucket,
-            num_classes=self.num_classes,
-            sample_weight=sample_weight,
-        )
+        if not is_dataset(x) and y is not None and not isinstance(y, (np.ndarray, list, tuple)):
+            y = np.asarray(y)  # e.g. a pandas Series.
+        options = dict(batch_size=batch_size or 32, shuffle=shuffle, bucket=bucket, sample_weight=sample_weight)
+        return text_classification_dataset(x, y, preprocessor=self.preprocessor, num_classes=self.num_classes, **options)
 
     def predict(self, x, batch_size=None, **kwargs):
         """Logits `(n, num_classes)`, in input order; `x` may be texts or text
@@ -169,7 +157,7 @@ class BertClassifier(BertTask):
 
         check_task_input(self, x, "predict")
         if is_packed(x) or isinstance(x, tf.data.Dataset):
-            dataset = None if is_packed(x) or yields_packed(x) else self._dataset(x, bucket=False, batch_size=batch_size)
+            dataset = self.batches(x, batch_size=batch_size, bucket=False)
             return super().predict(x if dataset is None else dataset, batch_size=batch_size, **kwargs)
         arrays = text_arrays(x, self.preprocessor)
         logits = [np.zeros((0, self.num_classes), "float32")]

@@ -10,6 +10,8 @@ from keras_bert3.distribution.devices import check_training_settings
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.compile_on_load import CompileOnLoad
+from keras_bert3.models.nested_objects import deserialized
+from keras_bert3.models.nested_objects import serialized
 from keras_bert3.models.sparse_cross_entropy import sparse_cross_entropy_with_hits
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 from keras_bert3.upstream.multi_worker_fit import MultiWorkerFit
@@ -241,18 +243,11 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
         return self.get_metrics_result()
 
     def get_config(self):
-        return {
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "nsp": self.nsp,
-            "name": self.name,
-            "trainable": self.trainable,
-        }
+        return {**serialized(self, ("backbone",)), "nsp": self.nsp, "name": self.name, "trainable": self.trainable}
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        return cls(**config)
+        return cls(**deserialized(config, ("backbone",)))
 
     @classmethod
     def from_preset(cls, preset: str, *, nsp: bool = True, **backbone_overrides) -> "BertPretrainer":

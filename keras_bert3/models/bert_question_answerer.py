@@ -12,7 +12,6 @@ from keras_bert3.models.bert_task import HuggingFaceHead
 from keras_bert3.models.bert_task import dense_head
 from keras_bert3.models.bert_task import is_dataset
 from keras_bert3.models.bert_task import packed_inputs
-from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.question_answering_preprocessor import QuestionAnsweringPreprocessor
 from keras_bert3.models.task_inputs import check_task_input
@@ -145,13 +144,11 @@ class BertQuestionAnswerer(BertTask):
     # === SQuAD examples in ===
 
     def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
-        """A tf.data pipeline of packed windows and their labels; None when `x` is packed."""
+        """A tf.data pipeline of packed windows and their labels."""
         import tensorflow as tf
 
         from keras_bert3.data.without_autotune import without_autotune
 
-        if x is None or is_packed(x) or (is_dataset(x) and yields_packed(x)):
-            return None
         if y is not None or sample_weight is not None:
             raise ValueError("Pass the answers inside x (answer_text, answer_start), not as y or sample_weight.")
         examples = squad_examples(x)
@@ -176,7 +173,7 @@ class BertQuestionAnswerer(BertTask):
         >>> qa.fit({"question": qs, "context": cs, "answer_text": ts, "answer_start": ss}, epochs=2)
         """
         if validation_data is not None and not is_dataset(validation_data) and not isinstance(validation_data, tuple):
-            validation_data = self._dataset(validation_data, batch_size=batch_size)
+            validation_data = self.batches(validation_data, batch_size=batch_size)
         return super().fit(x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data, **kwargs)
 
     def predict(self, x, contexts=None, batch_size=None, verbose="auto", **kwargs):

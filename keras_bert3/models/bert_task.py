@@ -20,6 +20,8 @@ from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.compile_on_load import CompileOnLoad
+from keras_bert3.models.nested_objects import deserialized
+from keras_bert3.models.nested_objects import serialized
 from keras_bert3.models.task_inputs import check_task_input
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
@@ -60,7 +62,7 @@ class BertTask(CompileOnLoad, keras.Model):
     - `head_layers`: the layers a task preset stores besides the backbone;
     - `default_loss()`, `default_metrics()`: what `compile()` uses for "auto";
     - `_dataset(x, y, sample_weight, batch_size=, shuffle=)`: a `tf.data`
-      pipeline of packed batches for raw inputs, or None when `x` is packed;
+      pipeline of packed batches for raw inputs (`batches` calls it);
     - `write_saved_model(filepath, verbose)`: what `export` writes, a
       SavedModel whose `serving_default` takes the task's raw inputs.
 
@@ -182,11 +184,11 @@ class BertTask(CompileOnLoad, keras.Model):
         """As `keras.Model.fit`; `x` may also be raw texts or a dataset of them."""
         check_task_input(self, x, "fit")
         build_optimizer_before_first_step(self)
-        dataset = self._dataset(x, y, sample_weight, batch_size=batch_size, shuffle=shuffle)
+        dataset = self.batches(x, y, sample_weight, batch_size=batch_size, shuffle=shuffle)
         if validation_data is not None and not is_dataset(validation_data):
-            validation_data = self._dataset(*validation_data, batch_size=batch_size) or validation_data
+            validation_data = self.batches(*validation_data, batch_size=batch_size) or validation_data
         elif validation_data is not None:
-            validation_data = self._dataset(validation_data, batch_size=batch_size) or validation_data
+            validation_data = self.batches(validation_data, batch_size=batch_size) or validation_data
         if dataset is None:
             self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or count_steps(x, batch_size))
             return super().fit(x, y, batch_size=batch_size, epochs=epochs, sample_weight=sample_weight,
@@ -196,6 +198,13 @@ class BertTask(CompileOnLoad, keras.Model):
             validation_data = with_known_length(validation_data)
         self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or count_steps(dataset))
         return super().fit(dataset, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
+
+    def batches(self, x, y=None, sample_weight=None, **options):
+        """The task's `tf.data` pipeline (`_dataset`) for raw inputs; None for
+        packed inputs and datasets of packed batches, which Keras takes as they are."""
+        if x is None or is_packed(x) or (is_dataset(x) and yields_packed(x)):
+            return None
+        return self._dataset(x, y, sample_weight, **options)
 
     def _fit_schedule(self, epochs: int, steps_per_epoch: int | None) -> None:
         """Sets the default schedule's length to this fit's steps (before the first step)."""
@@ -210,7 +219,7 @@ class BertTask(CompileOnLoad, keras.Model):
     def evaluate(self, x=None, y=None, batch_size=None, *, sample_weight=None, **kwargs):
         """As `keras.Model.evaluate`; `x` may also be raw texts or a dataset of them."""
         check_task_input(self, x, "evaluate")
-        dataset = self._dataset(x, y, sample_weight, batch_size=batch_size)
+        dataset = self.batches(x, y, sample_weight, batch_size=batch_size)
         if dataset is None:
             return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
         return super().evaluate(with_known_length(dataset), **kwargs)
@@ -354,8 +363,7 @@ class BertTask(CompileOnLoad, keras.Model):
         preprocessor_arguments = _parameters(self.preprocessor_cls)
         own = [name for name in self.preset_settings if name not in preprocessor_arguments]
         return {
-            "backbone": keras.saving.serialize_keras_object(self.backbone),
-            "preprocessor": keras.saving.serialize_keras_object(self.preprocessor),
+            **serialized(self, ("backbone", "preprocessor")),
             **self._head_size_config(),
             **{name: getattr(self, name) for name in own},
             "name": self.name,
@@ -364,10 +372,7 @@ class BertTask(CompileOnLoad, keras.Model):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        config["backbone"] = keras.saving.deserialize_keras_object(config["backbone"])
-        config["preprocessor"] = keras.saving.deserialize_keras_object(config["preprocessor"])
-        return cls(**config)
+        return cls(**deserialized(config, ("backbone", "preprocessor")))
 
 
 def _pad_tokens(output, width: int):

@@ -11,7 +11,6 @@ from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_task import HuggingFaceHead
 from keras_bert3.models.bert_task import dense_head
 from keras_bert3.models.bert_task import packed_inputs
-from keras_bert3.models.bert_task import yields_packed
 from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.models.task_inputs import check_task_input
@@ -131,23 +130,11 @@ class BertTokenClassifier(BertTask):
     # === Words in ===
 
     def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False, bucket=True):
-        """A tf.data pipeline of packed batches for sentences; None when `x` is already packed."""
-        import tensorflow as tf
-
+        """A tf.data pipeline of packed batches for sentences and their word labels."""
         from keras_bert3.data.token_classification_dataset import token_classification_dataset
 
-        if is_packed(x) or x is None or (isinstance(x, tf.data.Dataset) and yields_packed(x)):
-            return None
-        return token_classification_dataset(
-            x,
-            y,
-            preprocessor=self.preprocessor,
-            batch_size=batch_size or 32,
-            shuffle=shuffle,
-            bucket=bucket,
-            num_labels=self.num_labels,
-            sample_weight=sample_weight,
-        )
+        options = dict(batch_size=batch_size or 32, shuffle=shuffle, bucket=bucket, sample_weight=sample_weight)
+        return token_classification_dataset(x, y, preprocessor=self.preprocessor, num_labels=self.num_labels, **options)
 
     def predict(self, x, batch_size=None, **kwargs):
         """Per-word logits: a list (input order) of float32 `(num_words, num_labels)`

@@ -2,9 +2,10 @@
 `BertTokenizer`, which its config carries (serialized with the tokenizer's
 own config, so presets restore the same vocabulary and settings)."""
 
-import keras
 import tensorflow as tf
 
+from keras_bert3.models.nested_objects import deserialized
+from keras_bert3.models.nested_objects import serialized
 from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 
@@ -38,12 +39,8 @@ class TaskPreprocessor(StringInputLayer):
     """
 
     def get_config(self) -> dict:
-        config = super().get_config()
-        config["tokenizer"] = keras.saving.serialize_keras_object(self.tokenizer)
-        return config
+        return {**super().get_config(), **serialized(self, ("tokenizer",))}
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        config["tokenizer"] = keras.saving.deserialize_keras_object(config["tokenizer"])
-        return cls(**config)
+        return cls(**deserialized(config, ("tokenizer",)))

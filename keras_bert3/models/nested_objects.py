@@ -1,0 +1,23 @@
+"""Configs that hold other Keras objects (a task's backbone and preprocessor,
+a pretrainer's backbone, a preprocessor's tokenizer): serialized by
+`get_config`, rebuilt by `from_config`.
+
+    def get_config(self):
+        return {**serialized(self, ("backbone",)), "nsp": self.nsp}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**deserialized(config, ("backbone",)))
+"""
+
+import keras
+
+
+def serialized(obj, names) -> dict:
+    """The attributes `names` of `obj`, each as its Keras serialization."""
+    return {name: keras.saving.serialize_keras_object(getattr(obj, name)) for name in names}
+
+
+def deserialized(config: dict, names) -> dict:
+    """A copy of `config` whose entries `names` are rebuilt Keras objects."""
+    return {**config, **{name: keras.saving.deserialize_keras_object(config[name]) for name in names}}
