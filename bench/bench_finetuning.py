@@ -3,7 +3,7 @@
 BertTextClassifier, then serving the exported SavedModel beside Hugging Face's
 `pipeline("text-classification")`.
 
-The data: `keras_bert3.data.docstring_topics()` (standard-library docstring
+The data: `keras_bert3.corpora.docstring_topics()` (standard-library docstring
 sentences, six module families; 7,514 train / 1,878 test sentences of 21.7
 real tokens on average), or with `--min-tokens N` texts of at least N tokens
 made by joining consecutive sentences of the same family (for the issue's
@@ -97,7 +97,7 @@ def join_sentences(texts, labels, min_tokens: int, count_tokens) -> tuple[list, 
 
 
 def write_data(args, path: str) -> dict:
-    from keras_bert3.data.docstring_topics import docstring_topics
+    from keras_bert3.corpora.docstring_topics import docstring_topics
 
     data = docstring_topics()
     train = (data["train_texts"], data["train_labels"])
@@ -132,8 +132,8 @@ def load_data(args) -> dict:
 def run_ours(args, dtype: str | None = None) -> dict:
     import keras
 
-    from keras_bert3.data.text_classification_dataset import token_lengths
     from keras_bert3.models.bert_classifier import BertClassifier
+    from keras_bert3.preprocessing.text_classification_dataset import token_lengths
 
     data = load_data(args)
     keras.utils.set_random_seed(args.seed)

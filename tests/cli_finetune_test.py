@@ -13,7 +13,7 @@ import pytest
 
 from keras_bert3.cli import main
 from keras_bert3.cli import read_labelled_file
-from keras_bert3.data.docstring_topics import docstring_topics
+from keras_bert3.corpora.docstring_topics import docstring_topics
 from tests.tiny_preset import write_tiny_preset
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

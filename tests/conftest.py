@@ -36,7 +36,7 @@ def run_vocabulary(tmp_path_factory):
     (as a resumed run does): `run_vocabulary(output_dir)`."""
     import shutil
 
-    from keras_bert3.data.default_corpus import default_corpus_documents
+    from keras_bert3.corpora.default_corpus import default_corpus_documents
     from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
 
     path = tmp_path_factory.mktemp("vocabulary") / "vocabulary.txt"

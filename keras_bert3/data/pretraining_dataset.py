@@ -99,7 +99,7 @@ def pretraining_dataset(
 
     Examples:
 
-    >>> from keras_bert3.data import default_corpus_path
+    >>> from keras_bert3.corpora import default_corpus_path
     >>> tokenizer = BertTokenizer.from_preset("path/to/bert-base-uncased")  # doctest: +SKIP
     >>> dataset = pretraining_dataset(default_corpus_path(), tokenizer, batch_size=64)  # doctest: +SKIP
     >>> x, y, sample_weight = next(iter(dataset))  # doctest: +SKIP

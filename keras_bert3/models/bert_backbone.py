@@ -247,3 +247,13 @@ class BertBackbone(keras.Model):
         from keras_bert3.presets.preset_format import save_backbone
 
         save_backbone(self, preset_dir)
+
+
+def check_vocabulary_sizes(backbone, tokenizer) -> None:
+    """Raises when the tokenizer's ids do not index the backbone's embeddings."""
+    if tokenizer.vocabulary_size() != backbone.vocabulary_size:
+        raise ValueError(
+            f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the "
+            f"backbone embeds {backbone.vocabulary_size}: they come from "
+            "different models. Load both from the same preset."
+        )

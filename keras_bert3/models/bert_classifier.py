@@ -11,9 +11,9 @@ from keras_bert3.models.bert_task import HuggingFaceHead
 from keras_bert3.models.bert_task import dense_head
 from keras_bert3.models.bert_task import is_dataset
 from keras_bert3.models.bert_task import packed_inputs
-from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
-from keras_bert3.models.bert_text_preprocessor import is_packed
 from keras_bert3.models.task_inputs import check_task_input
+from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
+from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -135,7 +135,7 @@ class BertClassifier(BertTask):
 
     def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False, bucket=True):
         """A tf.data pipeline of packed batches for texts (or a dataset of them) and their labels."""
-        from keras_bert3.data.text_classification_dataset import text_classification_dataset
+        from keras_bert3.preprocessing.text_classification_dataset import text_classification_dataset
 
         if not is_dataset(x) and y is not None and not isinstance(y, (np.ndarray, list, tuple)):
             y = np.asarray(y)  # e.g. a pandas Series.
@@ -152,8 +152,8 @@ class BertClassifier(BertTask):
         """
         import tensorflow as tf
 
-        from keras_bert3.data.text_classification_dataset import TOKENIZE_CHUNK
-        from keras_bert3.data.text_classification_dataset import text_arrays
+        from keras_bert3.preprocessing.text_classification_dataset import TOKENIZE_CHUNK
+        from keras_bert3.preprocessing.text_classification_dataset import text_arrays
 
         check_task_input(self, x, "predict")
         if is_packed(x) or isinstance(x, tf.data.Dataset):
@@ -175,6 +175,6 @@ class BertClassifier(BertTask):
 
     def write_saved_model(self, filepath, verbose: bool = False):
         """The SavedModel `export` writes: see `keras_bert3.export_text_classifier`."""
-        from keras_bert3.models.text_classifier_export import export_text_classifier
+        from keras_bert3.export.text_classifier_export import export_text_classifier
 
         return export_text_classifier(self, filepath, verbose=verbose)

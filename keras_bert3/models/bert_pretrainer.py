@@ -8,10 +8,10 @@ from keras_bert3.distribution.cross_replica import cross_replica_sum
 from keras_bert3.distribution.cross_replica import num_replicas_in_sync
 from keras_bert3.distribution.devices import check_training_settings
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
+from keras_bert3.layers.nested_objects import deserialized
+from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.compile_on_load import CompileOnLoad
-from keras_bert3.models.nested_objects import deserialized
-from keras_bert3.models.nested_objects import serialized
 from keras_bert3.models.sparse_cross_entropy import sparse_cross_entropy_with_hits
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 from keras_bert3.upstream.multi_worker_fit import MultiWorkerFit
@@ -261,7 +261,7 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
         """
         from keras_bert3.presets.pretrainer_preset import load_pretrainer
 
-        return load_pretrainer(preset, cls=cls, nsp=nsp, **backbone_overrides)
+        return load_pretrainer(preset, cls=cls, backbone_cls=BertBackbone, nsp=nsp, **backbone_overrides)
 
     def save_to_preset(self, preset_dir: str, tokenizer=None) -> None:
         """Writes the backbone (and `tokenizer`, if given) as a preset the task

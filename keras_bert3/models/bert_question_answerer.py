@@ -5,17 +5,17 @@ passage tokens; the layout of Hugging Face's `BertForQuestionAnswering`)."""
 import keras
 import numpy as np
 
-from keras_bert3.data.text_inputs import python_texts
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_task import HuggingFaceHead
 from keras_bert3.models.bert_task import dense_head
 from keras_bert3.models.bert_task import is_dataset
 from keras_bert3.models.bert_task import packed_inputs
-from keras_bert3.models.bert_text_preprocessor import is_packed
-from keras_bert3.models.question_answering_preprocessor import QuestionAnsweringPreprocessor
 from keras_bert3.models.task_inputs import check_task_input
-from keras_bert3.models.task_preprocessor import trim_to_longest
+from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
+from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
+from keras_bert3.preprocessing.task_preprocessor import trim_to_longest
+from keras_bert3.preprocessing.text_inputs import python_texts
 
 SQUAD_FIELDS = ("question", "context", "answer_text", "answer_start")
 
@@ -215,7 +215,7 @@ class BertQuestionAnswerer(BertTask):
 
     def write_saved_model(self, filepath, verbose: bool = False):
         """The SavedModel `export` writes: see `keras_bert3.export_question_answerer`."""
-        from keras_bert3.models.question_answerer_export import export_question_answerer
+        from keras_bert3.export.question_answerer_export import export_question_answerer
 
         return export_question_answerer(self, filepath, verbose=verbose)
 

@@ -16,14 +16,15 @@ import keras
 import numpy as np
 
 from keras_bert3.distribution.devices import check_training_settings
+from keras_bert3.layers.nested_objects import deserialized
+from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.models.bert_backbone import BertBackbone
-from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
-from keras_bert3.models.bert_text_preprocessor import is_packed
+from keras_bert3.models.bert_backbone import check_vocabulary_sizes
 from keras_bert3.models.compile_on_load import CompileOnLoad
-from keras_bert3.models.nested_objects import deserialized
-from keras_bert3.models.nested_objects import serialized
 from keras_bert3.models.task_inputs import check_task_input
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
+from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
 
@@ -405,7 +406,7 @@ def _constructor_parameters(task_cls) -> dict:
 def packed_inputs() -> dict:
     """The symbolic inputs of a task's functional graph: int32 `(batch, length)`
     `token_ids`, `segment_ids`, `padding_mask`."""
-    from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+    from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 
     return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
 
@@ -443,8 +444,6 @@ def head_size_of(preset: str, name: str, given: int | None, trained: int | None,
 
 def check_backbone_fits(backbone, preprocessor) -> None:
     """Raises a clear error when the preprocessor's vocabulary or length does not fit the backbone."""
-    from keras_bert3.text_embedder import check_vocabulary_sizes
-
     check_vocabulary_sizes(backbone, preprocessor.tokenizer)
     if preprocessor.sequence_length > backbone.max_sequence_length:
         raise ValueError(

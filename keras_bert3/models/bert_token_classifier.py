@@ -11,10 +11,10 @@ from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_task import HuggingFaceHead
 from keras_bert3.models.bert_task import dense_head
 from keras_bert3.models.bert_task import packed_inputs
-from keras_bert3.models.bert_text_preprocessor import is_packed
-from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.models.task_inputs import check_task_input
-from keras_bert3.models.word_piece_alignment import IGNORED_LABEL
+from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
+from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
+from keras_bert3.preprocessing.word_piece_alignment import IGNORED_LABEL
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -131,7 +131,7 @@ class BertTokenClassifier(BertTask):
 
     def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False, bucket=True):
         """A tf.data pipeline of packed batches for sentences and their word labels."""
-        from keras_bert3.data.token_classification_dataset import token_classification_dataset
+        from keras_bert3.preprocessing.token_classification_dataset import token_classification_dataset
 
         options = dict(batch_size=batch_size or 32, shuffle=shuffle, bucket=bucket, sample_weight=sample_weight)
         return token_classification_dataset(x, y, preprocessor=self.preprocessor, num_labels=self.num_labels, **options)
@@ -148,7 +148,7 @@ class BertTokenClassifier(BertTask):
         """
         import tensorflow as tf
 
-        from keras_bert3.data.token_classification_dataset import word_batch
+        from keras_bert3.preprocessing.token_classification_dataset import word_batch
 
         check_task_input(self, x, "predict")
         if is_packed(x) or isinstance(x, tf.data.Dataset):
@@ -178,7 +178,7 @@ class BertTokenClassifier(BertTask):
 
     def write_saved_model(self, filepath, verbose: bool = False):
         """The SavedModel `export` writes: see `keras_bert3.export_token_classifier`."""
-        from keras_bert3.models.token_classifier_export import export_token_classifier
+        from keras_bert3.export.token_classifier_export import export_token_classifier
 
         return export_token_classifier(self, filepath, verbose=verbose)
 

@@ -12,7 +12,7 @@ what only it can (labels, pairs, answers).
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 
 PACKED = "packed inputs (a dict of int (batch, length) arrays token_ids, segment_ids, padding_mask)"
 RAW_CONTAINERS = (list, tuple, np.ndarray, tf.Tensor, tf.RaggedTensor)

@@ -162,7 +162,7 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     Example:
     >>> pretrain(PretrainingConfig(output="runs/tiny", steps=300))
     """
-    from keras_bert3.data.default_corpus import default_corpus_path
+    from keras_bert3.corpora.default_corpus import default_corpus_path
 
     if config.steps < 1 or config.checkpoint_every < 1:
         raise ValueError("--steps and --checkpoint-every must be positive.")

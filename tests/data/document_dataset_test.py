@@ -4,7 +4,7 @@ documents a block at a time, checked against a plain reading of the file."""
 import numpy as np
 import pytest
 
-from keras_bert3.data import default_corpus_documents
+from keras_bert3.corpora import default_corpus_documents
 from keras_bert3.data.document_dataset import _sentence_line_documents
 from keras_bert3.data.document_dataset import document_groups
 

@@ -3,10 +3,12 @@ examples, against the numbers google-research/bert's algorithm implies."""
 
 import numpy as np
 import pytest
-
 import tensorflow as tf
 
-from keras_bert3.data import DataCounters, SentencePairer, default_corpus_documents, pretraining_dataset
+from keras_bert3.corpora import default_corpus_documents
+from keras_bert3.data import DataCounters
+from keras_bert3.data import SentencePairer
+from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from tests.data.conftest import collect
 

@@ -9,7 +9,7 @@ import sys
 import keras
 import numpy as np
 
-from keras_bert3.data.default_corpus import default_corpus_path
+from keras_bert3.corpora.default_corpus import default_corpus_path
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 

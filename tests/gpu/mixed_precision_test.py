@@ -9,8 +9,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert3.data.default_corpus import default_corpus_path
-from keras_bert3.data.docstring_topics import docstring_topics
+from keras_bert3.corpora.default_corpus import default_corpus_path
+from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier

@@ -7,7 +7,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert3.data.docstring_topics import docstring_topics
+from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.models.bert_classifier import BertClassifier
 from tests.hf_finetuning import finetune_hf_once
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert3.data.docstring_topics import docstring_topics
-from keras_bert3.data.text_classification_dataset import text_classification_dataset
+from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.models.bert_classifier import BertClassifier
-from keras_bert3.models.bert_text_preprocessor import BertTextPreprocessor
+from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
+from keras_bert3.preprocessing.text_classification_dataset import text_classification_dataset
 from tests.test_case import tiny_backbone
 
 

@@ -8,7 +8,7 @@ decay on biases and LayerNorm, `get_linear_schedule_with_warmup`,
 import numpy as np
 import pytest
 
-from keras_bert3.data import default_corpus_path
+from keras_bert3.corpora import default_corpus_path
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.tokenizers import BertTokenizer

@@ -4,19 +4,20 @@ tokenizer's overflowing windows and `prepare_train_features` labels, a real
 fine-tuning run, and the SavedModel served in a fresh TF-only process."""
 
 
+from pydoc_data import topics
+
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from pydoc_data import topics
 
-from keras_bert3.data.docstring_questions import docstring_questions
+from keras_bert3.corpora.docstring_questions import docstring_questions
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.hf_helpers import save_hf_task
 from tests.reference import import_reference
-from tests.saved_model_client import call_in_fresh_process
 from tests.saved_model_client import assert_serving_ops
+from tests.saved_model_client import call_in_fresh_process
 from tests.test_case import tiny_backbone
 
 LENGTHS = {"sequence_length": 128, "doc_stride": 32, "max_query_length": 32}
@@ -67,7 +68,6 @@ def hf_pipeline_answer(model, tokenizer, question, context, *, max_answer_len=15
     `align_to_words`, the best score over windows. Returns the answer and every
     window's start/end logits."""
     import torch
-
     from transformers.pipelines.document_question_answering import select_starts_ends
 
     encoded = tokenizer(question, context, truncation="only_second", max_length=LENGTHS["sequence_length"],

@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert3.data.docstring_code_tags import docstring_code_tags
-from keras_bert3.data.token_classification_dataset import token_classification_dataset
+from keras_bert3.corpora.docstring_code_tags import docstring_code_tags
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
-from keras_bert3.models.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
+from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
+from keras_bert3.preprocessing.token_classification_dataset import token_classification_dataset
 from tests.hf_helpers import hf_outputs
 from tests.hf_helpers import max_abs_diff
 from tests.hf_helpers import save_hf_task
-from tests.saved_model_client import call_in_fresh_process
 from tests.reference import import_reference
 from tests.saved_model_client import assert_serving_ops
+from tests.saved_model_client import call_in_fresh_process
 from tests.test_case import tiny_backbone
 
 # Words that tokenize oddly: empty, control-only, over 100 characters, special-token text, non-ASCII.

@@ -6,12 +6,12 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert3.data.docstring_topics import docstring_topics
+from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
-from tests.saved_model_client import call_in_fresh_process
 from tests.saved_model_client import assert_serving_ops
+from tests.saved_model_client import call_in_fresh_process
 
 BAD_TEXTS = [b"", b"   \t\n ", b"word " * 20000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
 

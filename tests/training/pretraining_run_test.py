@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from keras_bert3.data.default_corpus import default_corpus_documents
+from keras_bert3.corpora.default_corpus import default_corpus_documents
 from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -6,9 +6,9 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert3.data.batch_by_length import batch_by_length
-from keras_bert3.data.text_inputs import python_texts
 from keras_bert3.data.without_autotune import without_autotune
-from keras_bert3.models.word_piece_alignment import split_on_whitespace
+from keras_bert3.preprocessing.text_inputs import python_texts
+from keras_bert3.preprocessing.word_piece_alignment import split_on_whitespace
 
 
 def word_batch(x) -> tf.RaggedTensor:

@@ -4,8 +4,8 @@ the batch's own longest example (Hugging Face's dynamic padding)."""
 import keras
 import tensorflow as tf
 
-from keras_bert3.models.task_preprocessor import TaskPreprocessor
-from keras_bert3.models.task_preprocessor import trim_to_longest
+from keras_bert3.preprocessing.task_preprocessor import TaskPreprocessor
+from keras_bert3.preprocessing.task_preprocessor import trim_to_longest
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")

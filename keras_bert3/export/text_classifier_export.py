@@ -4,8 +4,8 @@ the graph, for TF Serving (only TensorFlow core and tf-text ops)."""
 import keras
 from keras import ops
 
-from keras_bert3.models.saved_model_export import add_token_ids_endpoint
-from keras_bert3.models.saved_model_export import write_saved_model
+from keras_bert3.export.saved_model_export import add_token_ids_endpoint
+from keras_bert3.export.saved_model_export import write_saved_model
 
 
 def export_text_classifier(model, filepath: str, *, verbose: bool = False) -> None:

@@ -3,13 +3,11 @@
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.data import (
-    default_corpus_documents,
-    default_corpus_path,
-    document_dataset,
-    python_docs_documents,
-    split_sentences,
-)
+from keras_bert3.corpora import default_corpus_documents
+from keras_bert3.corpora import default_corpus_path
+from keras_bert3.corpora import python_docs_documents
+from keras_bert3.data import document_dataset
+from keras_bert3.data import split_sentences
 
 
 def test_default_corpus(tmp_path):

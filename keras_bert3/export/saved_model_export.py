@@ -3,7 +3,7 @@ packed token ids that works from both backends (jax2tf on JAX), and the write.""
 
 import keras
 
-from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 
 
 def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAMES):

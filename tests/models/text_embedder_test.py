@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from keras_bert3.models.bert_backbone import BertBackbone
-from keras_bert3.text_embedder import TextEmbedder
+from keras_bert3.models.text_embedder import TextEmbedder
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.hf_helpers import hf_outputs
 from tests.hf_helpers import max_abs_diff

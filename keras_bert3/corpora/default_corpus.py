@@ -16,7 +16,7 @@ import re
 import sys
 import sysconfig
 
-from keras_bert3.data.python_docs_corpus import python_docs_documents
+from keras_bert3.corpora.python_docs_corpus import python_docs_documents
 from keras_bert3.data.sentence_splitter import split_sentences
 
 _VERSION = 1  # Bump when the derivation changes: it names the cache file.

@@ -4,17 +4,9 @@ Devlin et al. 2019, section 5.3)."""
 import keras
 import numpy as np
 
+from keras_bert3.models.bert_backbone import check_vocabulary_sizes
+
 OUTPUTS = ("pooled", "cls", "mean", "tokens")
-
-
-def check_vocabulary_sizes(backbone, tokenizer) -> None:
-    """Raises when the tokenizer's ids do not index the backbone's embeddings."""
-    if tokenizer.vocabulary_size() != backbone.vocabulary_size:
-        raise ValueError(
-            f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the "
-            f"backbone embeds {backbone.vocabulary_size}: they come from "
-            "different models. Load both from the same preset."
-        )
 
 
 class TextEmbedder:

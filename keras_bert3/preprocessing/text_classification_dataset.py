@@ -5,8 +5,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert3.data.batch_by_length import batch_by_length
-from keras_bert3.data.text_inputs import python_texts
 from keras_bert3.data.without_autotune import without_autotune
+from keras_bert3.preprocessing.text_inputs import python_texts
 
 TOKENIZE_CHUNK = 4096  # Texts tokenized per call when measuring lengths.
 

@@ -13,8 +13,8 @@ and inside an exported SavedModel.
 import keras
 import tensorflow as tf
 
-from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
-from keras_bert3.models.task_preprocessor import TaskPreprocessor
+from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.preprocessing.task_preprocessor import TaskPreprocessor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
 # Masked logits, as the pipeline: exp(-10000 - max) is exactly 0 in float32.

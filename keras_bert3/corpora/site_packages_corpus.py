@@ -9,9 +9,9 @@ import os
 import sys
 import sysconfig
 
-from keras_bert3.data.default_corpus import _SKIPPED_DIRS
-from keras_bert3.data.default_corpus import _docstring_nodes
-from keras_bert3.data.default_corpus import _is_prose
+from keras_bert3.corpora.default_corpus import _SKIPPED_DIRS
+from keras_bert3.corpora.default_corpus import _docstring_nodes
+from keras_bert3.corpora.default_corpus import _is_prose
 from keras_bert3.data.sentence_splitter import split_sentences
 
 _VERSION = 1  # Bump when the derivation changes: it names the cache file.

@@ -4,9 +4,9 @@ tokenizer and word alignment inside the graph (TensorFlow core and tf-text ops).
 import keras
 from keras import ops
 
-from keras_bert3.models.bert_text_preprocessor import INPUT_NAMES
-from keras_bert3.models.saved_model_export import add_token_ids_endpoint
-from keras_bert3.models.saved_model_export import write_saved_model
+from keras_bert3.export.saved_model_export import add_token_ids_endpoint
+from keras_bert3.export.saved_model_export import write_saved_model
+from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 
 
 def export_token_classifier(model, filepath: str, *, verbose: bool = False) -> None:
@@ -38,7 +38,7 @@ def export_token_classifier(model, filepath: str, *, verbose: bool = False) -> N
     """
     import tensorflow as tf
 
-    from keras_bert3.models.word_piece_alignment import gather_words
+    from keras_bert3.preprocessing.word_piece_alignment import gather_words
 
     archive = keras.export.ExportArchive()
     archive.track(model)

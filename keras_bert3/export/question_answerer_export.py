@@ -5,8 +5,8 @@ tf-text ops only), for TF Serving."""
 import keras
 from keras import ops
 
-from keras_bert3.models.saved_model_export import add_token_ids_endpoint
-from keras_bert3.models.saved_model_export import write_saved_model
+from keras_bert3.export.saved_model_export import add_token_ids_endpoint
+from keras_bert3.export.saved_model_export import write_saved_model
 
 
 def export_question_answerer(model, filepath: str, *, verbose: bool = False) -> None:

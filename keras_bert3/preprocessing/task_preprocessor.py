@@ -4,8 +4,8 @@ own config, so presets restore the same vocabulary and settings)."""
 
 import tensorflow as tf
 
-from keras_bert3.models.nested_objects import deserialized
-from keras_bert3.models.nested_objects import serialized
+from keras_bert3.layers.nested_objects import deserialized
+from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 

@@ -16,8 +16,8 @@ import random
 import re
 import sysconfig
 
-from keras_bert3.data.default_corpus import _docstring_nodes
-from keras_bert3.data.default_corpus import _is_prose
+from keras_bert3.corpora.default_corpus import _docstring_nodes
+from keras_bert3.corpora.default_corpus import _is_prose
 from keras_bert3.data.sentence_splitter import split_sentences
 
 # Family -> top-level modules or packages of the standard library.

@@ -23,11 +23,10 @@ import re
 import sys
 import sysconfig
 import textwrap
-
 from pydoc_data import topics
 
-from keras_bert3.data.default_corpus import _SKIPPED_DIRS
-from keras_bert3.data.default_corpus import _docstring_nodes
+from keras_bert3.corpora.default_corpus import _SKIPPED_DIRS
+from keras_bert3.corpora.default_corpus import _docstring_nodes
 from keras_bert3.data.sentence_splitter import split_sentences
 
 CODE_TAGS = ["O", "B-CODE", "I-CODE"]

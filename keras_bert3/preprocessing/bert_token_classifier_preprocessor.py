@@ -5,12 +5,12 @@ token-classification recipe), padded to the batch's longest example."""
 import keras
 import tensorflow as tf
 
-from keras_bert3.data.token_classification_dataset import word_batch
-from keras_bert3.models.task_preprocessor import TaskPreprocessor
-from keras_bert3.models.task_preprocessor import trim_to_longest
-from keras_bert3.models.word_piece_alignment import align_words
-from keras_bert3.models.word_piece_alignment import split_on_whitespace
-from keras_bert3.models.word_piece_alignment import token_labels
+from keras_bert3.preprocessing.task_preprocessor import TaskPreprocessor
+from keras_bert3.preprocessing.task_preprocessor import trim_to_longest
+from keras_bert3.preprocessing.token_classification_dataset import word_batch
+from keras_bert3.preprocessing.word_piece_alignment import align_words
+from keras_bert3.preprocessing.word_piece_alignment import split_on_whitespace
+from keras_bert3.preprocessing.word_piece_alignment import token_labels
 from keras_bert3.tokenizers.bert_packer import BertPacker
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 

@@ -1,0 +1,1 @@
+"""SavedModel writers: each task's export, whose `serving_default` takes raw strings."""

@@ -1,0 +1,2 @@
+"""Text to model inputs for the tasks: preprocessor layers (tokenize, pack,
+align words, window passages) and the `tf.data` pipelines of labelled batches."""

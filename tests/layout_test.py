@@ -1,0 +1,69 @@
+"""The package's floors: each module imports only from its own floor or the
+ones below (docs/layout.md), so a newcomer can read keras_bert3 bottom up and
+no cycle hides behind a function-local import. The few calls up a floor are
+listed here with their reason; a new one fails this test."""
+
+import ast
+import pathlib
+
+PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "keras_bert3"
+
+FLOORS = [
+    {"upstream", "distribution"},  # Workarounds for upstream APIs; devices and cross-replica sums.
+    {"tokenizers"},  # Text to WordPiece ids.
+    {"data", "layers", "optimizers"},  # The pretraining pipeline; Keras layers; optimizers.
+    {"corpora", "preprocessing", "presets"},  # Embedded text; text to task inputs; checkpoint files.
+    {"models"},  # Backbone, pretrainer, tasks.
+    {"export", "training"},  # SavedModel writers; the pretraining run.
+    {"cli", "__main__", "__init__"},  # Entry points.
+]
+
+# Calls up a floor, each a function-local import with its reason.
+UPWARD = {
+    ("tokenizers", "presets"): "BertTokenizer.from_preset / save_to_preset read and write preset files.",
+    ("models", "export"): "A task's write_saved_model calls its SavedModel writer (export takes a built task).",
+}
+
+
+def floor_of(package: str) -> int:
+    return next(i for i, names in enumerate(FLOORS) if package in names)
+
+
+def imported_packages(path: pathlib.Path) -> set[str]:
+    """The keras_bert3 packages `path` imports from, function-local imports included."""
+    packages = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "keras_bert3" and len(parts) > 1:
+                packages.add(parts[1])
+    return packages
+
+
+def package_of(path: pathlib.Path) -> str:
+    relative = path.relative_to(PACKAGE).parts
+    return relative[0] if len(relative) > 1 else path.stem
+
+
+def test_every_package_has_a_floor():
+    packages = {package_of(path) for path in PACKAGE.rglob("*.py")}
+    assert packages <= set().union(*FLOORS), packages - set().union(*FLOORS)
+
+
+def test_no_import_runs_up_a_floor():
+    upward = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        package = package_of(path)
+        for imported in imported_packages(path):
+            if floor_of(imported) > floor_of(package) and (package, imported) not in UPWARD:
+                upward.setdefault(f"{package} -> {imported}", []).append(str(path.relative_to(PACKAGE)))
+    assert not upward, upward
+
+
+def test_the_listed_upward_calls_still_exist():
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        found |= {(package_of(path), imported) for imported in imported_packages(path)}
+    assert set(UPWARD) <= found, set(UPWARD) - found  # A mended one comes off the list.
