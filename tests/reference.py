@@ -2,7 +2,9 @@
 
 With KERAS_BERT3_REQUIRE_REFERENCE=1 (set by the README's test command and CI)
 a missing reference is an error, so parity tests can never be skipped there;
-otherwise the tests that need it are skipped.
+otherwise the tests that need it are skipped. KERAS_BERT3_TORCH_THREADS sets
+PyTorch's threads (the test command runs two passes side by side on two cores,
+where one thread each is faster than two fighting for a core).
 """
 
 import importlib
@@ -13,5 +15,9 @@ import pytest
 
 def import_reference(name: str):
     if os.environ.get("KERAS_BERT3_REQUIRE_REFERENCE") == "1":
-        return importlib.import_module(name)
-    return pytest.importorskip(name)
+        module = importlib.import_module(name)
+    else:
+        module = pytest.importorskip(name)
+    if name in ("torch", "transformers") and os.environ.get("KERAS_BERT3_TORCH_THREADS"):
+        importlib.import_module("torch").set_num_threads(int(os.environ["KERAS_BERT3_TORCH_THREADS"]))
+    return module
