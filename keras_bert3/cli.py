@@ -100,8 +100,8 @@ def demo(args) -> None:
 
     from keras_bert3.corpora.python_docs_corpus import python_docs_documents
     from keras_bert3.models.bert_backbone import BertBackbone
-    from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
     from keras_bert3.models.text_embedder import TextEmbedder
+    from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
     from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
     from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
 
@@ -274,11 +274,12 @@ def export(args) -> None:
     import shutil
 
     task = load_task(args.model)
-    task.export(args.output)
+    task.export(args.output, warmup=not args.no_warmup)
     names = os.path.join(args.model, "class_names.json")
     if os.path.isfile(names):  # Beside the SavedModel, for `predict` and clients.
         shutil.copy(names, os.path.join(args.output, "class_names.json"))
-    print(f"Wrote a SavedModel to {args.output}: serving_default takes strings, serve_token_ids takes ids.")
+    warmup = "" if args.no_warmup else ", with TF Serving warm-up records in assets.extra/"
+    print(f"Wrote a SavedModel to {args.output}: serving_default takes strings, serve_token_ids takes ids{warmup}.")
 
 
 def _is_saved_model(path: str) -> bool:
@@ -456,6 +457,7 @@ def main(argv=None) -> int:
     p = commands.add_parser("export", help="fine-tuned task preset -> SavedModel that takes strings")
     p.add_argument("--model", required=True, help="a preset written by finetune")
     p.add_argument("--output", required=True)
+    p.add_argument("--no-warmup", action="store_true", help="leave out TF Serving's warm-up records")
     p.set_defaults(run=export)
 
     p = commands.add_parser("predict", help="classify texts with a fine-tuned preset or its exported SavedModel")

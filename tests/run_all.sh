@@ -9,6 +9,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install --quiet --disable-pip-version-check -e ".[jax,beam,test]" || exit 1
+# The TensorFlow that TF Serving runs, where the export tests load their exports
+# (a cached virtual environment, built once per machine: tests/serving_runtime.py).
+python -m tests.serving_runtime || exit 1
 # Parity tests must run, never skip, here: a missing reference is an error.
 export KERAS_BERT3_REQUIRE_REFERENCE=1
 # The passes share the cores: PyTorch (the reference) gets half of them in

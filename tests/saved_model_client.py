@@ -1,7 +1,10 @@
 """Calls an exported SavedModel from a fresh Python process that imports only
-tensorflow and tensorflow_text (no keras, no keras_bert3), as TF Serving would.
-The same process takes the graph's op census and lists its signatures (what
-`saved_model_cli show` prints), so one start-up pays for all three.
+tensorflow and tensorflow_text (no keras, no keras_bert3), as TF Serving would,
+in the TensorFlow that TF Serving runs (`tests/serving_runtime.py`: 2.20, while
+exports are written with 2.21). The same process takes the graph's op census
+against that runtime's op registry, lists its signatures (what `saved_model_cli
+show` prints) and replays the export's TF Serving warm-up records through them
+as the server does at load, so one start-up pays for all four.
 
     served = call_in_fresh_process(export_dir, tmp_path, {
         "texts": ("serving_default", {"text": ["Some text."]}),
@@ -9,6 +12,7 @@ The same process takes the graph's op census and lists its signatures (what
     })
     served["texts"]["logits"]  # numpy array
     served.signatures["serving_default"]["inputs"]["text"]  # "DT_STRING"
+    served.warmup[0]["logits"]  # the outputs of the first warm-up request
     assert_serving_ops(served)
 
 Requests and outputs travel as .npz files (no pickle): strings and bytes as
@@ -24,6 +28,9 @@ import sys
 
 import numpy as np
 
+from tests.serving_runtime import TENSORFLOW_VERSION
+from tests.serving_runtime import serving_runtime_python
+
 CLIENT = r"""
 import json
 import sys
@@ -36,6 +43,7 @@ from tensorflow.python.framework import op_def_registry
 # (`import tensorflow` itself may pull in keras and jax; our code must not be needed.)
 assert not any(m.startswith("keras_bert3") for m in sys.modules)
 export_dir, request_path, out_path, info_path = sys.argv[1:]
+WARMUP = export_dir + "/assets.extra/tf_serving_warmup_requests"
 
 # The op census: each op's registration before and after tf-text, and the signatures.
 saved_model = saved_model_pb2.SavedModel()
@@ -54,16 +62,24 @@ signatures = {
            for kind in ("inputs", "outputs")}
     for name, signature in meta_graph.signature_def.items() if name != "__saved_model_init_op"
 }
-with open(info_path, "w") as f:
-    json.dump({"ops": {"CORE": sorted(core), "TEXT": sorted(text), "OTHER": sorted(ops - core - text)},
-               "signatures": signatures}, f)
-
 model = tf.saved_model.load(export_dir)
 request = np.load(request_path)
 calls = {}
 for key in request.files:  # "call:signature:input"
     call, signature, name = key.split(":")
     calls.setdefault((call, signature), {})[name] = tf.constant(request[key])
+# The warm-up records, parsed with TF Serving's own protos, as the server reads them.
+warmup = 0
+if tf.io.gfile.exists(WARMUP):
+    from tensorflow_serving.apis import prediction_log_pb2
+    for record in tf.data.TFRecordDataset(WARMUP):
+        log = prediction_log_pb2.PredictionLog.FromString(record.numpy())
+        inputs = {name: tf.constant(tf.make_ndarray(proto)) for name, proto in log.predict_log.request.inputs.items()}
+        calls[(f"warmup{warmup}", log.predict_log.request.model_spec.signature_name)] = inputs
+        warmup += 1
+with open(info_path, "w") as f:
+    json.dump({"ops": {"CORE": sorted(core), "TEXT": sorted(text), "OTHER": sorted(ops - core - text)},
+               "signatures": signatures, "tensorflow": tf.__version__, "warmup": warmup}, f)
 outputs = {}
 for (call, signature), inputs in calls.items():
     for name, value in model.signatures[signature](**inputs).items():
@@ -77,12 +93,16 @@ np.savez(out_path, **outputs)
 class Served:
     """What the fresh process saw: `served[call][output]` arrays, the graph's
     `ops` by registration (`"CORE"`: `import tensorflow`, `"TEXT"`: `import
-    tensorflow_text`, `"OTHER"`), and `signatures[name]["inputs" | "outputs"][key]`
-    dtypes as `saved_model_cli` names them (`"DT_STRING"`)."""
+    tensorflow_text`, `"OTHER"`), `signatures[name]["inputs" | "outputs"][key]`
+    dtypes as `saved_model_cli` names them (`"DT_STRING"`), the runtime's
+    `tensorflow` version, and the outputs of the export's warm-up records in
+    their order (`warmup[i][output]`; empty without records)."""
 
     outputs: dict
     ops: dict
     signatures: dict
+    tensorflow: str
+    warmup: list
 
     def __getitem__(self, call: str) -> dict:
         return self.outputs[call]
@@ -103,8 +123,10 @@ def call_in_fresh_process(export_dir, tmp_path, calls: dict) -> Served:
     request_path, out_path, info_path = tmp_path / "request.npz", tmp_path / "outputs.npz", tmp_path / "info.json"
     np.savez(request_path, **request)
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    env.pop("KERAS_BACKEND", None)
-    client = subprocess.run([sys.executable, "-c", CLIENT, str(export_dir), str(request_path), str(out_path), str(info_path)],
+    for name in ("KERAS_BACKEND", "PYTHONPATH"):
+        env.pop(name, None)
+    python = serving_runtime_python()
+    client = subprocess.run([python, "-c", CLIENT, str(export_dir), str(request_path), str(out_path), str(info_path)],
                             env=env, capture_output=True, text=True)  # fmt: skip
     assert client.returncode == 0, client.stderr[-3000:]
     outputs = {}
@@ -113,7 +135,11 @@ def call_in_fresh_process(export_dir, tmp_path, calls: dict) -> Served:
         outputs.setdefault(call, {})[name] = value
     with open(info_path, encoding="utf-8") as f:
         info = json.load(f)
-    return Served(outputs, {kind: set(ops) for kind, ops in info["ops"].items()}, info["signatures"])
+    if python != sys.executable:
+        assert info["tensorflow"] == TENSORFLOW_VERSION, f"{python} runs TensorFlow {info['tensorflow']}"
+    warmup = [outputs.pop(f"warmup{i}") for i in range(info["warmup"])]
+    ops = {kind: set(names) for kind, names in info["ops"].items()}
+    return Served(outputs, ops, info["signatures"], info["tensorflow"], warmup)
 
 
 def assert_serving_ops(served: Served) -> None:
@@ -121,3 +147,20 @@ def assert_serving_ops(served: Served) -> None:
     assert served.ops["OTHER"] == set(), f"ops outside TensorFlow and tf-text: {served.ops['OTHER']}"
     assert "RegexSplitWithOffsets" in served.ops["TEXT"], served.ops["TEXT"]
     assert {"serving_default", "serve_token_ids"} <= set(served.signatures), served.signatures
+
+
+def assert_warmup_served(served: Served, export_dir) -> list:
+    """The export's warm-up records, read back with `read_warmup_requests`, all
+    ran in the serving runtime (as TF Serving runs them at load): as many as
+    written, for both signatures, every float output finite. Returns the
+    requests `[(signature, inputs)]`, in the order of `served.warmup`."""
+    from keras_bert3.export.serving_warmup import read_warmup_requests
+
+    requests = read_warmup_requests(str(export_dir))
+    assert len(served.warmup) == len(requests) > 0
+    assert {signature for signature, _ in requests} == {"serving_default", "serve_token_ids"}
+    for outputs in served.warmup:
+        assert outputs, "a warm-up request gave no outputs"
+        for value in outputs.values():
+            assert value.dtype.kind != "f" or np.isfinite(value).all()
+    return requests

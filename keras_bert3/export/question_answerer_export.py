@@ -7,9 +7,12 @@ from keras import ops
 
 from keras_bert3.export.saved_model_export import add_token_ids_endpoint
 from keras_bert3.export.saved_model_export import write_saved_model
+from keras_bert3.export.serving_warmup import write_warmup_requests
+
+WARMUP_QUESTION = "What does this function return?"
 
 
-def export_question_answerer(model, filepath: str, *, verbose: bool = False) -> None:
+def export_question_answerer(model, filepath: str, *, verbose: bool = False, warmup: bool = True) -> None:
     """Writes `model` (a `BertQuestionAnswerer`) as a SavedModel with two signatures.
 
     - `serving_default`: `question` and `context`, strings `(batch,)`; returns
@@ -23,6 +26,9 @@ def export_question_answerer(model, filepath: str, *, verbose: bool = False) -> 
     - `serve_token_ids`: int32 `(windows, seq)` `token_ids`, `segment_ids`,
       `padding_mask`; returns float32 `start_logits` and `end_logits`, for
       clients that tokenize and decode themselves.
+
+    With `warmup`, TF Serving warm-up records (real passages of every
+    padded length, `WARMUP_QUESTION`) go to `assets.extra/` (`write_warmup_requests`).
 
     On JAX the model is converted with jax2tf (shape-polymorphic in windows
     and length); on TensorFlow it is traced directly. Loading needs
@@ -54,3 +60,8 @@ def export_question_answerer(model, filepath: str, *, verbose: bool = False) -> 
 
     archive.add_endpoint("serving_default", answer)
     write_saved_model(archive, filepath, verbose=verbose)
+    if warmup:
+        questions = lambda texts: [WARMUP_QUESTION] * len(texts)  # noqa: E731
+        serving_inputs = lambda texts: {"question": questions(texts), "context": texts}  # noqa: E731
+        packed_inputs = lambda texts: preprocessor.model_inputs(preprocessor((questions(texts), texts)))  # noqa: E731
+        write_warmup_requests(filepath, preprocessor, serving_inputs, packed_inputs)

@@ -6,9 +6,10 @@ from keras import ops
 
 from keras_bert3.export.saved_model_export import add_token_ids_endpoint
 from keras_bert3.export.saved_model_export import write_saved_model
+from keras_bert3.export.serving_warmup import write_warmup_requests
 
 
-def export_text_classifier(model, filepath: str, *, verbose: bool = False) -> None:
+def export_text_classifier(model, filepath: str, *, verbose: bool = False, warmup: bool = True) -> None:
     """Writes `model` (a `BertClassifier`) as a SavedModel with two signatures.
 
     - `serving_default`: `text` (string `(batch,)`), and for pair models also
@@ -18,6 +19,9 @@ def export_text_classifier(model, filepath: str, *, verbose: bool = False) -> No
       strings are fine.
     - `serve_token_ids`: int32 `(batch, seq)` `token_ids`, `segment_ids`,
       `padding_mask`; the same outputs, for clients that tokenize themselves.
+
+    With `warmup`, TF Serving warm-up records of real text for both
+    signatures go to `assets.extra/` (`write_warmup_requests`).
 
     On JAX the model is converted with jax2tf (shape-polymorphic in batch and
     length) through `keras.export.ExportArchive`; on TensorFlow it is traced
@@ -56,3 +60,10 @@ def export_text_classifier(model, filepath: str, *, verbose: bool = False) -> No
 
     archive.add_endpoint("serving_default", serve_text)
     write_saved_model(archive, filepath, verbose=verbose)
+    if warmup:
+        if preprocessor.sentence_pairs:  # The shortest text as every second segment.
+            serving_inputs = lambda texts: {"text": texts, "text_pair": texts[:1] * len(texts)}  # noqa: E731
+            packed_inputs = lambda texts: preprocessor((texts, texts[:1] * len(texts)))  # noqa: E731
+        else:
+            serving_inputs, packed_inputs = (lambda texts: {"text": texts}), preprocessor
+        write_warmup_requests(filepath, preprocessor, serving_inputs, packed_inputs)

@@ -6,10 +6,11 @@ from keras import ops
 
 from keras_bert3.export.saved_model_export import add_token_ids_endpoint
 from keras_bert3.export.saved_model_export import write_saved_model
+from keras_bert3.export.serving_warmup import write_warmup_requests
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 
 
-def export_token_classifier(model, filepath: str, *, verbose: bool = False) -> None:
+def export_token_classifier(model, filepath: str, *, verbose: bool = False, warmup: bool = True) -> None:
     """Writes `model` (a `BertTokenClassifier`) as a SavedModel with two signatures.
 
     - `serving_default`: `text`, string `(batch,)`. Each string is split into
@@ -25,6 +26,9 @@ def export_token_classifier(model, filepath: str, *, verbose: bool = False) -> N
       nothing), have position and label -1 and zero probabilities.
     - `serve_token_ids`: int32 `(batch, length)` `token_ids`, `segment_ids`,
       `padding_mask`; returns `logits` and `probabilities`.
+
+    With `warmup`, TF Serving warm-up records of real text for both
+    signatures go to `assets.extra/` (`write_warmup_requests`).
 
     On JAX the model is converted with jax2tf (shape-polymorphic in batch and
     length); on TensorFlow it is traced directly. Loading needs
@@ -68,3 +72,6 @@ def export_token_classifier(model, filepath: str, *, verbose: bool = False) -> N
 
     archive.add_endpoint("serving_default", serve_text)
     write_saved_model(archive, filepath, verbose=verbose)
+    if warmup:
+        packed_inputs = lambda texts: preprocessor(preprocessor.as_words(texts))  # noqa: E731
+        write_warmup_requests(filepath, preprocessor, lambda texts: {"text": texts}, packed_inputs)

@@ -173,8 +173,8 @@ class BertClassifier(BertTask):
 
     # === Export and presets ===
 
-    def write_saved_model(self, filepath, verbose: bool = False):
+    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True):
         """The SavedModel `export` writes: see `keras_bert3.export_text_classifier`."""
         from keras_bert3.export.text_classifier_export import export_text_classifier
 
-        return export_text_classifier(self, filepath, verbose=verbose)
+        return export_text_classifier(self, filepath, verbose=verbose, warmup=warmup)

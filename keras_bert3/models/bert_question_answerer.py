@@ -213,11 +213,11 @@ class BertQuestionAnswerer(BertTask):
 
     # === Export and presets ===
 
-    def write_saved_model(self, filepath, verbose: bool = False):
+    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True):
         """The SavedModel `export` writes: see `keras_bert3.export_question_answerer`."""
         from keras_bert3.export.question_answerer_export import export_question_answerer
 
-        return export_question_answerer(self, filepath, verbose=verbose)
+        return export_question_answerer(self, filepath, verbose=verbose, warmup=warmup)
 
 
 def squad_examples(x) -> dict[str, list]:

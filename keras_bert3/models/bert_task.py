@@ -64,8 +64,9 @@ class BertTask(CompileOnLoad, keras.Model):
     - `default_loss()`, `default_metrics()`: what `compile()` uses for "auto";
     - `_dataset(x, y, sample_weight, batch_size=, shuffle=)`: a `tf.data`
       pipeline of packed batches for raw inputs (`batches` calls it);
-    - `write_saved_model(filepath, verbose)`: what `export` writes, a
-      SavedModel whose `serving_default` takes the task's raw inputs.
+    - `write_saved_model(filepath, verbose, warmup)`: what `export` writes, a
+      SavedModel whose `serving_default` takes the task's raw inputs (with
+      TF Serving warm-up records if `warmup`, see `write_warmup_requests`).
 
     A subclass that lacks one of these is refused when it is defined
     (`TypeError` naming what is missing).
@@ -77,7 +78,7 @@ class BertTask(CompileOnLoad, keras.Model):
         preset_settings = ("sequence_length",)
         head_layers = property(lambda self: [self.output_dense])
         def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False): ...
-        def write_saved_model(self, filepath, verbose=False): ...
+        def write_saved_model(self, filepath, verbose=False, warmup=True): ...
     ```
     """
 
@@ -253,13 +254,15 @@ class BertTask(CompileOnLoad, keras.Model):
 
     # === Presets and config ===
 
-    def export(self, filepath, format="tf_saved_model", verbose=None, **kwargs):
+    def export(self, filepath, format="tf_saved_model", verbose=None, warmup=True, **kwargs):
         """Writes a SavedModel for TF Serving whose `serving_default` takes the
-        task's raw inputs (strings; see `write_saved_model`); other formats go
-        to Keras' `Model.export`."""
+        task's raw inputs (strings; see `write_saved_model`), with warm-up
+        records in `assets.extra/` unless `warmup=False` (the server runs them
+        at load with `--enable_model_warmup`: `keras_bert3.export.serving_warmup`).
+        Other formats go to Keras' `Model.export`."""
         if format != "tf_saved_model":
             return super().export(filepath, format=format, verbose=verbose, **kwargs)
-        return self.write_saved_model(filepath, verbose=bool(verbose))
+        return self.write_saved_model(filepath, verbose=bool(verbose), warmup=warmup)
 
     def task_config(self) -> dict:
         """What a preset stores besides the backbone, tokenizer and head weights:

@@ -176,11 +176,11 @@ class BertTokenClassifier(BertTask):
 
     # === Export and presets ===
 
-    def write_saved_model(self, filepath, verbose: bool = False):
+    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True):
         """The SavedModel `export` writes: see `keras_bert3.export_token_classifier`."""
         from keras_bert3.export.token_classifier_export import export_token_classifier
 
-        return export_token_classifier(self, filepath, verbose=verbose)
+        return export_token_classifier(self, filepath, verbose=verbose, warmup=warmup)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")

@@ -17,6 +17,7 @@ from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.hf_helpers import save_hf_task
 from tests.reference import import_reference
 from tests.saved_model_client import assert_serving_ops
+from tests.saved_model_client import assert_warmup_served
 from tests.saved_model_client import call_in_fresh_process
 from tests.test_case import tiny_backbone
 
@@ -256,6 +257,7 @@ def test_export_answers_like_predict_in_a_fresh_process(minilm_dir, tmp_path):
         "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),
     })  # fmt: skip
     assert_serving_ops(served)  # TensorFlow core and tf-text ops only.
+    assert_warmup_served(served, export_dir)
     assert served.signatures["serving_default"]["inputs"] == {"question": "DT_STRING", "context": "DT_STRING"}
     answers = served["answers"]
     assert [a.decode("utf-8") for a in answers["answer"]] == [e["answer"] for e in expected]

@@ -21,6 +21,7 @@ from tests.hf_helpers import max_abs_diff
 from tests.hf_helpers import save_hf_task
 from tests.reference import import_reference
 from tests.saved_model_client import assert_serving_ops
+from tests.saved_model_client import assert_warmup_served
 from tests.saved_model_client import call_in_fresh_process
 from tests.test_case import tiny_backbone
 
@@ -293,6 +294,7 @@ def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
         "ids": ("serve_token_ids", {k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}),
     })  # fmt: skip
     assert_serving_ops(served)  # TensorFlow core and tf-text ops only.
+    assert_warmup_served(served, export_dir)
     assert served.signatures["serving_default"]["outputs"]["word_labels"] == "DT_INT32"
     text, bad, ids = served["text"], served["bad"], served["ids"]
     real = packed["padding_mask"].astype(bool)

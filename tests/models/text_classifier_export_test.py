@@ -11,6 +11,7 @@ from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.saved_model_client import assert_serving_ops
+from tests.saved_model_client import assert_warmup_served
 from tests.saved_model_client import call_in_fresh_process
 
 BAD_TEXTS = [b"", b"   \t\n ", b"word " * 20000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
@@ -28,9 +29,11 @@ def serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs=None) -> d
         "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),
     })  # fmt: skip
     assert_serving_ops(served)  # TensorFlow core and tf-text ops only.
+    requests = assert_warmup_served(served, export_dir)
     return {"logits": served["texts"]["logits"], "probabilities": served["texts"]["probabilities"],
             "bad_probabilities": served["bad"]["probabilities"], "id_logits": served["ids"]["logits"],
-            "inputs": served.signatures["serving_default"]["inputs"]}  # fmt: skip
+            "inputs": served.signatures["serving_default"]["inputs"],
+            "warmup": list(zip(requests, served.warmup))}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +56,11 @@ def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5):
     assert served["bad_probabilities"].shape == (4, classifier.num_classes)
     assert np.isfinite(served["bad_probabilities"]).all()
     np.testing.assert_allclose(served["bad_probabilities"].sum(-1), 1.0, atol=1e-5)
+    # The last text warm-up request holds all its texts, shortest to overlong: the server's logits are predict's.
+    (signature, inputs), outputs = [request for request in served["warmup"] if request[0][0] == "serving_default"][-1]
+    warm = [text.decode("utf-8") for text in inputs["text"]]
+    warm_x = warm if pairs is None else (warm, [text.decode("utf-8") for text in inputs["text_pair"]])
+    np.testing.assert_allclose(outputs["logits"], classifier.predict(warm_x, verbose=0), atol=atol)
     return served
 
 
@@ -95,3 +103,29 @@ def test_mixed_bfloat16_export_serves_like_predict_and_near_float32(minilm_dir, 
     spread = reference.max() - reference.min()
     np.testing.assert_allclose(served["logits"], reference, atol=0.05 * spread)
     assert (served["logits"].argmax(-1) == reference.argmax(-1)).mean() >= 0.9
+
+
+def test_bfloat16_export_holds_bfloat16_variables(minilm_dir, tmp_path, texts):
+    """dtype="bfloat16": the export's weights are bfloat16 (half the size, no
+    per-call cast of float32 weights), and it serves like its own predict."""
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(1)
+    tokenizer = BertTokenizer.from_preset(minilm_dir)
+    backbone = BertBackbone(vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2, hidden_dim=8,
+                            intermediate_dim=16, max_sequence_length=64, dtype="bfloat16")  # fmt: skip
+    classifier = BertClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=64, dtype="bfloat16")
+    expected = np.asarray(classifier.predict(texts, verbose=0), "float32")
+    served = check_export(classifier, tmp_path, texts, atol=0.02 * np.abs(expected).max())
+    weights = tf.train.load_checkpoint(str(tmp_path / "export" / "variables" / "variables"))
+    float_dtypes = {dtype for name, dtype in weights.get_variable_to_dtype_map().items()
+                    if dtype.is_floating and "OPTIMIZER" not in name}  # fmt: skip
+    assert float_dtypes == {tf.bfloat16}
+    assert served["logits"].std() > 0
+
+
+def test_export_without_warmup_records(minilm_dir, tmp_path):
+    export_dir = tmp_path / "export"
+    tiny_classifier(minilm_dir).export(str(export_dir), warmup=False)
+    assert (export_dir / "saved_model.pb").is_file()
+    assert not (export_dir / "assets.extra").exists()
