@@ -13,6 +13,10 @@ as the server does at load, so one start-up pays for all four.
     served["texts"]["logits"]  # numpy array
     served.signatures["serving_default"]["inputs"]["text"]  # "DT_STRING"
     served.warmup[0]["logits"]  # the outputs of the first warm-up request
+
+A call whose name starts with "refused" is expected to fail: the error's type
+and message come back as `served[call]["error"][0]` (bytes), and the process
+goes on with the other calls.
     assert_serving_ops(served)
 
 Requests and outputs travel as .npz files (no pickle): strings and bytes as
@@ -82,7 +86,14 @@ with open(info_path, "w") as f:
                "signatures": signatures, "tensorflow": tf.__version__, "warmup": warmup}, f)
 outputs = {}
 for (call, signature), inputs in calls.items():
-    for name, value in model.signatures[signature](**inputs).items():
+    try:
+        result = model.signatures[signature](**inputs)
+    except Exception as error:  # A bad request must fail cleanly, the process going on.
+        if not call.startswith("refused"):
+            raise
+        outputs[f"{call}:error"] = np.array([f"{type(error).__name__}: {error}".encode()])
+        continue
+    for name, value in result.items():
         value = value.numpy()
         outputs[f"{call}:{name}"] = value.astype(bytes) if value.dtype == object else value
 np.savez(out_path, **outputs)
@@ -109,6 +120,8 @@ class Served:
 
 
 def _as_array(value) -> np.ndarray:
+    if isinstance(value, np.ndarray) and value.dtype.kind == "S":  # Bytes, empty batches included.
+        return value
     if isinstance(value, (list, tuple)) and value and isinstance(value[0], (str, bytes)):
         return np.array([v.encode("utf-8") if isinstance(v, str) else v for v in value], dtype=object).astype(bytes)
     array = np.asarray(value)

@@ -13,7 +13,8 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
     length, the length at most the backbone's positions (so that the position
     check is decidable), and lowered for the CPU as well as the accelerator it
     runs on (`serving_platforms`), so that a model trained on a GPU serves on
-    CPU servers too. Returns the endpoint, callable inside a `tf.function`.
+    CPU servers too. Returns the endpoint, callable inside a `tf.function`
+    (on JAX, on any batch: an empty one runs a padding row, see below).
 
     Example:
     >>> archive = keras.export.ExportArchive(); archive.track(model)
@@ -22,14 +23,25 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
     import tensorflow as tf
 
     signature = [{key: tf.TensorSpec((None, None), tf.int32, name=key) for key in input_names}]
-    backend_kwargs = {}
-    if keras.backend.backend() == "jax":
-        backend_kwargs["jax2tf_kwargs"] = {
-            "polymorphic_shapes": [{key: "(batch, length)" for key in input_names}],
-            "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
-            "native_serialization_platforms": serving_platforms(),
-        }
-    return archive.add_endpoint(name, fn, signature, **backend_kwargs)
+    if keras.backend.backend() != "jax":
+        return archive.add_endpoint(name, fn, signature)
+    endpoint = archive.add_endpoint(name, fn, signature, jax2tf_kwargs={
+        "polymorphic_shapes": [{key: "(batch, length)" for key in input_names}],
+        "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
+        "native_serialization_platforms": serving_platforms(),
+    })  # fmt: skip
+
+    def on_at_least_one_row(inputs):
+        """jax2tf's shape polymorphism refuses a dimension of 0, so that a
+        request of no strings would fail: it runs one padding row instead,
+        whose outputs are dropped."""
+        rows = tf.shape(inputs[input_names[0]])[0]
+        grow = lambda size: tf.maximum(1 - size, 0)  # noqa: E731
+        padded = {key: tf.pad(value, [[0, grow(tf.shape(value)[0])], [0, grow(tf.shape(value)[1])]])
+                  for key, value in inputs.items()}  # fmt: skip
+        return {key: value[:rows] for key, value in endpoint(padded).items()}
+
+    return on_at_least_one_row
 
 
 def serving_platforms() -> tuple[str, ...]:

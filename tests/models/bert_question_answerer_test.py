@@ -255,9 +255,13 @@ def test_export_answers_like_predict_in_a_fresh_process(minilm_dir, tmp_path):
         "answers": ("serving_default", {"question": questions, "context": contexts}),
         "bad": ("serving_default", {"question": bad_questions, "context": bad_contexts}),
         "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),
+        "empty": ("serving_default", {"question": np.array([], dtype=bytes), "context": np.array([], dtype=bytes)}),
+        "refused_missing": ("serving_default", {"question": questions}),
     })  # fmt: skip
     assert_serving_ops(served)  # TensorFlow core and tf-text ops only.
     assert_warmup_served(served, export_dir)
+    assert served["empty"]["answer"].shape == (0,)  # A request of no strings answers with no rows.
+    assert b"context" in served["refused_missing"]["error"][0]
     assert served.signatures["serving_default"]["inputs"] == {"question": "DT_STRING", "context": "DT_STRING"}
     answers = served["answers"]
     assert [a.decode("utf-8") for a in answers["answer"]] == [e["answer"] for e in expected]

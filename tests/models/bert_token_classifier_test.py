@@ -292,9 +292,11 @@ def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
         "text": ("serving_default", {"text": np.array([t.encode() for t in texts], dtype=bytes)}),
         "bad": ("serving_default", {"text": np.array([t if isinstance(t, bytes) else t.encode() for t in BAD_TEXTS], dtype=bytes)}),
         "ids": ("serve_token_ids", {k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}),
+        "empty": ("serving_default", {"text": np.array([], dtype=bytes)}),
     })  # fmt: skip
     assert_serving_ops(served)  # TensorFlow core and tf-text ops only.
     assert_warmup_served(served, export_dir)
+    assert served["empty"]["word_labels"].shape[0] == 0  # A request of no strings answers with no rows.
     assert served.signatures["serving_default"]["outputs"]["word_labels"] == "DT_INT32"
     text, bad, ids = served["text"], served["bad"], served["ids"]
     real = packed["padding_mask"].astype(bool)

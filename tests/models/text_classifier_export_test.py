@@ -21,15 +21,30 @@ def serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs=None) -> d
     """Texts (and bad input) to serving_default, the packed ids to serve_token_ids;
     checks the export's ops, returns the outputs and serving_default's input dtypes."""
     inputs, bad_inputs = {"text": texts}, {"text": BAD_TEXTS}
+    no_strings = {"text": np.array([], dtype=bytes)}
+    wrong_dtype = {"text": np.array([1, 2], np.int32)}
     if pairs is not None:
         inputs["text_pair"], bad_inputs["text_pair"] = pairs, BAD_TEXTS[::-1]
-    served = call_in_fresh_process(export_dir, tmp_path, {
+        no_strings["text_pair"] = no_strings["text"]
+        wrong_dtype["text_pair"] = np.array([b"a", b"b"])
+    calls = {
         "texts": ("serving_default", inputs),
         "bad": ("serving_default", bad_inputs),
+        "empty_batch": ("serving_default", no_strings),
+        "refused_dtype": ("serving_default", wrong_dtype),
         "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),
-    })  # fmt: skip
+    }
+    if pairs is not None:  # A request without the second text.
+        calls["refused_missing"] = ("serving_default", {"text": texts})
+    served = call_in_fresh_process(export_dir, tmp_path, calls)
     assert_serving_ops(served)  # TensorFlow core and tf-text ops only.
     requests = assert_warmup_served(served, export_dir)
+    # Bad requests, in the serving runtime: an empty batch answers with no rows; a wrong dtype or a
+    # missing input is refused with an error naming it, and the process goes on.
+    assert served["empty_batch"]["probabilities"].shape[0] == 0
+    assert b"int32" in served["refused_dtype"]["error"][0] and b"string" in served["refused_dtype"]["error"][0]
+    if pairs is not None:
+        assert b"text_pair" in served["refused_missing"]["error"][0]
     return {"logits": served["texts"]["logits"], "probabilities": served["texts"]["probabilities"],
             "bad_probabilities": served["bad"]["probabilities"], "id_logits": served["ids"]["logits"],
             "inputs": served.signatures["serving_default"]["inputs"],
