@@ -13,7 +13,8 @@ def batch_by_length(dataset, batch_size: int, *, shuffle: bool, seed=None, chunk
     length plus one, not a partial batch for every length bucket.
 
     Args:
-        dataset: unbatched dicts of columns with an int `length`.
+        dataset: unbatched dicts of columns with an int `length` (other
+            columns may vary in length: they come out as ragged tensors).
         batch_size: int.
         shuffle: bool. Shuffle the batches (the examples are shuffled before).
         seed: int or None.
@@ -28,7 +29,8 @@ def batch_by_length(dataset, batch_size: int, *, shuffle: bool, seed=None, chunk
         return {name: tf.gather(column, order) for name, column in columns.items()}
 
     examples = int(dataset.cardinality())
-    dataset = dataset.batch(batch_size * chunk_batches).map(sort_by_length).unbatch().batch(batch_size)
+    # `ragged_batch`: columns of variable length (token rows) batch as ragged tensors.
+    dataset = dataset.ragged_batch(batch_size * chunk_batches).map(sort_by_length).unbatch().ragged_batch(batch_size)
     if shuffle:  # Otherwise batches come shortest first within each chunk.
         dataset = dataset.shuffle(chunk_batches, seed=seed, reshuffle_each_iteration=True)
     if examples >= 0:  # tf.data cannot see through `unbatch` that every batch is full but the last.

@@ -1,7 +1,8 @@
 """Sentence pairs for next sentence prediction, streamed, as in google-research/bert
 `create_pretraining_data.py` (`create_instances_from_document`)."""
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from collections.abc import Iterator
 
 import numpy as np
 

@@ -1,14 +1,18 @@
 """Batches of raw texts (and labels) for BERT tasks, bucketed by length so
-that each batch, padded to its own longest example, carries little padding."""
+that each batch, padded to its own longest example, carries little padding.
+Each text is tokenized once (`packed_rows`), however many epochs read it."""
 
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.data.batch_by_length import batch_by_length
 from keras_bert3.data.without_autotune import without_autotune
+from keras_bert3.preprocessing.packed_rows import as_rows
+from keras_bert3.preprocessing.packed_rows import concat_rows
+from keras_bert3.preprocessing.packed_rows import padded_batches
 from keras_bert3.preprocessing.text_inputs import python_texts
 
-TOKENIZE_CHUNK = 4096  # Texts tokenized per call when measuring lengths.
+TOKENIZE_CHUNK = 4096  # Texts tokenized per call.
+ROWS = ("token_ids", "segment_ids")  # Packed per text; `padding_mask` follows from the length.
 
 
 def _as_string_array(texts) -> np.ndarray:
@@ -43,6 +47,16 @@ def token_lengths(x, preprocessor) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros((0,), "int32")
 
 
+def packed_texts(arrays: tuple, preprocessor) -> dict:
+    """`text_arrays` tokenized and packed once, `TOKENIZE_CHUNK` texts a call:
+    the `as_rows` columns (a ragged row of real tokens per text, and its length)."""
+    chunks = []
+    for start in range(0, max(len(arrays[0]), 1), TOKENIZE_CHUNK):
+        texts = tuple(tf.constant(a[start : start + TOKENIZE_CHUNK], tf.string) for a in arrays)
+        chunks.append(as_rows(preprocessor(texts if len(texts) == 2 else texts[0]), ROWS))
+    return concat_rows(chunks)
+
+
 def check_labels(labels, num_classes: int) -> np.ndarray:
     """Integer class ids in `[0, num_classes)`, as an int32 array."""
     labels = np.asarray(labels)
@@ -73,9 +87,11 @@ def text_classification_dataset(
 ) -> tf.data.Dataset:
     """Batches `(inputs, labels[, sample_weight])` of texts for BERT tasks.
 
-    With `bucket=True`, texts of similar token length go into the same batch
+    Texts are tokenized and packed once, by `preprocessor`. With
+    `bucket=True`, texts of similar token length go into the same batch
     (`batch_by_length`: chunks of 64 batches sorted by length, then cut), and
-    each batch is padded to its own longest example by `preprocessor`. With
+    each batch is padded to its own longest example (rounded up to the
+    preprocessor's `pad_to_multiple_of`), as `preprocessor` pads. With
     `shuffle=True` the texts are shuffled before grouping and the batches
     after, anew each epoch.
 
@@ -107,21 +123,17 @@ def text_classification_dataset(
         return _from_dataset(x, preprocessor, batch_size, shuffle, bucket, num_classes, seed)
     arrays = text_arrays(x, preprocessor)
     n = len(arrays[0])
-    columns = {"text": arrays[0]}
-    if len(arrays) == 2:
-        columns["second"] = arrays[1]
+    columns = packed_texts(arrays, preprocessor)
     if y is not None:
         columns["label"] = check_labels(y, num_classes) if num_classes else np.asarray(y)
         if len(columns["label"]) != n:
             raise ValueError(f"{n} texts but {len(columns['label'])} labels.")
     if sample_weight is not None:
         columns["sample_weight"] = np.asarray(sample_weight, "float32").reshape(-1)
-    if bucket:
-        columns["length"] = token_lengths(x, preprocessor)
     dataset = tf.data.Dataset.from_tensor_slices(columns)
     if shuffle:
         dataset = dataset.shuffle(max(n, 1), seed=seed, reshuffle_each_iteration=True)
-    return _batch_and_pack(dataset, preprocessor, batch_size, shuffle, bucket, seed)
+    return _batches(dataset, preprocessor, batch_size, shuffle, bucket, seed)
 
 
 def _is_texts(spec) -> bool:
@@ -171,25 +183,31 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
         return without_autotune(
             dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
         )
-    if bucket:
-        def add_lengths(columns):
-            texts = (columns["text"], columns["second"]) if "second" in columns else columns["text"]
-            return dict(columns, length=preprocessor.token_lengths(texts))
 
-        dataset = dataset.batch(TOKENIZE_CHUNK).map(add_lengths).unbatch()
+    def to_rows(columns):
+        texts = (columns.pop("text"), columns.pop("second")) if "second" in columns else columns.pop("text")
+        return dict(columns, **as_rows(preprocessor(texts), ROWS))
+
+    dataset = dataset.batch(TOKENIZE_CHUNK).map(to_rows).unbatch()
     if shuffle:
         dataset = dataset.shuffle(10_000, seed=seed, reshuffle_each_iteration=True)
-    return _batch_and_pack(dataset, preprocessor, batch_size, shuffle, bucket, seed)
+    return _batches(dataset, preprocessor, batch_size, shuffle, bucket, seed)
 
 
-def _batch_and_pack(dataset, preprocessor, batch_size, shuffle, bucket, seed):
-    if bucket:
-        dataset = batch_by_length(dataset, batch_size, shuffle=shuffle, seed=seed)
-    else:
-        dataset = dataset.batch(batch_size)
-    return without_autotune(
-        dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
-    )
+def _batches(dataset, preprocessor, batch_size, shuffle, bucket, seed):
+    """Examples of `as_rows` columns -> padded batches `packed` or `(packed, labels[, sample_weight])`."""
+    batches = padded_batches(dataset, ROWS, batch_size=batch_size, multiple=preprocessor.pad_to_multiple_of,
+                             sequence_length=preprocessor.sequence_length, bucket=bucket, shuffle=shuffle, seed=seed)  # fmt: skip
+    return without_autotune(batches.map(_with_targets).prefetch(2))
+
+
+def _with_targets(columns):
+    packed = {name: columns[name] for name in ("token_ids", "segment_ids", "padding_mask")}
+    if "label" not in columns:
+        return packed
+    if "sample_weight" in columns:
+        return packed, columns["label"], columns["sample_weight"]
+    return packed, columns["label"]
 
 
 def _pack(columns, preprocessor):

@@ -1,14 +1,19 @@
 """Batches of words and word labels for token classification (tagging),
 bucketed by length so that each batch, padded to its own longest example,
-carries little padding."""
+carries little padding. Each sentence is tokenized once (`packed_rows`),
+however many epochs read it."""
 
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.data.batch_by_length import batch_by_length
 from keras_bert3.data.without_autotune import without_autotune
+from keras_bert3.preprocessing.packed_rows import as_rows
+from keras_bert3.preprocessing.packed_rows import concat_rows
+from keras_bert3.preprocessing.packed_rows import padded_batches
 from keras_bert3.preprocessing.text_inputs import python_texts
 from keras_bert3.preprocessing.word_piece_alignment import split_on_whitespace
+
+TOKENIZE_CHUNK = 4096  # Sentences tokenized per call.
 
 
 def word_batch(x) -> tf.RaggedTensor:
@@ -76,8 +81,8 @@ def token_classification_dataset(
     """Batches `(inputs, labels[, sample_weight])` of sentences for `BertTokenClassifier`.
 
     Each sentence's word labels go to the first WordPiece of each word; the
-    other tokens get -100 (see `BertTokenClassifierPreprocessor`). With
-    `bucket=True`, sentences of similar token length share a batch
+    other tokens get -100 (see `BertTokenClassifierPreprocessor`). Sentences
+    are tokenized and packed once. With `bucket=True`, sentences of similar token length share a batch
     (`batch_by_length`: sorted in chunks of 64 batches, every batch full but
     the last); each batch is padded to its own longest example. With
     `shuffle=True` sentences are shuffled before bucketing and batches after,
@@ -107,31 +112,29 @@ def token_classification_dataset(
     """
     words = word_batch(x)
     n = int(words.nrows())
-    columns = {"words": words}
-    if y is not None:
-        columns["labels"] = check_word_labels(words, y, num_labels)
+    labels = None if y is None else check_word_labels(words, y, num_labels)
+    rows = ("token_ids", "segment_ids") + (() if labels is None else ("labels",))
+    chunks = []
+    for start in range(0, max(n, 1), TOKENIZE_CHUNK):
+        chunk_labels = None if labels is None else labels[start : start + TOKENIZE_CHUNK]
+        chunks.append(as_rows(preprocessor(words[start : start + TOKENIZE_CHUNK], chunk_labels), rows))
+    columns = concat_rows(chunks)
     if sample_weight is not None:
         columns["sample_weight"] = np.asarray(sample_weight, "float32").reshape(-1)
         if len(columns["sample_weight"]) != n:
             raise ValueError(f"{n} sentences but {len(columns['sample_weight'])} sample weights.")
-    if bucket:
-        columns["length"] = preprocessor.token_lengths(words)
     dataset = tf.data.Dataset.from_tensor_slices(columns)
     if shuffle:
         dataset = dataset.shuffle(max(n, 1), seed=seed, reshuffle_each_iteration=True)
-    if bucket:
-        dataset = batch_by_length(dataset, batch_size, shuffle=shuffle, seed=seed)
-    else:
-        dataset = dataset.batch(batch_size)
-    packed = dataset.map(lambda columns: _pack(columns, preprocessor), num_parallel_calls=tf.data.AUTOTUNE)
-    return without_autotune(packed.prefetch(2))
+    batches = padded_batches(dataset, rows, batch_size=batch_size, multiple=preprocessor.pad_to_multiple_of,
+                             sequence_length=preprocessor.sequence_length, bucket=bucket, shuffle=shuffle, seed=seed)  # fmt: skip
+    return without_autotune(batches.map(_with_targets).prefetch(2))
 
 
-def _pack(columns, preprocessor):
-    packed = preprocessor(columns["words"], columns.get("labels"))
-    inputs = {name: packed[name] for name in ("token_ids", "segment_ids", "padding_mask")}
+def _with_targets(columns):
+    inputs = {name: columns[name] for name in ("token_ids", "segment_ids", "padding_mask")}
     if "labels" not in columns:
         return inputs
     if "sample_weight" in columns:
-        return inputs, packed["labels"], columns["sample_weight"]
-    return inputs, packed["labels"]
+        return inputs, columns["labels"], columns["sample_weight"]
+    return inputs, columns["labels"]
