@@ -50,3 +50,14 @@ def padded_batches(dataset, names, *, batch_size: int, multiple: int, sequence_l
         return dict(padded, **rest)
 
     return dataset.map(pad, num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def inputs_and_targets(columns: dict, target: str):
+    """A padded batch -> `inputs`, `(inputs, targets)` or `(inputs, targets,
+    sample_weight)`, as Keras' `fit` takes them; `target` names the targets' column."""
+    inputs = {name: columns[name] for name in ("token_ids", "segment_ids", "padding_mask")}
+    if target not in columns:
+        return inputs
+    if "sample_weight" in columns:
+        return inputs, columns[target], columns["sample_weight"]
+    return inputs, columns[target]

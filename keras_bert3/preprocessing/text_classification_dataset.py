@@ -8,6 +8,7 @@ import tensorflow as tf
 from keras_bert3.data.without_autotune import without_autotune
 from keras_bert3.preprocessing.packed_rows import as_rows
 from keras_bert3.preprocessing.packed_rows import concat_rows
+from keras_bert3.preprocessing.packed_rows import inputs_and_targets
 from keras_bert3.preprocessing.packed_rows import padded_batches
 from keras_bert3.preprocessing.text_inputs import python_texts
 
@@ -198,16 +199,7 @@ def _batches(dataset, preprocessor, batch_size, shuffle, bucket, seed):
     """Examples of `as_rows` columns -> padded batches `packed` or `(packed, labels[, sample_weight])`."""
     batches = padded_batches(dataset, ROWS, batch_size=batch_size, multiple=preprocessor.pad_to_multiple_of,
                              sequence_length=preprocessor.sequence_length, bucket=bucket, shuffle=shuffle, seed=seed)  # fmt: skip
-    return without_autotune(batches.map(_with_targets).prefetch(2))
-
-
-def _with_targets(columns):
-    packed = {name: columns[name] for name in ("token_ids", "segment_ids", "padding_mask")}
-    if "label" not in columns:
-        return packed
-    if "sample_weight" in columns:
-        return packed, columns["label"], columns["sample_weight"]
-    return packed, columns["label"]
+    return without_autotune(batches.map(lambda columns: inputs_and_targets(columns, "label")).prefetch(2))
 
 
 def _pack(columns, preprocessor):

@@ -9,6 +9,7 @@ import tensorflow as tf
 from keras_bert3.data.without_autotune import without_autotune
 from keras_bert3.preprocessing.packed_rows import as_rows
 from keras_bert3.preprocessing.packed_rows import concat_rows
+from keras_bert3.preprocessing.packed_rows import inputs_and_targets
 from keras_bert3.preprocessing.packed_rows import padded_batches
 from keras_bert3.preprocessing.text_inputs import python_texts
 from keras_bert3.preprocessing.word_piece_alignment import split_on_whitespace
@@ -128,13 +129,4 @@ def token_classification_dataset(
         dataset = dataset.shuffle(max(n, 1), seed=seed, reshuffle_each_iteration=True)
     batches = padded_batches(dataset, rows, batch_size=batch_size, multiple=preprocessor.pad_to_multiple_of,
                              sequence_length=preprocessor.sequence_length, bucket=bucket, shuffle=shuffle, seed=seed)  # fmt: skip
-    return without_autotune(batches.map(_with_targets).prefetch(2))
-
-
-def _with_targets(columns):
-    inputs = {name: columns[name] for name in ("token_ids", "segment_ids", "padding_mask")}
-    if "labels" not in columns:
-        return inputs
-    if "sample_weight" in columns:
-        return inputs, columns["labels"], columns["sample_weight"]
-    return inputs, columns["labels"]
+    return without_autotune(batches.map(lambda columns: inputs_and_targets(columns, "labels")).prefetch(2))
