@@ -29,10 +29,11 @@ def test_float16_rows_are_offered_on_gpus_only():
 
 @pytest.mark.slow
 def test_tiny_run_completes_every_row(tmp_path):
-    """Every CPU row but the bfloat16 fine-tuning one (the float32 one runs
-    the same code; bfloat16 exports are tested in text_classifier_export_test)."""
+    """The float32 CPU rows: the mixed_bfloat16 rows run the same code with
+    another dtype (mixed precision training is tested in stop_on_nan_test,
+    bfloat16 exports in text_classifier_export_test)."""
     out = tmp_path / "results.json"
-    rows = [name for name in row_names(Args, "cpu") if name != "finetune-tiny-mixed_bfloat16"] + [FLOAT16_ROW]
+    rows = [name for name in row_names(Args, "cpu") if name.endswith("-float32")] + [FLOAT16_ROW]
     completed = subprocess.run(
         [sys.executable, "bench/accelerator.py", "--tiny", "--backends", keras.backend.backend(),
          "--json", str(out), "--rows", *rows],
@@ -48,7 +49,7 @@ def test_tiny_run_completes_every_row(tmp_path):
         assert "error" not in result, result
         assert result["sequences_per_s"] > 0 and result["peak_memory_gib"] > 0
     pretraining = [r for r in results.values() if r["kind"] == "pretrain"]
-    assert {r["precision"] for r in pretraining} == {"float32", "mixed_bfloat16"}
+    assert [r["precision"] for r in pretraining] == ["float32"]
     for result in pretraining:
         assert np.isfinite([result["loss_first_epoch"], result["loss_last_epoch"]]).all()
         assert result["input_examples_per_s"] > 0

@@ -1,13 +1,11 @@
 """keras-bert3 finetune / export / predict on real labelled text (a tiny
 backbone with MiniLM's real vocabulary, so the run is short). The commands
 run in this process through `keras_bert3.cli.main`, as the console script
-calls it; `topics` runs as `python -m keras_bert3`, the way users start it."""
+calls it (`python -m keras_bert3` runs in tests/training/pretraining_run_test.py)."""
 
 import csv
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -15,8 +13,6 @@ from keras_bert3.cli import main
 from keras_bert3.cli import read_labelled_file
 from keras_bert3.corpora.docstring_topics import docstring_topics
 from tests.tiny_preset import write_tiny_preset
-
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def cli(capsys, *args) -> str:
@@ -61,9 +57,7 @@ def test_finetune_export_predict(files, capsys):
 
 
 def test_topics_writes_the_embedded_labelled_set(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "keras_bert3", "topics", "--output", str(tmp_path)], cwd=REPO,
-                            capture_output=True, text=True)  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert main(["topics", "--output", str(tmp_path)]) == 0
     data = docstring_topics()
     texts, _, labels = read_labelled_file(str(tmp_path / "test.csv"), "text", "label")
     assert texts == data["test_texts"]

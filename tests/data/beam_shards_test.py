@@ -14,14 +14,23 @@ from tests.data.bert_statistics import assert_bert_statistics
 from tests.reference import import_reference
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """The first 4 MB of the large docstring corpus, cut at a document boundary."""
+def corpus_head(tmp_path_factory, characters: int) -> str:
+    """The first `characters` of the large docstring corpus, cut at a document boundary."""
     with open(site_packages_corpus_path(), encoding="utf-8") as f:
-        text = f.read(4_000_000)
+        text = f.read(characters)
     path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
     path.write_text(text[: text.rindex("\n\n")] + "\n", encoding="utf-8")
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return corpus_head(tmp_path_factory, 4_000_000)  # Enough examples for the statistics.
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory):
+    return corpus_head(tmp_path_factory, 1_000_000)
 
 
 @pytest.mark.slow
@@ -43,19 +52,19 @@ def test_beam_shards_equal_local_shards_and_keep_the_statistics(tmp_path, corpus
 
 
 @pytest.mark.slow
-def test_a_rerun_builds_only_the_missing_shards(tmp_path, corpus, tokenizer):
+def test_a_rerun_builds_only_the_missing_shards(tmp_path, small_corpus, tokenizer):
     """A pipeline that stopped with shards missing (and a half-written file
     left): run again, only the missing shard is built, bytes as before."""
     import_reference("apache_beam")
     from keras_bert3.data.beam_shards import prepare_pretraining_data_beam
 
     settings = dict(num_shards=3, seed=1, verbose=False, beam_options=["--runner=DirectRunner"])
-    paths = prepare_pretraining_data_beam(corpus, tokenizer, str(tmp_path), **settings)
+    paths = prepare_pretraining_data_beam(small_corpus, tokenizer, str(tmp_path), **settings)
     kept = {path: os.path.getmtime(path) for path in paths[:2]}
     whole = open(paths[2], "rb").read()
     os.remove(paths[2])
     open(paths[2] + ".partial-killed", "wb").write(whole[: len(whole) // 2])
-    prepare_pretraining_data_beam(corpus, tokenizer, str(tmp_path), **settings)
+    prepare_pretraining_data_beam(small_corpus, tokenizer, str(tmp_path), **settings)
     assert open(paths[2], "rb").read() == whole
     assert {path: os.path.getmtime(path) for path in paths[:2]} == kept
     assert not [name for name in os.listdir(tmp_path) if ".partial" in name]

@@ -12,7 +12,7 @@ from keras_bert3.models.bert_classifier import BertClassifier
 from tests.hf_finetuning import finetune_hf_once
 
 BUDGET = dict(epochs=2, batch_size=32, learning_rate=2e-4, sequence_length=64)
-TRAIN, TEST = 768, 400
+TRAIN, TEST = 512, 400  # 512: both pass the bars below with room (0.52 ours, 0.57 HF; majority 0.31).
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from tests.saved_model_client import call_in_fresh_process
 BAD_TEXTS = [b"", b"   \t\n ", b"word " * 20000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
 
 
-def serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs=None) -> dict:
+def serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs=None, warmup=True) -> dict:
     """Texts (and bad input) to serving_default, the packed ids to serve_token_ids;
     checks the export's ops, returns the outputs and serving_default's input dtypes."""
     inputs, bad_inputs = {"text": texts}, {"text": BAD_TEXTS}
@@ -38,7 +38,7 @@ def serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs=None) -> d
         calls["refused_missing"] = ("serving_default", {"text": texts})
     served = call_in_fresh_process(export_dir, tmp_path, calls)
     assert_serving_ops(served)  # TensorFlow core and tf-text ops only.
-    requests = assert_warmup_served(served, export_dir)
+    requests = assert_warmup_served(served, export_dir) if warmup else []
     # Bad requests, in the serving runtime: an empty batch answers with no rows; a wrong dtype or a
     # missing input is refused with an error naming it, and the process goes on.
     assert served["empty_batch"]["probabilities"].shape[0] == 0
@@ -57,13 +57,16 @@ def texts():
     return data["test_texts"][:12]
 
 
-def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5):
+def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5, warmup=True):
+    """`warmup=False`: an export without warm-up records (the MiniLM-sized
+    ones: on JAX each record's shape compiles in the server, about 1 s each;
+    the records are replayed for the tiny exports of both backends)."""
     x = texts if pairs is None else (texts, pairs)
     expected = np.asarray(classifier.predict(x, batch_size=5, verbose=0), "float32")
     packed = classifier.preprocessor(x)
     export_dir = tmp_path / "export"
-    classifier.export(str(export_dir))
-    served = serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs)
+    classifier.export(str(export_dir), warmup=warmup)
+    served = serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs, warmup)
     assert served["inputs"] == ({"text": "DT_STRING"} if pairs is None else {"text": "DT_STRING", "text_pair": "DT_STRING"})
     np.testing.assert_allclose(served["logits"], expected, atol=atol)
     np.testing.assert_allclose(served["probabilities"], keras.ops.convert_to_numpy(keras.ops.softmax(expected)), atol=atol)
@@ -71,6 +74,8 @@ def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5):
     assert served["bad_probabilities"].shape == (4, classifier.num_classes)
     assert np.isfinite(served["bad_probabilities"]).all()
     np.testing.assert_allclose(served["bad_probabilities"].sum(-1), 1.0, atol=1e-5)
+    if not warmup:
+        return served
     # The last text warm-up request holds all its texts, shortest to overlong: the server's logits are predict's.
     (signature, inputs), outputs = [request for request in served["warmup"] if request[0][0] == "serving_default"][-1]
     warm = [text.decode("utf-8") for text in inputs["text"]]
@@ -98,7 +103,7 @@ def test_tiny_pair_export_takes_two_strings(minilm_dir, tmp_path, texts):
 @pytest.mark.slow
 def test_minilm_export_serves_strings_like_predict(minilm_dir, tmp_path, texts):
     classifier = BertClassifier.from_preset(minilm_dir, num_classes=6)
-    served = check_export(classifier, tmp_path, texts)
+    served = check_export(classifier, tmp_path, texts, warmup=False)
     assert served["logits"].std() > 0  # Real, non-constant outputs.
 
 
@@ -114,7 +119,7 @@ def test_mixed_bfloat16_export_serves_like_predict_and_near_float32(minilm_dir, 
     reference = float32.predict(texts, verbose=0)
     # Served and predicted batches are padded differently (and the SavedModel's
     # graph fuses ops): bfloat16 rounding (8 bits) differs, not the model.
-    served = check_export(bfloat16, tmp_path, texts, atol=0.02 * np.abs(reference).max())
+    served = check_export(bfloat16, tmp_path, texts, atol=0.02 * np.abs(reference).max(), warmup=False)
     spread = reference.max() - reference.min()
     np.testing.assert_allclose(served["logits"], reference, atol=0.05 * spread)
     assert (served["logits"].argmax(-1) == reference.argmax(-1)).mean() >= 0.9
