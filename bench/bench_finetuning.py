@@ -125,7 +125,8 @@ def run_ours(args, dtype: str | None = None) -> dict:
     import keras
 
     from keras_bert3.models.bert_classifier import BertClassifier
-    from keras_bert3.preprocessing.text_classification_dataset import token_lengths
+    from keras_bert3.preprocessing.text_classification_dataset import packed_texts
+    from keras_bert3.preprocessing.text_classification_dataset import text_arrays
 
     data = load_data(args)
     keras.utils.set_random_seed(args.seed)
@@ -136,7 +137,8 @@ def run_ours(args, dtype: str | None = None) -> dict:
     history = classifier.fit(data["train_texts"], np.array(data["train_labels"]), batch_size=args.batch_size,
                              epochs=args.epochs, verbose=0)  # fmt: skip
     seconds = time.perf_counter() - START
-    real_tokens = int(token_lengths(data["train_texts"], classifier.preprocessor).sum()) * args.epochs
+    packed = packed_texts(text_arrays(data["train_texts"], classifier.preprocessor), classifier.preprocessor)
+    real_tokens = int(packed["length"].numpy().sum()) * args.epochs
     logits = classifier.predict(data["test_texts"], batch_size=64, verbose=0)
     accuracy = float(np.mean(logits.argmax(-1) == np.array(data["test_labels"])))
     return {"seconds": seconds, "examples": args.epochs * len(data["train_texts"]), "real_tokens": real_tokens,

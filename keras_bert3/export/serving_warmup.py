@@ -33,7 +33,7 @@ def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, packed_
     >>> write_warmup_requests("serving/1", classifier.preprocessor,
     ...                       lambda texts: {"text": texts},
     ...                       lambda texts: classifier.preprocessor(texts))  # doctest: +SKIP
-    18
+    20
     """
     import tensorflow as tf
     from tensorflow_serving.apis import model_pb2

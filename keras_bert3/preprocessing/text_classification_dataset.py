@@ -38,16 +38,6 @@ def text_arrays(x, preprocessor) -> tuple:
     return arrays
 
 
-def token_lengths(x, preprocessor) -> np.ndarray:
-    """int32 `(n,)`: each text's packed length (what the batch is padded to)."""
-    arrays = text_arrays(x, preprocessor)
-    out = []
-    for start in range(0, len(arrays[0]), TOKENIZE_CHUNK):
-        chunk = tuple(tf.constant(a[start : start + TOKENIZE_CHUNK], tf.string) for a in arrays)
-        out.append(preprocessor.token_lengths(chunk if len(chunk) == 2 else chunk[0]).numpy())
-    return np.concatenate(out) if out else np.zeros((0,), "int32")
-
-
 def packed_texts(arrays: tuple, preprocessor) -> dict:
     """`text_arrays` tokenized and packed once, `TOKENIZE_CHUNK` texts a call:
     the `as_rows` columns (a ragged row of real tokens per text, and its length)."""
