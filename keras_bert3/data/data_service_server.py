@@ -7,11 +7,13 @@ pretraining input (`pretraining_dataset(..., data_service=ADDRESS)`).
 A worker loads tf-text's ops (the tokenizer runs there) and must see the
 corpus at the paths the trainer names. Each runs until SIGTERM or Ctrl-C,
 then stops and exits 0, within `STOP_SECONDS` (a worker still running a task
-of a large corpus is left rather than waited for).
+of a large corpus is left rather than waited for), without Python's own exit.
 """
 
+import os
 import signal
 import socket
+import sys
 import threading
 
 STOP_SECONDS = 10
@@ -67,3 +69,9 @@ def serve(role: str, *, port: int = 0, dispatcher: str | None = None, worker_add
         pass
     print(f"tf.data service {role} stopping", flush=True)
     stop_within(server, STOP_SECONDS, f"tf.data service {role}")
+    print(f"tf.data service {role} stopped", flush=True)
+    sys.stderr.flush()
+    # Not Python's own exit: it stops the server a second time (its `__del__`),
+    # and in CI a worker whose first stop had returned then hung there for more
+    # than 30 s. Nothing is left to clean up in this process.
+    os._exit(0)
