@@ -13,15 +13,22 @@ file system or bucket).
 import socket
 import time
 
+import grpc
 import tensorflow as tf
+
+from keras_bert3.upstream.data_service_workers import registered_workers
 
 # How long the dispatcher is given to answer before the run is refused:
 # `tf.data` service itself retries an unreachable dispatcher for an hour.
 CONNECT_TIMEOUT_S = 10.0
+# How long the dispatcher is given to have a worker: a worker registers a few
+# seconds after it starts (most of it TensorFlow's import), and a job on a
+# dispatcher without one waits for one forever.
+WORKER_TIMEOUT_S = 60.0
 
 
-def served_by_data_service(dataset: tf.data.Dataset, address: str, *,
-                           connect_timeout: float = CONNECT_TIMEOUT_S) -> tf.data.Dataset:  # fmt: skip
+def served_by_data_service(dataset: tf.data.Dataset, address: str, *, connect_timeout: float = CONNECT_TIMEOUT_S,
+                           worker_timeout: float | None = None) -> tf.data.Dataset:  # fmt: skip
     """`dataset` computed by the `tf.data` service workers of the dispatcher at
     `address`, its source files shared out between them.
 
@@ -34,14 +41,18 @@ def served_by_data_service(dataset: tf.data.Dataset, address: str, *,
             functions are TensorFlow ops (no `py_function`, no generator).
         address: "host:port" (or "grpc://host:port") of the dispatcher.
         connect_timeout: float. Seconds to wait for the dispatcher to answer.
+        worker_timeout: float. Seconds to wait for a worker to register with it
+            (default `WORKER_TIMEOUT_S`).
 
     Raises:
-        ConnectionError: nothing answers at `address` within `connect_timeout`.
+        ConnectionError: nothing answers at `address` within `connect_timeout`,
+            or the dispatcher has no worker after `worker_timeout`.
 
     Example:
     >>> dataset = served_by_data_service(read_paired_shards("prepared", tokenizer), "dispatcher:5050")  # doctest: +SKIP
     """
     target = check_dispatcher_answers(address, connect_timeout)
+    check_dispatcher_has_workers(address, WORKER_TIMEOUT_S if worker_timeout is None else worker_timeout)
     served = dataset.apply(
         tf.data.experimental.service.distribute(
             processing_mode=tf.data.experimental.service.ShardingPolicy.DYNAMIC, service=target
@@ -105,6 +116,38 @@ def check_dispatcher_answers(address: str, timeout: float = CONNECT_TIMEOUT_S) -
                     "check the address; without --data-service the trainer computes its own input."
                 ) from error
             time.sleep(0.5)
+
+
+def check_dispatcher_has_workers(address: str, timeout: float = WORKER_TIMEOUT_S) -> list[str]:
+    """Waits up to `timeout` seconds for a worker to register with the
+    dispatcher at `address`; returns the registered workers' addresses.
+
+    Raises:
+        ConnectionError: none has registered by then.
+
+    Example:
+    >>> check_dispatcher_has_workers("localhost:5050")  # doctest: +SKIP
+    ['worker-0:40417']
+    """
+    host, port = parse_address(address)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            workers = registered_workers(join_address(host, port), timeout=max(0.5, deadline - time.monotonic()))
+        except grpc.RpcError as error:  # The dispatcher answered a connection, not (yet) this call.
+            workers, problem = [], f" (its last answer: {error.code().name})"
+        else:
+            problem = ""
+        if workers:
+            return workers
+        if time.monotonic() + 0.5 >= deadline:
+            raise ConnectionError(
+                f"The tf.data service dispatcher at {host}:{port} has no worker after {timeout:.0f} s{problem}, "
+                f"and its jobs would wait for one forever. Start workers with `keras-bert3 data-service worker "
+                f"--dispatcher {join_address(host, port)}` (on hosts that see the corpus at the same paths), or "
+                "train without --data-service."
+            )
+        time.sleep(0.5)
 
 
 def join_address(host: str, port: int) -> str:

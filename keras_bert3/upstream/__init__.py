@@ -19,4 +19,6 @@ on, so an upgrade that changes one fails there, loudly, and nowhere else.
   keras-hub `TransformerEncoder` (`_self_attention_layer`, ...).
 - `data_service_stop.stop_within`: a `tf.data` service server stopped in
   bounded time (`DispatchServer._stop`, `WorkerServer._stop`).
+- `data_service_workers.registered_workers`: the workers a `tf.data` service
+  dispatcher knows (its internal gRPC method `GetWorkers`).
 """

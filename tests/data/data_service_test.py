@@ -8,17 +8,21 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_bert3.corpora.site_packages_corpus import site_packages_corpus_path
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.data.data_service import check_dispatcher_answers
+from keras_bert3.data.data_service import check_dispatcher_has_workers
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
+from keras_bert3.upstream.data_service_stop import stop_within
 from tests.data.conftest import write_corpus_parts
 from tests.data.one_batch_then_exit import seconds_to_read_one_batch_and_exit
 from tests.distribution.distribution_test import free_port
@@ -149,6 +153,32 @@ def test_an_address_without_dispatcher_is_refused_in_bounded_time(corpus, tokeni
     assert time.perf_counter() - start < 20
     with pytest.raises(ValueError, match="host:port"):
         pretraining_dataset(corpus, tokenizer, data_service="localhost")
+
+
+def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokenizer, monkeypatch):
+    """A job there would wait for a worker forever: the run is refused, naming
+    the command that starts one; a worker that registers in time is waited for."""
+    service = tf.data.experimental.service
+    dispatcher = service.DispatchServer()
+    address = dispatcher.target.split("://")[-1]
+    monkeypatch.setattr("keras_bert3.data.data_service.WORKER_TIMEOUT_S", 2.0)
+    start = time.perf_counter()
+    with pytest.raises(ConnectionError, match=f"dispatcher at {address} has no worker after 2 s.*"
+                                              f"keras-bert3 data-service worker --dispatcher {address}"):  # fmt: skip
+        pretraining_dataset(corpus, tokenizer, data_service=address)
+    assert time.perf_counter() - start < 10
+
+    def start_worker_soon():
+        time.sleep(1)
+        started.append(service.WorkerServer(service.WorkerConfig(dispatcher_address=address)))
+
+    started = []
+    threading.Thread(target=start_worker_soon).start()
+    assert check_dispatcher_has_workers(address, timeout=30)[0].startswith("localhost:")
+    dataset = pretraining_dataset(corpus, tokenizer, batch_size=8, data_service=address)
+    assert next(iter(dataset))[1]["nsp"].shape == (8,)
+    stop_within(started[0], 10, "worker")
+    stop_within(dispatcher, 10, "dispatcher")
 
 
 def test_what_service_workers_cannot_run_is_refused(corpus, tokenizer):

@@ -2,6 +2,7 @@
 relies on still behaves as relied on. An upgrade that changes one fails here."""
 
 import inspect
+import time
 
 import keras
 import numpy as np
@@ -91,16 +92,24 @@ def test_keras_hub_encoder_parts_are_its_sublayers():
 
 
 def test_data_service_servers_stop_when_asked():
-    """`_stop` stops a dispatcher and its worker (the port then refuses), and
-    a second stop, the one in the destructor, is harmless."""
+    """The dispatcher's `GetWorkers` lists no worker, then the one that
+    registered; `_stop` stops a dispatcher and its worker (the port then
+    refuses), and a second stop, the one in the destructor, is harmless."""
     from keras_bert3.data.data_service import check_dispatcher_answers
     from keras_bert3.upstream.data_service_stop import stop_within
+    from keras_bert3.upstream.data_service_workers import registered_workers
 
     service = tf.data.experimental.service
     dispatcher = service.DispatchServer()
     address = dispatcher.target.split("://")[-1]
-    worker = service.WorkerServer(service.WorkerConfig(dispatcher_address=address))
     check_dispatcher_answers(address, timeout=30)
+    assert registered_workers(address) == []
+    worker = service.WorkerServer(service.WorkerConfig(dispatcher_address=address, worker_address="localhost:%port%"))
+    deadline = time.monotonic() + 30
+    while not registered_workers(address) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (registered,) = registered_workers(address)
+    assert registered.startswith("localhost:") and registered != f"localhost:{address.rsplit(':', 1)[-1]}"
     stop_within(worker, 10, "worker")
     stop_within(dispatcher, 10, "dispatcher")
     with pytest.raises(ConnectionError):

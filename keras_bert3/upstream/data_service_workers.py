@@ -1,0 +1,61 @@
+"""The workers registered with a `tf.data` service dispatcher.
+
+A job on a dispatcher without workers waits for one forever, silently: a
+trainer started before (or without) its workers hangs in its first step.
+TensorFlow does not expose the dispatcher's worker list to Python, so this
+asks for it over the dispatcher's own gRPC method, `GetWorkers` of
+`tensorflow.data.DispatcherService` (tensorflow/core/data/service/dispatcher.proto;
+its Python bindings are not shipped in the wheel, hence the two messages
+declared here, field for field).
+
+Private API: the dispatcher's internal gRPC protocol. tests/upstream/ checks
+it against a real dispatcher, with and without a worker.
+"""
+
+import grpc
+from google.protobuf import descriptor_pb2
+from google.protobuf import descriptor_pool
+from google.protobuf import message_factory
+
+GET_WORKERS = "/tensorflow.data.DispatcherService/GetWorkers"
+
+
+def _messages():
+    """`GetWorkersRequest` and `GetWorkersResponse` of dispatcher.proto, in a
+    pool of their own (so they never clash with TensorFlow's)."""
+    file = descriptor_pb2.FileDescriptorProto(name="keras_bert3_dispatcher_workers.proto", package="tensorflow.data",
+                                              syntax="proto3")  # fmt: skip
+    worker_info = file.message_type.add(name="WorkerInfo")
+    worker_info.field.add(name="address", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                          label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)  # fmt: skip
+    worker_info.field.add(name="id", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
+                          label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)  # fmt: skip
+    file.message_type.add(name="GetWorkersRequest")
+    response = file.message_type.add(name="GetWorkersResponse")
+    response.field.add(name="workers", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                       label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
+                       type_name=".tensorflow.data.WorkerInfo")  # fmt: skip
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    return tuple(message_factory.GetMessageClass(pool.FindMessageTypeByName(f"tensorflow.data.{name}"))
+                 for name in ("GetWorkersRequest", "GetWorkersResponse"))  # fmt: skip
+
+
+_REQUEST, _RESPONSE = _messages()
+
+
+def registered_workers(address: str, timeout: float = 5.0) -> list[str]:
+    """The addresses of the workers registered with the dispatcher at
+    "host:port".
+
+    Raises:
+        grpc.RpcError: the dispatcher did not answer within `timeout` seconds.
+
+    Example:
+    >>> registered_workers("localhost:5050")  # doctest: +SKIP
+    ['localhost:40417', 'localhost:40419']
+    """
+    with grpc.insecure_channel(address) as channel:
+        get_workers = channel.unary_unary(GET_WORKERS, request_serializer=_REQUEST.SerializeToString,
+                                          response_deserializer=_RESPONSE.FromString)  # fmt: skip
+        return [worker.address for worker in get_workers(_REQUEST(), timeout=timeout).workers]
