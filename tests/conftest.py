@@ -29,6 +29,22 @@ def tokenizer(minilm_dir):
 
 
 @pytest.fixture(scope="session")
+def topics():
+    """The embedded text-classification set: docstring sentences by topic."""
+    from keras_bert3.corpora.docstring_topics import docstring_topics
+
+    return docstring_topics()
+
+
+@pytest.fixture(scope="session")
+def tags():
+    """The embedded token-classification set: docstring words tagged as code or not."""
+    from keras_bert3.corpora.docstring_code_tags import docstring_code_tags
+
+    return docstring_code_tags()
+
+
+@pytest.fixture(scope="session")
 def run_vocabulary(tmp_path_factory):
     """Copies a vocabulary (1,500 WordPieces learnt on 200 documents of the
     embedded corpus, once per session) into a pretraining run's output

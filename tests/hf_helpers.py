@@ -63,3 +63,12 @@ def save_hf_task(model, minilm_dir: str, directory) -> str:
         if os.path.isfile(os.path.join(minilm_dir, name)):
             shutil.copy(os.path.join(minilm_dir, name), directory)
     return str(directory)
+
+
+def hf_first_pieces(encoding, index, num_words) -> list[int]:
+    """Hugging Face's alignment: the position of each word's first token, -1 if none."""
+    first = {}
+    for position, word in enumerate(encoding.word_ids(index)):
+        if word is not None:
+            first.setdefault(word, position)
+    return [first.get(word, -1) for word in range(num_words)]

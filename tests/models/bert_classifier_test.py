@@ -1,6 +1,6 @@
-"""BertClassifier on raw text: dynamic padding, bucketing, fit/evaluate/predict
-on strings and pairs, presets and bad input (tiny backbone, MiniLM's real
-vocabulary, real docstring sentences)."""
+"""BertClassifier on raw text: fit/evaluate/predict on strings and pairs,
+presets and bad input (tiny backbone, MiniLM's real vocabulary, real docstring
+sentences). Its preprocessing is tested in tests/preprocessing/."""
 
 import os
 
@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.preprocessing.text_classification_dataset import text_classification_dataset
@@ -21,52 +20,8 @@ def schedule_length(task) -> int:
     return task.optimizer.get_config()["learning_rate"]["config"]["total_steps"]
 
 
-@pytest.fixture(scope="module")
-def topics():
-    return docstring_topics()
-
-
 def tiny_classifier(tokenizer, num_classes=3, **kwargs):
     return BertClassifier(tiny_backbone(tokenizer.vocabulary_size()), num_classes, tokenizer=tokenizer, **kwargs)
-
-
-def test_preprocessor_pads_to_the_batch_longest_example(tokenizer, topics):
-    texts = topics["train_texts"][:8]
-    preprocessor = BertTextPreprocessor(tokenizer, sequence_length=64, pad_to_multiple_of=1)
-    packed = preprocessor(texts)
-    real = tokenizer(texts).row_lengths().numpy() + 2
-    assert packed["token_ids"].shape == (8, min(real.max(), 64))
-    np.testing.assert_array_equal(packed["padding_mask"].numpy().sum(1), np.minimum(real, 64))
-    full = tokenizer.pack(texts, sequence_length=64)
-    width = packed["token_ids"].shape[1]
-    for name in packed:
-        np.testing.assert_array_equal(packed[name].numpy(), full[name].numpy()[:, :width])
-    rounded = BertTextPreprocessor(tokenizer, sequence_length=64, pad_to_multiple_of=16)(texts)
-    assert rounded["token_ids"].shape[1] == min(-(-real.max() // 16) * 16, 64)
-
-
-def test_bucketed_batches_group_similar_lengths(tokenizer, topics):
-    preprocessor = BertTextPreprocessor(tokenizer, sequence_length=64, pad_to_multiple_of=16)
-    texts, labels = topics["train_texts"][:300], topics["train_labels"][:300]
-    dataset = text_classification_dataset(texts, labels, preprocessor=preprocessor, batch_size=16, shuffle=True, seed=0)
-    seen, padded, shapes, batch_sizes = 0, 0, set(), []
-    for packed, y in dataset:
-        seen += len(y)
-        padded += packed["token_ids"].shape[0] * packed["token_ids"].shape[1]
-        shapes.add(tuple(packed["token_ids"].shape))
-        batch_sizes.append(len(y))
-    assert seen == 300
-    assert sorted(batch_sizes)[1:] == [16] * (len(batch_sizes) - 1)  # Full batches but one.
-    assert int(dataset.cardinality()) == len(batch_sizes)  # Known without a counting pass.
-    widths = {w for _, w in shapes}
-    assert len(shapes) <= len(widths) + 1  # One shape per padded width, plus the last batch.
-    unbucketed = sum(
-        p["token_ids"].shape[0] * p["token_ids"].shape[1]
-        for p, _ in text_classification_dataset(texts, labels, preprocessor=preprocessor, batch_size=16, bucket=False)
-    )
-    real = int(np.minimum(tokenizer(texts).row_lengths().numpy() + 2, 64).sum())
-    # Grouped by length, the padding is at most the rounding to 16 plus a little.
-    assert padded < unbucketed and padded < real + 300 * 16, (padded, unbucketed, real)
 
 
 def test_fit_evaluate_predict_on_raw_strings(tokenizer, topics):

@@ -1,5 +1,5 @@
-"""BertTokenClassifier: word/WordPiece alignment equal to Hugging Face's,
-logits and loss equal to `BertForTokenClassification`, a short real
+"""BertTokenClassifier: logits and loss equal to `BertForTokenClassification`
+(the word/WordPiece alignment is tested in tests/preprocessing/), a short real
 fine-tuning run on the embedded code-tagging set, presets, config, bad input
 and the SavedModel served in a fresh process (tiny backbone on MiniLM's real
 vocabulary; the real MiniLM checkpoint where parity is concerned)."""
@@ -14,8 +14,7 @@ import tensorflow as tf
 
 from keras_bert3.corpora.docstring_code_tags import docstring_code_tags
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
-from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
-from keras_bert3.preprocessing.token_classification_dataset import token_classification_dataset
+from tests.hf_helpers import hf_first_pieces
 from tests.hf_helpers import hf_outputs
 from tests.hf_helpers import max_abs_diff
 from tests.hf_helpers import save_hf_task
@@ -25,14 +24,7 @@ from tests.saved_model_client import assert_warmup_served
 from tests.saved_model_client import call_in_fresh_process
 from tests.test_case import tiny_backbone
 
-# Words that tokenize oddly: empty, control-only, over 100 characters, special-token text, non-ASCII.
-ODD_WORDS = [["", "a", "\x00", "b"], ["x" * 150, "Straße", "東京", "[MASK]", "os.walk()"]]
 BAD_TEXTS = ["", "   \t\n ", "word " * 20_000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
-
-
-@pytest.fixture(scope="module")
-def tags():
-    return docstring_code_tags()
 
 
 def tiny_tagger(tokenizer, num_labels=3, **kwargs):
@@ -43,15 +35,6 @@ def ragged(rows, dtype="string"):
     return tf.ragged.constant(rows, dtype=dtype)
 
 
-def hf_first_pieces(encoding, index, num_words) -> list[int]:
-    """Hugging Face's alignment: the position of each word's first token, -1 if none."""
-    first = {}
-    for position, word in enumerate(encoding.word_ids(index)):
-        if word is not None:
-            first.setdefault(word, position)
-    return [first.get(word, -1) for word in range(num_words)]
-
-
 def test_embedded_tagging_set(tags):
     assert len(tags["train_words"]) + len(tags["test_words"]) > 3000
     assert tags["tag_names"] == ["O", "B-CODE", "I-CODE"]
@@ -60,34 +43,6 @@ def test_embedded_tagging_set(tags):
     assert all(len(w) == len(t) for w, t in zip(tags["train_words"], tags["train_tags"]))
     assert docstring_code_tags()["test_words"][:5] == tags["test_words"][:5]  # Deterministic split.
     assert not set(map(tuple, tags["test_words"])) & set(map(tuple, tags["train_words"]))
-
-
-def test_alignment_equals_hugging_face(minilm_dir, tokenizer, tags):
-    transformers = import_reference("transformers")
-    hf = transformers.BertTokenizerFast.from_pretrained(minilm_dir)
-    words = tags["test_words"][:300] + ODD_WORDS
-    labels = tags["test_tags"][:300] + [[0, 1, 2, 0], [1, 0, 0, 2, 1]]
-    ragged_words = BertTokenClassifierPreprocessor.as_words(ragged(words))
-    ragged_labels = ragged(labels, dtype="int32")
-    for sequence_length in (64, 16):  # 16: most sentences are truncated.
-        preprocessor = BertTokenClassifierPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_multiple_of=1)
-        packed = {k: v.numpy() for k, v in preprocessor(ragged_words, ragged_labels).items()}
-        encoding = hf(words, is_split_into_words=True, truncation=True, max_length=sequence_length, padding="longest")
-        np.testing.assert_array_equal(packed["token_ids"], encoding["input_ids"])
-        np.testing.assert_array_equal(packed["padding_mask"], encoding["attention_mask"])
-        agree, dropped = 0, 0
-        for i, sentence in enumerate(words):
-            expected = hf_first_pieces(encoding, i, len(sentence))
-            assert list(packed["word_positions"][i, : len(sentence)]) == expected, i
-            expected_labels = np.full(packed["labels"].shape[1], -100)
-            for word, position in enumerate(expected):
-                if position >= 0:
-                    expected_labels[position] = labels[i][word]
-            np.testing.assert_array_equal(packed["labels"][i], expected_labels)
-            agree += 1
-            dropped += expected.count(-1)
-        print(f"sequence_length={sequence_length}: {agree}/{len(words)} sentences agree, {dropped} words without a piece")
-        assert dropped > (1000 if sequence_length == 16 else 3)  # Truncation (and empty words) were exercised.
 
 
 @pytest.fixture(scope="module")
@@ -186,28 +141,6 @@ def test_bad_input(tokenizer):
     assert np.isfinite(out[3][0]).all() and np.isnan(out[3][1]).all()  # BERT's cleaning removes U+FFFD (as HF).
     history = tagger.fit([[], ["", "x"], ["a", "b"]], [[], [0, 1], [2, 0]], verbose=0)  # Empty sentences train on nothing.
     assert np.isfinite(history.history["loss"][0])
-
-
-def test_bucketed_batches_are_full_and_keep_labels_with_their_tokens(tokenizer, tags):
-    preprocessor = BertTokenClassifierPreprocessor(tokenizer, sequence_length=64)
-    words, labels = tags["train_words"][:300], tags["train_tags"][:300]
-
-    def examples(**options):
-        batches = token_classification_dataset(words, labels, preprocessor=preprocessor, batch_size=16, **options)
-        assert int(batches.cardinality()) == 19  # 300 / 16, known without a counting pass.
-        rows, sizes, padded = [], [], 0
-        for packed, y in batches:
-            mask = packed["padding_mask"].numpy().astype(bool)
-            padded += mask.size
-            sizes.append(len(mask))
-            rows += [(tuple(t[m]), tuple(l[m])) for t, l, m in zip(packed["token_ids"].numpy(), y.numpy(), mask)]
-        return sorted(rows), sizes, padded
-
-    in_order, _, unbucketed = examples(bucket=False)
-    bucketed, sizes, padded = examples(shuffle=True, seed=0)
-    assert bucketed == in_order  # Every sentence once, its labels on its own tokens.
-    assert sorted(sizes)[1:] == [16] * (len(sizes) - 1)  # Full batches but one.
-    assert padded < unbucketed
 
 
 def test_preset_round_trip_restores_head_and_tokenizer(tokenizer, tags, tmp_path):

@@ -1,0 +1,27 @@
+"""token_classification_dataset: full batches, each sentence once, its labels
+on its own tokens (MiniLM's real vocabulary, the embedded code-tagging set)."""
+
+from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
+from keras_bert3.preprocessing.token_classification_dataset import token_classification_dataset
+
+
+def test_bucketed_batches_are_full_and_keep_labels_with_their_tokens(tokenizer, tags):
+    preprocessor = BertTokenClassifierPreprocessor(tokenizer, sequence_length=64)
+    words, labels = tags["train_words"][:300], tags["train_tags"][:300]
+
+    def examples(**options):
+        batches = token_classification_dataset(words, labels, preprocessor=preprocessor, batch_size=16, **options)
+        assert int(batches.cardinality()) == 19  # 300 / 16, known without a counting pass.
+        rows, sizes, padded = [], [], 0
+        for packed, y in batches:
+            mask = packed["padding_mask"].numpy().astype(bool)
+            padded += mask.size
+            sizes.append(len(mask))
+            rows += [(tuple(t[m]), tuple(l[m])) for t, l, m in zip(packed["token_ids"].numpy(), y.numpy(), mask)]
+        return sorted(rows), sizes, padded
+
+    in_order, _, unbucketed = examples(bucket=False)
+    bucketed, sizes, padded = examples(shuffle=True, seed=0)
+    assert bucketed == in_order  # Every sentence once, its labels on its own tokens.
+    assert sorted(sizes)[1:] == [16] * (len(sizes) - 1)  # Full batches but one.
+    assert padded < unbucketed
