@@ -1,10 +1,7 @@
 """BertQuestionAnswerer against real oracles: Hugging Face's
-`BertForQuestionAnswering` and its question-answering pipeline's decoding, its
-tokenizer's overflowing windows and `prepare_train_features` labels, a real
-fine-tuning run, and the SavedModel served in a fresh TF-only process."""
-
-
-from pydoc_data import topics
+`BertForQuestionAnswering` and its question-answering pipeline's decoding, a
+real fine-tuning run, and the SavedModel served in a fresh TF-only process.
+Its windows and labels are tested in tests/preprocessing/."""
 
 import keras
 import numpy as np
@@ -15,34 +12,13 @@ from keras_bert3.corpora.docstring_questions import docstring_questions
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.hf_helpers import save_hf_task
+from tests.qa_passages import LENGTHS
+from tests.qa_passages import passages
 from tests.reference import import_reference
 from tests.saved_model_client import assert_serving_ops
 from tests.saved_model_client import assert_warmup_served
 from tests.saved_model_client import call_in_fresh_process
 from tests.test_case import tiny_backbone
-
-LENGTHS = {"sequence_length": 128, "doc_stride": 32, "max_query_length": 32}
-
-# Real passages of Python's reference documentation (several longer than a
-# 128-token window, so the document stride matters) and questions on them.
-QUESTIONS = [
-    ("for", "What does the for statement iterate over?"),
-    ("while", "When is the else clause executed?"),
-    ("if", "How is the suite selected?"),
-    ("with", "What does the with statement wrap?"),
-    ("try", "What does the try statement specify?"),
-    ("import", "How many steps does the basic import statement take?"),
-    ("lambda", "What do lambda expressions create?"),
-    ("assert", "What are assert statements a convenient way to do?"),
-    ("return", "What does return leave?"),
-    ("pass", "What is pass?"),
-    ("global", "What is the global statement?"),
-    ("del", "How is deletion of a target list defined?"),
-]
-
-
-def passages():
-    return [(question, topics.topics[key][:1500]) for key, question in QUESTIONS]
 
 
 def tiny_answerer(minilm_dir, **kwargs):
@@ -119,53 +95,6 @@ def test_logits_and_answers_match_hugging_face_pipeline(hf_qa_dir):
     assert windows > 2 * len(questions)  # Long passages: the stride matters.
     assert max_diff < 1e-4
     assert agree == len(questions)
-
-
-def test_windows_and_labels_match_hugging_face(minilm_dir):
-    """Windows = the tokenizer's overflowing windows; labels = `prepare_train_features`."""
-    hf_tokenizer = import_reference("transformers").BertTokenizerFast.from_pretrained(minilm_dir)
-    qa = tiny_answerer(minilm_dir)
-    questions, contexts = map(list, zip(*passages()))
-    answer_starts = [len(c) // 3 for c in contexts]
-    answer_ends = [s + 20 for s in answer_starts]
-    features = qa.preprocessor((questions, contexts))
-    starts, ends = (np.asarray(t) for t in qa.preprocessor.labels(features, answer_starts, answer_ends))
-    encoded = hf_tokenizer(questions, contexts, truncation="only_second", max_length=LENGTHS["sequence_length"],
-                           stride=LENGTHS["doc_stride"], return_overflowing_tokens=True,
-                           return_offsets_mapping=True)  # fmt: skip
-    assert len(encoded["input_ids"]) == len(starts)
-    held = 0
-    for w, ids in enumerate(encoded["input_ids"]):
-        np.testing.assert_array_equal(np.asarray(features["token_ids"])[w, : len(ids)], ids)
-        i, sequence_ids = encoded["overflow_to_sample_mapping"][w], encoded.sequence_ids(w)
-        offsets = encoded["offset_mapping"][w]
-        first = sequence_ids.index(1)
-        last = len(sequence_ids) - 1 - sequence_ids[::-1].index(1)
-        if not (offsets[first][0] <= answer_starts[i] and offsets[last][1] >= answer_ends[i]):
-            expected = (0, 0)
-        else:  # prepare_train_features, within the passage.
-            start = first
-            while start <= last and offsets[start][0] <= answer_starts[i]:
-                start += 1
-            end = last
-            while offsets[end][1] >= answer_ends[i]:
-                end -= 1
-            expected = (start - 1, end + 1)
-            held += 1
-        assert (starts[w], ends[w]) == expected
-    assert 0 < held < len(starts)
-
-
-def test_fit_labels_round_trip_to_the_answer_text(minilm_dir):
-    qa = tiny_answerer(minilm_dir)
-    data = docstring_questions()["test"]
-    features = qa.preprocessor((data["question"][:20], data["context"][:20]))
-    starts = np.array(data["answer_start"][:20])
-    ends = starts + np.array([len(t) for t in data["answer_text"][:20]])
-    start, end = (np.asarray(t) for t in qa.preprocessor.labels(features, starts, ends))
-    for w, i in enumerate(np.asarray(features["example_index"])):
-        first, last = features["token_start"][w, start[w]], features["token_end"][w, end[w]]
-        assert data["context"][i][int(first) : int(last)] == data["answer_text"][i]
 
 
 @pytest.mark.slow

@@ -1,0 +1,59 @@
+"""QuestionAnsweringPreprocessor: its windows are the Hugging Face tokenizer's
+overflowing windows, its span labels `prepare_train_features`' labels, and
+the labels map back to the answer text."""
+
+import numpy as np
+
+from keras_bert3.corpora.docstring_questions import docstring_questions
+from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from tests.qa_passages import LENGTHS
+from tests.qa_passages import passages
+from tests.reference import import_reference
+
+
+def test_windows_and_labels_match_hugging_face(minilm_dir):
+    """Windows = the tokenizer's overflowing windows; labels = `prepare_train_features`."""
+    hf_tokenizer = import_reference("transformers").BertTokenizerFast.from_pretrained(minilm_dir)
+    preprocessor = QuestionAnsweringPreprocessor(BertTokenizer.from_preset(minilm_dir), **LENGTHS)
+    questions, contexts = map(list, zip(*passages()))
+    answer_starts = [len(c) // 3 for c in contexts]
+    answer_ends = [s + 20 for s in answer_starts]
+    features = preprocessor((questions, contexts))
+    starts, ends = (np.asarray(t) for t in preprocessor.labels(features, answer_starts, answer_ends))
+    encoded = hf_tokenizer(questions, contexts, truncation="only_second", max_length=LENGTHS["sequence_length"],
+                           stride=LENGTHS["doc_stride"], return_overflowing_tokens=True,
+                           return_offsets_mapping=True)  # fmt: skip
+    assert len(encoded["input_ids"]) == len(starts)
+    held = 0
+    for w, ids in enumerate(encoded["input_ids"]):
+        np.testing.assert_array_equal(np.asarray(features["token_ids"])[w, : len(ids)], ids)
+        i, sequence_ids = encoded["overflow_to_sample_mapping"][w], encoded.sequence_ids(w)
+        offsets = encoded["offset_mapping"][w]
+        first = sequence_ids.index(1)
+        last = len(sequence_ids) - 1 - sequence_ids[::-1].index(1)
+        if not (offsets[first][0] <= answer_starts[i] and offsets[last][1] >= answer_ends[i]):
+            expected = (0, 0)
+        else:  # prepare_train_features, within the passage.
+            start = first
+            while start <= last and offsets[start][0] <= answer_starts[i]:
+                start += 1
+            end = last
+            while offsets[end][1] >= answer_ends[i]:
+                end -= 1
+            expected = (start - 1, end + 1)
+            held += 1
+        assert (starts[w], ends[w]) == expected
+    assert 0 < held < len(starts)
+
+
+def test_labels_round_trip_to_the_answer_text(minilm_dir):
+    preprocessor = QuestionAnsweringPreprocessor(BertTokenizer.from_preset(minilm_dir), **LENGTHS)
+    data = docstring_questions()["test"]
+    features = preprocessor((data["question"][:20], data["context"][:20]))
+    starts = np.array(data["answer_start"][:20])
+    ends = starts + np.array([len(t) for t in data["answer_text"][:20]])
+    start, end = (np.asarray(t) for t in preprocessor.labels(features, starts, ends))
+    for w, i in enumerate(np.asarray(features["example_index"])):
+        first, last = features["token_start"][w, start[w]], features["token_end"][w, end[w]]
+        assert data["context"][i][int(first) : int(last)] == data["answer_text"][i]
