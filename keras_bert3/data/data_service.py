@@ -28,7 +28,7 @@ WORKER_TIMEOUT_S = 60.0
 
 
 def served_by_data_service(dataset: tf.data.Dataset, address: str, *, connect_timeout: float = CONNECT_TIMEOUT_S,
-                           worker_timeout: float | None = None) -> tf.data.Dataset:  # fmt: skip
+                           worker_timeout: float = WORKER_TIMEOUT_S) -> tf.data.Dataset:  # fmt: skip
     """`dataset` computed by the `tf.data` service workers of the dispatcher at
     `address`, its source files shared out between them.
 
@@ -41,8 +41,7 @@ def served_by_data_service(dataset: tf.data.Dataset, address: str, *, connect_ti
             functions are TensorFlow ops (no `py_function`, no generator).
         address: "host:port" (or "grpc://host:port") of the dispatcher.
         connect_timeout: float. Seconds to wait for the dispatcher to answer.
-        worker_timeout: float. Seconds to wait for a worker to register with it
-            (default `WORKER_TIMEOUT_S`).
+        worker_timeout: float. Seconds to wait for a worker to register with it.
 
     Raises:
         ConnectionError: nothing answers at `address` within `connect_timeout`,
@@ -52,7 +51,7 @@ def served_by_data_service(dataset: tf.data.Dataset, address: str, *, connect_ti
     >>> dataset = served_by_data_service(read_paired_shards("prepared", tokenizer), "dispatcher:5050")  # doctest: +SKIP
     """
     target = check_dispatcher_answers(address, connect_timeout)
-    check_dispatcher_has_workers(address, WORKER_TIMEOUT_S if worker_timeout is None else worker_timeout)
+    check_dispatcher_has_workers(address, worker_timeout)
     served = dataset.apply(
         tf.data.experimental.service.distribute(
             processing_mode=tf.data.experimental.service.ShardingPolicy.DYNAMIC, service=target

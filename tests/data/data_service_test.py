@@ -20,6 +20,7 @@ from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.data.data_service import check_dispatcher_answers
 from keras_bert3.data.data_service import check_dispatcher_has_workers
+from keras_bert3.data.data_service import served_by_data_service
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.upstream.data_service_stop import stop_within
@@ -155,17 +156,17 @@ def test_an_address_without_dispatcher_is_refused_in_bounded_time(corpus, tokeni
         pretraining_dataset(corpus, tokenizer, data_service="localhost")
 
 
-def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokenizer, monkeypatch):
+def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokenizer):
     """A job there would wait for a worker forever: the run is refused, naming
     the command that starts one; a worker that registers within the time is waited for."""
     service = tf.data.experimental.service
     dispatcher = service.DispatchServer()
     address = dispatcher.target.split("://")[-1]
-    monkeypatch.setattr("keras_bert3.data.data_service.WORKER_TIMEOUT_S", 2.0)
+    local = pretraining_dataset(corpus, tokenizer)  # What `data_service=` sends to the service (60 s default wait).
     start = time.perf_counter()
     with pytest.raises(ConnectionError, match=f"dispatcher at {address} has no worker after 2 s.*"
                                               f"keras-bert3 data-service worker --dispatcher {address}"):  # fmt: skip
-        pretraining_dataset(corpus, tokenizer, data_service=address)
+        served_by_data_service(local, address, worker_timeout=2)
     assert time.perf_counter() - start < 10
 
     def start_worker_soon():
