@@ -11,7 +11,7 @@ import sys
 
 preset, out, strategy, devices = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 if os.environ.get("KERAS_BACKEND") == "jax":
-    os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + f" --xla_force_host_platform_device_count={devices}"
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402

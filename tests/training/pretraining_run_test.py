@@ -117,7 +117,8 @@ def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
     # Eight virtual JAX devices split the batch; 12 examples do not split over 8.
     args = command(tmp_path / "run", small_corpus, "--strategy", "data_parallel")
     args[args.index("--batch-size") + 1] = "12"
-    env = dict(os.environ, KERAS_BACKEND="jax", XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    env = dict(os.environ, KERAS_BACKEND="jax",
+               XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8")  # fmt: skip
     result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, env=env)
     assert result.returncode == 2
     assert "--batch-size 12 does not split evenly over the 8 replicas" in result.stderr
@@ -147,7 +148,7 @@ def test_two_workers_pretrain_from_their_own_files(tmp_path, small_corpus):
     else:
         address, strategy = f"localhost:{free_port()}", "data_parallel"
         environments = [{"KERAS_DISTRIBUTION_JOB_ADDRESSES": address, "KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
-                         "KERAS_DISTRIBUTION_PROCESS_ID": str(i), "XLA_FLAGS": ""} for i in range(2)]  # fmt: skip
+                         "KERAS_DISTRIBUTION_PROCESS_ID": str(i)} for i in range(2)]  # fmt: skip
     processes = []
     for index, environment in enumerate(environments):
         args = command(tmp_path / f"worker{index}", str(tmp_path / "part*.txt"), "--strategy", strategy)
