@@ -115,7 +115,9 @@ def document_groups(
                               max_document_sentences=max_document_sentences, counters=counters)  # fmt: skip
     windows = blocks.batch(cycle_length)  # (blocks, documents, sentences)
     seeds = seed_stream(seed, reproducible=reproducible)
-    deal = lambda window, window_seed: deal_into_groups(window.merge_dims(0, 1), group_size, window_seed)  # noqa: E731
+    deal = tf.autograph.experimental.do_not_convert(  # Traced as written, as `paired_examples`.
+        lambda window, window_seed: deal_into_groups(window.merge_dims(0, 1), group_size, window_seed)
+    )
     # Deals in parallel too: a window's shuffle is a few ms that would otherwise hold one core.
     return tf.data.Dataset.zip(windows, seeds).map(deal, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).unbatch()
 
@@ -194,6 +196,7 @@ def _sentence_line_documents(path, max_sentences: int, lines_per_block: int = 40
     lines = tf.data.TextLineDataset(path).concatenate(tf.data.Dataset.from_tensors(""))  # Ends the last document.
     blocks = lines.batch(lines_per_block)
 
+    @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def step(carry, block):
         lines = tf.concat([carry, tf.strings.strip(block)], axis=0)
         blank = tf.equal(lines, "")

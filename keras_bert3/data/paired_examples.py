@@ -77,7 +77,11 @@ def paired_examples(
         groups = groups.map(lambda group, is_end: group)
     seeds = seed_stream(seed, reproducible=reproducible)
 
-    pair = lambda group, group_seed: pair_group(group, group_seed, tokenizer, pairer, counters)  # noqa: E731
+    # Traced as written (explicit tf.cond / tf.while_loop): autograph's rewrite of the pairer and the
+    # tokenizer cost 2-3 s in every process that builds the pipeline.
+    pair = tf.autograph.experimental.do_not_convert(
+        lambda group, group_seed: pair_group(group, group_seed, tokenizer, pairer, counters)
+    )
     pairs = tf.data.Dataset.zip(groups, seeds).map(pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return pairs.unbatch()
 

@@ -349,6 +349,7 @@ def read_paired_shards(
         "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
     }
 
+    @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def parse(records):
         parsed = tf.io.parse_example(records, features)
         token_ids = tf.cast(parsed["input_ids"], tf.int32)

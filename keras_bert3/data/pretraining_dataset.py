@@ -155,6 +155,7 @@ def masked_batches(batches: tf.data.Dataset, masker: MlmMasker, sequence_length:
     masks on every pass (deterministic for `seed` if `reproducible`, see `seed_stream`)."""
     mask_seeds = seed_stream(seed, reproducible=reproducible)
 
+    @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def to_inputs(batch, mask_seed):
         token_ids, segment_ids, lengths, labels = batch
         padding_mask = tf.cast(tf.range(sequence_length)[None, :] < lengths[:, None], tf.int32)

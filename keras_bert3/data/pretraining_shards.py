@@ -138,6 +138,7 @@ def read_pretraining_shards(
     features["next_sentence_labels"] = tf.io.FixedLenFeature([1], tf.int64)
     features["masked_lm_weights"] = tf.io.FixedLenFeature([max_predictions], tf.float32)
 
+    @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def to_inputs(records):
         parsed = tf.io.parse_example(records, features)
         ints = {name: tf.cast(parsed[name], tf.int32) for name in _INT_FEATURES}

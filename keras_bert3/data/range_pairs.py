@@ -60,6 +60,7 @@ def range_pairs(
             tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.int64))  # fmt: skip
     range_seeds = tf.constant(seeds, tf.int64)
 
+    @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def deal(position, window_index, sentences, lengths):
         """Groups of the window, each with its seed and the range's position;
         an end of range becomes one empty group marked `end`."""
@@ -78,6 +79,7 @@ def range_pairs(
         balanced_nsp=balanced_nsp,
     )
 
+    @tf.autograph.experimental.do_not_convert
     def pair(position, end, group, group_seed):
         return (position, end) + pair_group(group, group_seed, tokenizer, pairer, counters)
 

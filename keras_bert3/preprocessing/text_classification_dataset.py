@@ -148,6 +148,7 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
         )
     first_spec = first_spec[0] if isinstance(first_spec, tuple) else first_spec
 
+    @tf.autograph.experimental.do_not_convert  # Traced as written: autograph's rewrite costs seconds.
     def to_columns(*element):
         if has_targets:
             texts, rest = element[0], element[1:]
@@ -175,6 +176,7 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
             dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
         )
 
+    @tf.autograph.experimental.do_not_convert
     def to_rows(columns):
         texts = (columns.pop("text"), columns.pop("second")) if "second" in columns else columns.pop("text")
         return dict(columns, **as_rows(preprocessor(texts), ROWS))
