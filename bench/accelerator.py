@@ -296,23 +296,24 @@ def serve_export(classifier, texts, logits, args) -> dict:
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the tokenizer's ops for loading)
 
-    path = os.path.join(tempfile.mkdtemp(prefix="accelerator_export_"), "1")
-    start = time.perf_counter()
-    classifier.export(path)
-    export_s = time.perf_counter() - start
-    serve = tf.saved_model.load(path).signatures["serving_default"]
-    batches = [tf.constant(texts[i : i + 64]) for i in range(0, len(texts), 64)]
-    served = np.concatenate([serve(text=batch)["probabilities"].numpy() for batch in batches])
-    start = time.perf_counter()
-    for batch in batches:
-        serve(text=batch)["probabilities"].numpy()
-    strings_per_s = len(texts) / (time.perf_counter() - start)
-    one = tf.constant(texts[:1])
-    latencies = []
-    for _ in range(5 if args.tiny else 50):
+    with tempfile.TemporaryDirectory(prefix="accelerator_export_") as directory:
+        path = os.path.join(directory, "1")
         start = time.perf_counter()
-        serve(text=one)["probabilities"].numpy()
-        latencies.append(time.perf_counter() - start)
+        classifier.export(path)
+        export_s = time.perf_counter() - start
+        serve = tf.saved_model.load(path).signatures["serving_default"]
+        batches = [tf.constant(texts[i : i + 64]) for i in range(0, len(texts), 64)]
+        served = np.concatenate([serve(text=batch)["probabilities"].numpy() for batch in batches])
+        start = time.perf_counter()
+        for batch in batches:
+            serve(text=batch)["probabilities"].numpy()
+        strings_per_s = len(texts) / (time.perf_counter() - start)
+        one = tf.constant(texts[:1])
+        latencies = []
+        for _ in range(5 if args.tiny else 50):
+            start = time.perf_counter()
+            serve(text=one)["probabilities"].numpy()
+            latencies.append(time.perf_counter() - start)
     predicted = np.exp(logits - logits.max(-1, keepdims=True))
     predicted /= predicted.sum(-1, keepdims=True)
     return {
