@@ -77,8 +77,8 @@ def paired_examples(
         groups = groups.map(lambda group, is_end: group)
     seeds = seed_stream(seed, reproducible=reproducible)
 
-    # Traced as written (explicit tf.cond / tf.while_loop): autograph's rewrite of the pairer and the
-    # tokenizer cost 2-3 s in every process that builds the pipeline.
+    # Traced as written (explicit tf.cond / tf.while_loop): autograph would rewrite the pairer, the
+    # tokenizer and tf-text's Python in every process that builds the pipeline, for nothing.
     pair = tf.autograph.experimental.do_not_convert(
         lambda group, group_seed: pair_group(group, group_seed, tokenizer, pairer, counters)
     )

@@ -148,7 +148,7 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
         )
     first_spec = first_spec[0] if isinstance(first_spec, tuple) else first_spec
 
-    @tf.autograph.experimental.do_not_convert  # Traced as written: autograph's rewrite costs seconds.
+    @tf.autograph.experimental.do_not_convert  # Traced as written (no Python control flow on tensors).
     def to_columns(*element):
         if has_targets:
             texts, rest = element[0], element[1:]
