@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_bert3.layers.activations import get_activation
+from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -71,7 +72,7 @@ class BertEncoderBlock(keras.layers.Layer):
         self.head_dim = hidden_dim // self.num_heads
 
         def dense(units, name, activation=None):
-            return keras.layers.Dense(
+            return Float32AccumulatingDense(
                 units,
                 activation=activation,
                 kernel_initializer=keras.initializers.TruncatedNormal(

@@ -5,6 +5,8 @@ import keras
 from keras import ops
 
 from keras_bert3.layers.activations import get_activation
+from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
+from keras_bert3.layers.float32_accumulating_dense import dense_product
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -52,7 +54,7 @@ class BertMaskedLMHead(keras.layers.Layer):
 
     def build(self, sequence_output_shape, mask_positions_shape=None):
         hidden_dim = sequence_output_shape[-1]
-        self.dense = keras.layers.Dense(
+        self.dense = Float32AccumulatingDense(
             hidden_dim,
             activation=get_activation(self.activation),
             kernel_initializer=keras.initializers.TruncatedNormal(
@@ -78,9 +80,8 @@ class BertMaskedLMHead(keras.layers.Layer):
             sequence_output, ops.cast(mask_positions, "int32")[:, :, None], axis=1
         )
         hidden = self.layer_norm(self.dense(hidden))
-        embeddings = ops.cast(self.token_embedding.embeddings, hidden.dtype)
-        logits = ops.matmul(hidden, ops.transpose(embeddings))
-        return logits + ops.cast(self.output_bias, logits.dtype)
+        embeddings = ops.cast(self.token_embedding.embeddings, hidden.dtype)  # (vocabulary, hidden)
+        return dense_product(hidden, embeddings, ops.cast(self.output_bias, hidden.dtype), transpose_kernel=True)
 
     def compute_output_shape(self, sequence_output_shape, mask_positions_shape):
         return tuple(mask_positions_shape) + (self.token_embedding.input_dim,)
