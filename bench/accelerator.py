@@ -223,7 +223,8 @@ def run_pretrain(row: dict, args) -> dict:
                                       max_sequence_length=max(length, 512), dtype=row["precision"])  # fmt: skip
     pretrainer = BertPretrainer(backbone)
     epochs = 1 + args.timed_epochs
-    pretrainer.compile(learning_rate=1e-4, total_steps=epochs * args.steps, warmup_steps=args.steps)
+    pretrainer.compile(learning_rate=1e-4, total_steps=epochs * args.steps, warmup_steps=args.steps,
+                       precision="float32" if row["precision"] == "float32" else "auto")  # The row's precision.
     progress(f"BERT-{row['size']} built ({pretrainer.count_params() / 1e6:.0f} M weights); fit starts")
     timer = epoch_timer()
     # Every batch of the run is made while the first step compiles, so that the

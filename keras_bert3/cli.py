@@ -375,7 +375,9 @@ def main(argv=None) -> int:
     p.add_argument("--warmup-steps", type=int, help="default: 1%% of --steps")
     p.add_argument("--checkpoint-every", type=int, default=100)
     p.add_argument("--vocabulary-size", type=int, default=8000, help="vocabulary learnt on the corpus")
-    p.add_argument("--precision", choices=["mixed_bfloat16", "mixed_float16"])
+    p.add_argument("--precision", choices=["float32", "mixed_bfloat16", "mixed_float16"],
+                   help="default: bfloat16 compute, float32 weights where the hardware computes bfloat16 natively "
+                        "(CPUs with AVX512-BF16 or AMX, TPUs), float32 elsewhere")
     p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
     p.add_argument("--strategy", default="none", choices=STRATEGIES,
                    help="mirrored / multi_worker_mirrored / tpu (TensorFlow); data_parallel / model_parallel (JAX)")

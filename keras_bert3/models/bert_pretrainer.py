@@ -13,6 +13,8 @@ from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.compile_on_load import CompileOnLoad
 from keras_bert3.models.sparse_cross_entropy import sparse_cross_entropy_with_hits
+from keras_bert3.models.training_precision import computing_in
+from keras_bert3.models.training_precision import training_dtype_policy
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 from keras_bert3.upstream.multi_worker_fit import MultiWorkerFit
 
@@ -99,6 +101,8 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
 
         # === Config ===
         self.nsp = nsp
+        self.training_dtype_policy = backbone.dtype_policy.name  # Until compile() chooses.
+        self._step_policy = None
 
         # === Metrics ===
         self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")
@@ -115,6 +119,7 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
         warmup_steps: int | None = None,
         weight_decay: float = 0.01,
         jit_compile="auto",
+        precision: str = "auto",
         **kwargs,
     ):
         """Compiles with BERT's recipe.
@@ -129,8 +134,19 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
         (oneDNN kernels) on CPUs, which `bench/bench_pretraining.py` measures
         as the faster of the two there.
 
+        `precision="auto"` trains a float32 model in `mixed_bfloat16`
+        (bfloat16 compute, float32 weights and optimizer) where that is the
+        faster: TPUs, and CPUs with AVX512-BF16 or AMX under TensorFlow's
+        graph or JAX; float32 elsewhere. Only the training step changes:
+        `evaluate`, `predict` and saved models keep the model's policy.
+        `training_dtype_policy` says what was chosen; `precision="float32"`
+        keeps float32, `"mixed_bfloat16"` asks for bfloat16 anywhere. A model
+        built under another policy (`keras.config.set_dtype_policy`) keeps it.
+
         Example:
         >>> pretrainer.compile(learning_rate=5e-4, total_steps=10_000)
+        >>> pretrainer.training_dtype_policy  # On a CPU with AVX512-BF16.
+        'mixed_bfloat16'
         """
         for name in ("loss", "metrics", "weighted_metrics", "loss_weights"):
             if kwargs.get(name) is not None:
@@ -138,7 +154,6 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
                     f"BertPretrainer computes its own losses and metrics; remove "
                     f"`{name}=` from compile(). Only the optimizer can be changed."
                 )
-        check_training_settings(self.backbone.dtype_policy.name, jit_compile)
         if optimizer is None:
             from keras_bert3.optimizers.bert_optimizer import bert_optimizer
 
@@ -149,6 +164,15 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
                 weight_decay=weight_decay,
             )
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
+        self._step_policy = training_dtype_policy(precision, self.backbone.dtype_policy.name, bool(self.jit_compile))
+        self.training_dtype_policy = self._step_policy or self.backbone.dtype_policy.name
+        check_training_settings(self.training_dtype_policy, jit_compile)
+
+    def train_step(self, *args, **kwargs):
+        # Traced once per input signature: the compiled step computes in the
+        # training policy, everything else keeps the model's.
+        with computing_in(self, self._step_policy):
+            return super().train_step(*args, **kwargs)
 
     @property
     def metrics(self):

@@ -46,7 +46,9 @@ class PretrainingConfig:
         learning_rate: peak learning rate; warmup_steps: linear warmup.
         checkpoint_every: steps between checkpoints (and log lines).
         vocabulary_size: for the vocabulary learnt on the corpus (new models).
-        precision: None, "mixed_bfloat16" or "mixed_float16".
+        precision: None (BertPretrainer's `precision="auto"`: bfloat16 compute
+            where the hardware has it natively), "float32", "mixed_bfloat16"
+            or "mixed_float16".
         strategy: a name from `keras_bert3.distribution.STRATEGIES`.
         devices: how many of the accelerator's devices the strategy uses
             (default: all).
@@ -170,7 +172,7 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     if config.devices is not None and config.strategy == "none":
         raise ValueError("--devices needs a --strategy that spreads over devices (mirrored, data_parallel, ...).")
     _check_resume(config)
-    if config.precision:
+    if config.precision in ("mixed_bfloat16", "mixed_float16"):
         keras.config.set_dtype_policy(config.precision)
     keras.utils.set_random_seed(config.seed)
     corpus = config.corpus or default_corpus_path()
@@ -237,6 +239,7 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
         learning_rate=config.learning_rate,
         total_steps=config.steps,
         warmup_steps=config.warmup_steps,
+        precision="float32" if config.precision == "float32" else "auto",
     )
 
     epochs = -(-config.steps // config.checkpoint_every)

@@ -21,4 +21,6 @@ on, so an upgrade that changes one fails there, loudly, and nowhere else.
   bounded time (`DispatchServer._stop`, `WorkerServer._stop`).
 - `data_service_workers.registered_workers`: the workers a `tf.data` service
   dispatcher knows (its internal gRPC method `GetWorkers`).
+- `layer_tree.all_layers`: every layer inside a model, nested ones included
+  (`Layer._flatten_layers`), to set each one's dtype policy.
 """

@@ -27,7 +27,7 @@ from tests.models.bert_pretrainer_test import pretraining_batch  # noqa: E402
 device_names = [f"/cpu:{i}" for i in range(devices)] if strategy == "mirrored" else None
 with distribution_scope(strategy, devices=device_names) as replicas:
     pretrainer = BertPretrainer.from_preset(preset)
-    pretrainer.compile(learning_rate=1e-4, total_steps=10, warmup_steps=0)  # The recipe: clipping included.
+    pretrainer.compile(learning_rate=1e-4, total_steps=10, warmup_steps=0, precision="float32")  # The recipe: clipping included.
     # Two different global batches of 8, with unequal padding and mask weights
     # across their halves (each half goes to another replica).
     batches = []

@@ -75,7 +75,8 @@ def test_fifty_steps_of_the_recipe_equal_hugging_face(tmp_path, run_vocabulary):
     reference.save_pretrained(tmp_path)  # The initial weights, which ours loads.
 
     pretrainer = BertPretrainer.from_preset(str(tmp_path))
-    pretrainer.compile(learning_rate=PEAK_LEARNING_RATE, total_steps=STEPS, warmup_steps=WARMUP, weight_decay=WEIGHT_DECAY)
+    pretrainer.compile(learning_rate=PEAK_LEARNING_RATE, total_steps=STEPS, warmup_steps=WARMUP, weight_decay=WEIGHT_DECAY,
+                       precision="float32")  # The reference trains in float32.
     ours = [float(pretrainer.train_on_batch(x, y, w, return_dict=True)["loss"]) for x, y, w in batches]
     theirs = hugging_face_losses(reference, batches)
 

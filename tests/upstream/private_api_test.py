@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from keras_bert3.upstream.adam_moments import adam_moments
 from keras_bert3.upstream.keras_hub_encoder_parts import transformer_encoder_parts
+from keras_bert3.upstream.layer_tree import all_layers
 from keras_bert3.upstream.multi_worker_fit import in_multi_worker_mode
 from keras_bert3.upstream.multi_worker_fit import model_strategy
 from keras_bert3.upstream.private_api import require_private
@@ -116,3 +117,14 @@ def test_data_service_servers_stop_when_asked():
         check_dispatcher_answers(address, timeout=2)
     dispatcher._stop()
     worker._stop()
+
+
+def test_all_layers_reaches_the_layers_that_layers_build():
+    from tests.test_case import tiny_backbone
+
+    backbone = tiny_backbone(50)
+    layers = all_layers(backbone)
+    assert len({id(layer) for layer in layers}) == len(layers) and layers[0] is backbone  # Each once.
+    block = backbone.encoder_blocks[0]
+    for sublayer in (block, block.qkv_dense, block.output_layer_norm, block.probs_dropout, backbone.token_embedding):
+        assert any(layer is sublayer for layer in layers), sublayer.path

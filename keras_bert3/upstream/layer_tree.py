@@ -1,0 +1,22 @@
+"""Every layer inside a model, nested ones included. Keras has no public walk
+over the layers that layers create for themselves (a `BertEncoderBlock`'s
+dense layers); `Model.layers` lists the top level only.
+
+Private API: `keras.layers.Layer._flatten_layers`.
+"""
+
+import keras
+
+from keras_bert3.upstream.private_api import require_private
+
+require_private(keras.layers.Layer, "_flatten_layers", package=keras, why="setting each layer's dtype policy")
+
+
+def all_layers(model: keras.layers.Layer) -> list:
+    """`model` and every layer it holds, at any depth, each once.
+
+    Example:
+    >>> [layer.name for layer in all_layers(pretrainer)][:2]
+    ['bert_pretrainer', 'bert_backbone']
+    """
+    return list(model._flatten_layers(include_self=True, recursive=True))
