@@ -27,8 +27,9 @@ def value_and_gradients(function, *args):
     else:
         import tensorflow as tf
 
-        args = [tf.Variable(a) for a in args]
+        args = [tf.convert_to_tensor(a) for a in args]
         with tf.GradientTape() as tape:
+            tape.watch(args)
             value = function(*args)
             loss = tf.reduce_sum(tf.cast(value, "float32") * weights)
         grads = tape.gradient(loss, args)
