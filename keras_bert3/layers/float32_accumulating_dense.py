@@ -6,7 +6,7 @@ result and slow when they write bfloat16, which is what `keras.ops.matmul`
 asks for (and what JAX's automatic gradient of a matmul asks for again).
 `dense_product` asks for float32 and rounds the result once. TensorFlow's
 oneDNN kernels accumulate in float32 either way, so there it is Keras' matmul.
-Measured by `bench/bench_pretraining.py` (the JAX `mixed_bfloat16` row).
+Measured by `bench/bench_pretraining.py` (its JAX rows and matmul peaks).
 """
 
 import functools
