@@ -137,7 +137,7 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
         `precision="auto"` trains a float32 model in `mixed_bfloat16`
         (bfloat16 compute, float32 weights and optimizer) where that is the
         faster: TPUs, and CPUs with AVX512-BF16 or AMX under TensorFlow's
-        graph or JAX; float32 elsewhere. Only the training step changes:
+        graph or JAX's compiled step; float32 elsewhere. Only the training step changes:
         `evaluate`, `predict` and saved models keep the model's policy.
         `training_dtype_policy` says what was chosen; `precision="float32"`
         keeps float32, `"mixed_bfloat16"` asks for bfloat16 anywhere. A model

@@ -31,7 +31,7 @@ def training_dtype_policy(precision: str, model_policy: str, jit_compile: bool) 
 
     "auto" gives "mixed_bfloat16" (bfloat16 compute, float32 weights) on
     TPUs, and on CPUs with AVX512-BF16 or AMX for TensorFlow's graph and for
-    JAX; float32 on GPUs (choose `mixed_float16` or `mixed_bfloat16` there with
+    JAX's compiled step; float32 on GPUs (choose `mixed_float16` or `mixed_bfloat16` there with
     `keras.config.set_dtype_policy`) and everywhere else.
 
     Example:
@@ -55,7 +55,9 @@ def training_dtype_policy(precision: str, model_policy: str, jit_compile: bool) 
     device = accelerator_type()
     if device == "tpu":
         return "mixed_bfloat16"
-    fast_on_this_cpu = keras.backend.backend() == "jax" or not jit_compile
+    # bfloat16 is fast in TensorFlow's graph (oneDNN) and in JAX's XLA, not in
+    # TensorFlow's XLA on CPUs, and eager JAX would compile each bfloat16 op anew.
+    fast_on_this_cpu = jit_compile if keras.backend.backend() == "jax" else not jit_compile
     if device == "cpu" and cpu_has_native_bfloat16() and fast_on_this_cpu:
         return "mixed_bfloat16"
     return None
