@@ -137,7 +137,7 @@ def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corp
         assert len(f.read().strip().splitlines()) == 3  # Header and two checkpoints.
     for process, _ in servers:
         process.send_signal(signal.SIGTERM)
-    for process, log in servers:  # A worker busy with the 21 MB corpus is left after 10 s (STOP_SECONDS).
+    for process, log in servers:  # A worker exits at once; the dispatcher within 10 s (STOP_SECONDS).
         try:
             process.wait(timeout=30)
         except subprocess.TimeoutExpired:
