@@ -101,8 +101,7 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
 
         # === Config ===
         self.nsp = nsp
-        self.training_dtype_policy = backbone.dtype_policy.name  # Until compile() chooses.
-        self._step_policy = None
+        self._step_policy = None  # The policy the training step switches to; compile() chooses.
 
         # === Metrics ===
         self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")
@@ -165,8 +164,12 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
             )
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
         self._step_policy = training_dtype_policy(precision, self.backbone.dtype_policy.name, bool(self.jit_compile))
-        self.training_dtype_policy = self._step_policy or self.backbone.dtype_policy.name
         check_training_settings(self.training_dtype_policy, jit_compile)
+
+    @property
+    def training_dtype_policy(self) -> str:
+        """The dtype policy the training step computes in (see `compile`)."""
+        return self._step_policy or self.backbone.dtype_policy.name
 
     def train_step(self, *args, **kwargs):
         # Traced once per input signature: the compiled step computes in the
