@@ -13,6 +13,7 @@ from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.compile_on_load import CompileOnLoad
 from keras_bert3.models.sparse_cross_entropy import sparse_cross_entropy_with_hits
+from keras_bert3.models.training_precision import check_precision_name
 from keras_bert3.models.training_precision import computing_in
 from keras_bert3.models.training_precision import training_dtype_policy
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
@@ -147,6 +148,7 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
         >>> pretrainer.training_dtype_policy  # On a CPU with AVX512-BF16.
         'mixed_bfloat16'
         """
+        check_precision_name(precision)
         for name in ("loss", "metrics", "weighted_metrics", "loss_weights"):
             if kwargs.get(name) is not None:
                 raise ValueError(

@@ -19,6 +19,15 @@ from keras_bert3.upstream.layer_tree import all_layers
 PRECISIONS = ("auto", "float32", "mixed_bfloat16")
 
 
+def check_precision_name(precision: str) -> None:
+    """Raises a ValueError naming the choices if `precision` is not one of `PRECISIONS`."""
+    if precision not in PRECISIONS:
+        raise ValueError(
+            f"precision={precision!r} is not one of {PRECISIONS}. For float16 (GPUs only) build the "
+            "model under keras.config.set_dtype_policy('mixed_float16') and leave precision='auto'."
+        )
+
+
 def training_dtype_policy(precision: str, model_policy: str, jit_compile: bool) -> str | None:
     """The dtype policy a training step should compute in, or None to keep the model's.
 
@@ -38,11 +47,7 @@ def training_dtype_policy(precision: str, model_policy: str, jit_compile: bool) 
     >>> training_dtype_policy("auto", "float32", jit_compile=False)  # TensorFlow, AVX512-BF16 CPU.
     'mixed_bfloat16'
     """
-    if precision not in PRECISIONS:
-        raise ValueError(
-            f"precision={precision!r} is not one of {PRECISIONS}. For float16 (GPUs only) build the "
-            "model under keras.config.set_dtype_policy('mixed_float16') and leave precision='auto'."
-        )
+    check_precision_name(precision)
     if model_policy != "float32":
         if precision == "mixed_bfloat16" and model_policy != "mixed_bfloat16":
             raise ValueError(

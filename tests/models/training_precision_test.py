@@ -32,6 +32,10 @@ def test_bad_precisions_are_refused():
         training_dtype_policy("float16", "float32", jit_compile=False)
     with pytest.raises(ValueError, match="asks to train a mixed_float16 model in bfloat16"):
         training_dtype_policy("mixed_bfloat16", "mixed_float16", jit_compile=False)
+    model = BertPretrainer(tiny_backbone(120))
+    with pytest.raises(ValueError, match="precision='bf16' is not one of"):
+        model.compile(precision="bf16")
+    assert not model.compiled  # Refused before Keras compiled anything.
 
 
 def pretrainer(precision, policy=None):
