@@ -1,6 +1,6 @@
 """Where a BertPretrainer training step's time goes, from the backend's profiler.
 
-Trains the benchmark's model (4 layers, 256 wide, seq 128, batch 32, the
+Trains the benchmark's model (4 layers, 256 wide, seq 128 or 512, batch 32, the
 synthetic batches of `bench_pretraining.py`) for a few steps under
 `jax.profiler` or `tf.profiler`, reads the trace (an XSpace protobuf), and
 sums the time of every executed op into: encoder matmuls, attention (scores,
@@ -111,6 +111,7 @@ def main() -> None:
     parser.add_argument("--no-xla", action="store_true", help="TensorFlow graph mode (oneDNN kernels)")
     parser.add_argument("--precision", default="auto", help="auto (the default), float32 or mixed_bfloat16")
     parser.add_argument("--top", type=int, default=0, help="also print the N most expensive ops")
+    parser.add_argument("--sequence-length", type=int, default=128, help="128 or 512 (the benchmark's sections)")
     args = parser.parse_args()
 
     dump_dir = tempfile.mkdtemp(prefix="hlo_dump_")
@@ -125,7 +126,7 @@ def main() -> None:
     backend = keras.backend.backend()
     if args.precision not in ("auto", "float32"):
         keras.config.set_dtype_policy(args.precision)
-    config = bench.Config("ours", backend)
+    config = bench.Config("ours", backend, sequence_length=args.sequence_length)
     batches = bench.make_batches(config)
     backbone = keras_bert3.BertBackbone(
         vocabulary_size=bench.VOCABULARY_SIZE, num_layers=4, num_heads=4, hidden_dim=256, intermediate_dim=1024
