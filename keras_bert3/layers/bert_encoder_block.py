@@ -6,6 +6,7 @@ from keras import ops
 from keras_bert3.layers.activations import get_activation
 from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
 from keras_bert3.layers.hashed_dropout import HashedDropout
+from keras_bert3.layers.head_split import split_heads
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -115,8 +116,7 @@ class BertEncoderBlock(keras.layers.Layer):
         with `first_token_only`, the query of the first token alone."""
         batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
         qkv = ops.reshape(self.qkv_dense(x), (batch_size, sequence_length, 3, self.num_heads, self.head_dim))
-        # One transpose to (3, batch, heads, seq, head_dim), then plain batched matmuls.
-        query, key, value = ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0)
+        query, key, value = split_heads(qkv)
         return (query[:, :, :1] if first_token_only else query), key, value
 
     def _attend(self, x, padding_mask, training, first_token_only):
