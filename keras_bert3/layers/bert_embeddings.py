@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from keras_bert3.layers.hashed_dropout import HashedDropout
+from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -80,7 +80,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm = keras.layers.LayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
-        self.dropout_layer = HashedDropout(dropout, dtype=self.dtype_policy, name="dropout")
+        self.dropout_layer = FastMaskDropout(dropout, dtype=self.dtype_policy, name="dropout")
 
     def build(self, token_ids_shape, segment_ids_shape=None):
         self.token_embedding.build(token_ids_shape)

@@ -5,7 +5,7 @@ from keras import ops
 
 from keras_bert3.layers.activations import get_activation
 from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
-from keras_bert3.layers.hashed_dropout import HashedDropout
+from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.layers.head_split import split_heads
 
 
@@ -98,7 +98,7 @@ class BertEncoderBlock(keras.layers.Layer):
         # Named, and in this layer's dtype policy: with a default (global)
         # float32 policy an unset dtype would cast bfloat16 activations back.
         def dropout(rate, name):
-            return HashedDropout(rate, dtype=self.dtype_policy, name=name)
+            return FastMaskDropout(rate, dtype=self.dtype_policy, name=name)
 
         self.probs_dropout = dropout(self.attention_dropout, "probs_dropout")
         self.attention_output_dropout = dropout(self.dropout, "attention_output_dropout")

@@ -6,7 +6,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_bert3.layers.hashed_dropout import HashedDropout
+from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_task import HuggingFaceHead
@@ -103,7 +103,7 @@ class BertTokenClassifier(BertTask):
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
-        self.output_dropout = HashedDropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
+        self.output_dropout = FastMaskDropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
         self.output_dense = dense_head(backbone, num_labels, name="logits")
 
         # === Functional graph ===
