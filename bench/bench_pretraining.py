@@ -5,8 +5,10 @@ Every implementation trains the same BERT (4 layers, 256 wide, 4 heads, FFN
 1024, vocabulary 30,522; "mini" of Turc et al. 2019) on the same synthetic
 batches (Zipf-distributed token ids, 90% full-length sequences, 15% of the
 real tokens masked, at most 20 predictions, 80/10/10 replacement, random NSP
-labels), with the same optimizer (AdamW, learning rate 1e-4 constant, weight
-decay 0.01, epsilon 1e-6, global clipping at 1.0), dropout 0.1, for the same
+labels), with the same optimizer settings (AdamW, learning rate 1e-4 constant, weight
+decay 0.01, epsilon 1e-6, global clipping at 1.0; keras_bert3 with `BertAdamW`,
+the AdamW its `compile()` builds, keras-hub with `keras.optimizers.AdamW`,
+Hugging Face with `torch.optim.AdamW`), dropout 0.1, for the same
 number of steps. Each measurement runs in its own process (one Keras backend
 per process, no shared thread pools) one after the other.
 
@@ -181,8 +183,15 @@ def weighted_mlm_loss(logits, mask_ids, mask_weights) -> float:
 # ---------------------------------------------------------------------------
 
 
-def keras_optimizer(keras):
-    optimizer = keras.optimizers.AdamW(
+def keras_optimizer(keras, implementation: str = "ours"):
+    """AdamW with the benchmark's settings: for keras_bert3 the class its
+    `compile()` builds (`BertAdamW`: PyTorch's epsilon, one fused kernel per
+    variable on TensorFlow), for keras-hub Keras' own."""
+    if implementation == "ours":
+        from keras_bert3.optimizers import BertAdamW as optimizer_class
+    else:
+        optimizer_class = keras.optimizers.AdamW
+    optimizer = optimizer_class(
         learning_rate=1e-4, weight_decay=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6, global_clipnorm=1.0
     )
     optimizer.exclude_from_weight_decay(var_names=["gamma", "beta", "bias"])
@@ -217,7 +226,7 @@ def run_keras(config: Config, batches, eval_batch):
         )
         model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
         model.compile(
-            optimizer=keras_optimizer(keras),
+            optimizer=keras_optimizer(keras, "keras_hub"),
             loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
             weighted_metrics=[keras.metrics.SparseCategoricalAccuracy()],
             jit_compile=jit_compile,

@@ -132,7 +132,7 @@ def main() -> None:
         vocabulary_size=bench.VOCABULARY_SIZE, num_layers=4, num_heads=4, hidden_dim=256, intermediate_dim=1024
     )
     model = keras_bert3.BertPretrainer(backbone)
-    model.compile(optimizer=bench.keras_optimizer(keras), jit_compile=False if args.no_xla else "auto",
+    model.compile(optimizer=bench.keras_optimizer(keras, "ours"), jit_compile=False if args.no_xla else "auto",
                   precision="float32" if args.precision == "float32" else "auto")
 
     # Input pipeline: the same tf.data path `fit` uses, without the model.
