@@ -111,16 +111,18 @@ class BertEncoderBlock(keras.layers.Layer):
         self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_dim,))
         self.output_layer_norm.build(x_shape)
 
-    def _query_key_value(self, x, first_token_only):
+    def _query_key_value(self, x, first_token_only, training):
         """Heads-major `(batch, heads, seq, head_dim)` queries, keys, values;
         with `first_token_only`, the query of the first token alone."""
         batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
+        if not training:  # (tokens, hidden): TensorFlow fuses the bias into the matmul.
+            x = ops.reshape(x, (-1, ops.shape(x)[-1]))
         qkv = ops.reshape(self.qkv_dense(x), (batch_size, sequence_length, 3, self.num_heads, self.head_dim))
         query, key, value = split_heads(qkv)
         return (query[:, :, :1] if first_token_only else query), key, value
 
     def _attend(self, x, padding_mask, training, first_token_only):
-        query, key, value = self._query_key_value(x, first_token_only)
+        query, key, value = self._query_key_value(x, first_token_only, training)
         # Scaled before the matmul: (batch, heads, seq, head_dim) is seq /
         # head_dim times smaller than the scores (batch, heads, seq, seq),
         # where every element-wise pass costs most.

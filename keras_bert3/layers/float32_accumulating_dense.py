@@ -32,10 +32,21 @@ def dense_product(x, kernel, bias=None, transpose_kernel=False):
     x, kernel = ops.convert_to_tensor(x), ops.convert_to_tensor(kernel)
     if keras.backend.backend() != "jax" or x.dtype != "bfloat16" or kernel.dtype != "bfloat16":
         y = ops.matmul(x, ops.transpose(kernel) if transpose_kernel else kernel)
-        return y if bias is None else y + ops.cast(bias, y.dtype)
+        return y if bias is None else add_bias(y, ops.cast(bias, y.dtype))
     units = kernel.shape[0] if transpose_kernel else kernel.shape[-1]
     bias = ops.zeros((units,), "bfloat16") if bias is None else ops.cast(bias, "bfloat16")
     return _jax_bfloat16_dense()(x, kernel, bias, transpose_kernel)
+
+
+def add_bias(y, bias):
+    """`y + bias` over the last axis; on TensorFlow as a `BiasAdd`, the form
+    TensorFlow's graph optimizer fuses into the matmul before it, together
+    with an exact GELU after it (one oneDNN kernel instead of five ops)."""
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        return tf.nn.bias_add(y, bias)
+    return y + bias
 
 
 @functools.cache
