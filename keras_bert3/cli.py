@@ -274,12 +274,14 @@ def export(args) -> None:
     import shutil
 
     task = load_task(args.model)
-    task.export(args.output, warmup=not args.no_warmup)
+    task.export(args.output, warmup=not args.no_warmup, jit_compile=args.jit_compile)
     names = os.path.join(args.model, "class_names.json")
     if os.path.isfile(names):  # Beside the SavedModel, for `predict` and clients.
         shutil.copy(names, os.path.join(args.output, "class_names.json"))
     warmup = "" if args.no_warmup else ", with TF Serving warm-up records in assets.extra/"
     print(f"Wrote a SavedModel to {args.output}: serving_default takes strings, serve_token_ids takes ids{warmup}.")
+    if args.jit_compile:
+        print("The model is compiled by XLA: run TF Serving with --xla_cpu_compilation_enabled=true on a CPU.")
 
 
 def _is_saved_model(path: str) -> bool:
@@ -460,6 +462,8 @@ def main(argv=None) -> int:
     p.add_argument("--model", required=True, help="a preset written by finetune")
     p.add_argument("--output", required=True)
     p.add_argument("--no-warmup", action="store_true", help="leave out TF Serving's warm-up records")
+    p.add_argument("--jit-compile", action="store_true",
+                   help="compile the model with XLA (faster on CPU; TF Serving needs --xla_cpu_compilation_enabled=true)")
     p.set_defaults(run=export)
 
     p = commands.add_parser("predict", help="classify texts with a fine-tuned preset or its exported SavedModel")

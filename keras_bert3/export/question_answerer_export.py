@@ -12,7 +12,9 @@ from keras_bert3.export.serving_warmup import write_warmup_requests
 WARMUP_QUESTION = "What does this function return?"
 
 
-def export_question_answerer(model, filepath: str, *, verbose: bool = False, warmup: bool = True) -> None:
+def export_question_answerer(
+    model, filepath: str, *, verbose: bool = False, warmup: bool = True, jit_compile: bool = False
+) -> None:
     """Writes `model` (a `BertQuestionAnswerer`) as a SavedModel with two signatures.
 
     - `serving_default`: `question` and `context`, strings `(batch,)`; returns
@@ -29,6 +31,8 @@ def export_question_answerer(model, filepath: str, *, verbose: bool = False, war
 
     With `warmup`, TF Serving warm-up records (real passages of every
     padded length, `WARMUP_QUESTION`) go to `assets.extra/` (`write_warmup_requests`).
+    With `jit_compile`, the model (not the tokenizer or the span decoding)
+    runs compiled by XLA, see `add_token_ids_endpoint` for the server's flag.
 
     On JAX the model is converted with jax2tf (shape-polymorphic in windows
     and length); on TensorFlow it is traced directly. Loading needs
@@ -48,7 +52,7 @@ def export_question_answerer(model, filepath: str, *, verbose: bool = False, war
         outputs = model(inputs, training=False)
         return {name: ops.cast(outputs[name], "float32") for name in ("start_logits", "end_logits")}
 
-    serve_token_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", span_logits)
+    serve_token_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", span_logits, jit_compile=jit_compile)
     preprocessor = model.preprocessor
 
     @tf.function(input_signature=[tf.TensorSpec((None,), tf.string, name="question"),

@@ -1,13 +1,21 @@
 """What every task's SavedModel export shares: an `ExportArchive` endpoint on
-packed token ids that works from both backends (jax2tf on JAX), and the write."""
+packed token ids that works from both backends (jax2tf on JAX), the length
+the string endpoints pad to, and the write."""
 
 import keras
 
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.preprocessing.task_preprocessor import trim_to_longest
 
 
-def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAMES):
+def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAMES, *, jit_compile=False):
     """Adds endpoint `name`: `fn(dict of int32 (batch, seq) inputs) -> dict of outputs`.
+
+    With `jit_compile` on TensorFlow, `fn` is compiled by XLA: the exported
+    function carries `jit_compile=True`, which TF Serving runs on a CPU only
+    with `--xla_cpu_compilation_enabled=true`, compiling once per (batch
+    size, padded length). A JAX export is XLA either way (jax2tf's
+    `XlaCallModule`).
 
     On JAX, `fn` is converted with jax2tf, shape-polymorphic in batch and
     length, the length at most the backbone's positions (so that the position
@@ -24,7 +32,7 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
 
     signature = [{key: tf.TensorSpec((None, None), tf.int32, name=key) for key in input_names}]
     if keras.backend.backend() != "jax":
-        return archive.add_endpoint(name, fn, signature)
+        return archive.add_endpoint(name, tf.function(fn, jit_compile=True) if jit_compile else fn, signature)
     endpoint = archive.add_endpoint(name, fn, signature, jax2tf_kwargs={
         "polymorphic_shapes": [{key: "(batch, length)" for key in input_names}],
         "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
@@ -42,6 +50,21 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
         return {key: value[:rows] for key, value in endpoint(padded).items()}
 
     return on_at_least_one_row
+
+
+def trim_for_serving(packed: dict, jit_compile: bool, *, keep=()) -> dict:
+    """`packed` (a preprocessor's output) cut to the exact longest example of
+    the request when the model runs in TensorFlow's graph executor, which
+    pays per token and not per shape; kept at the preprocessor's multiple of
+    16 for XLA (`jit_compile`, and every JAX export), which compiles once per
+    shape. Entries named in `keep` stay whole.
+
+    Example:
+    >>> trim_for_serving(preprocessor(["Four words of text."]), jit_compile=False)["token_ids"].shape  # (1, 7)
+    """
+    if jit_compile or keras.backend.backend() == "jax":
+        return packed
+    return trim_to_longest(packed, 1, keep=keep)
 
 
 def serving_platforms() -> tuple[str, ...]:

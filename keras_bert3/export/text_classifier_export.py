@@ -5,11 +5,14 @@ import keras
 from keras import ops
 
 from keras_bert3.export.saved_model_export import add_token_ids_endpoint
+from keras_bert3.export.saved_model_export import trim_for_serving
 from keras_bert3.export.saved_model_export import write_saved_model
 from keras_bert3.export.serving_warmup import write_warmup_requests
 
 
-def export_text_classifier(model, filepath: str, *, verbose: bool = False, warmup: bool = True) -> None:
+def export_text_classifier(
+    model, filepath: str, *, verbose: bool = False, warmup: bool = True, jit_compile: bool = False
+) -> None:
     """Writes `model` (a `BertClassifier`) as a SavedModel with two signatures.
 
     - `serving_default`: `text` (string `(batch,)`), and for pair models also
@@ -21,7 +24,9 @@ def export_text_classifier(model, filepath: str, *, verbose: bool = False, warmu
       `padding_mask`; the same outputs, for clients that tokenize themselves.
 
     With `warmup`, TF Serving warm-up records of real text for both
-    signatures go to `assets.extra/` (`write_warmup_requests`).
+    signatures go to `assets.extra/` (`write_warmup_requests`). With
+    `jit_compile`, the model (not the tokenizer) runs compiled by XLA:
+    faster per call on CPU, see `add_token_ids_endpoint` for the server's flag.
 
     On JAX the model is converted with jax2tf (shape-polymorphic in batch and
     length) through `keras.export.ExportArchive`; on TensorFlow it is traced
@@ -42,7 +47,7 @@ def export_text_classifier(model, filepath: str, *, verbose: bool = False, warmu
         logits = ops.cast(model(inputs, training=False), "float32")
         return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
 
-    serve_token_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", classify)
+    serve_token_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", classify, jit_compile=jit_compile)
     preprocessor = model.preprocessor
 
     if preprocessor.sentence_pairs:
@@ -50,13 +55,13 @@ def export_text_classifier(model, filepath: str, *, verbose: bool = False, warmu
         @tf.function(input_signature=[tf.TensorSpec((None,), tf.string, name="text"),
                                       tf.TensorSpec((None,), tf.string, name="text_pair")])  # fmt: skip
         def serve_text(text, text_pair):
-            return serve_token_ids(preprocessor((text, text_pair)))
+            return serve_token_ids(trim_for_serving(preprocessor((text, text_pair)), jit_compile))
 
     else:
 
         @tf.function(input_signature=[tf.TensorSpec((None,), tf.string, name="text")])
         def serve_text(text):
-            return serve_token_ids(preprocessor(text))
+            return serve_token_ids(trim_for_serving(preprocessor(text), jit_compile))
 
     archive.add_endpoint("serving_default", serve_text)
     write_saved_model(archive, filepath, verbose=verbose)

@@ -5,12 +5,15 @@ import keras
 from keras import ops
 
 from keras_bert3.export.saved_model_export import add_token_ids_endpoint
+from keras_bert3.export.saved_model_export import trim_for_serving
 from keras_bert3.export.saved_model_export import write_saved_model
 from keras_bert3.export.serving_warmup import write_warmup_requests
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 
 
-def export_token_classifier(model, filepath: str, *, verbose: bool = False, warmup: bool = True) -> None:
+def export_token_classifier(
+    model, filepath: str, *, verbose: bool = False, warmup: bool = True, jit_compile: bool = False
+) -> None:
     """Writes `model` (a `BertTokenClassifier`) as a SavedModel with two signatures.
 
     - `serving_default`: `text`, string `(batch,)`. Each string is split into
@@ -28,7 +31,9 @@ def export_token_classifier(model, filepath: str, *, verbose: bool = False, warm
       `padding_mask`; returns `logits` and `probabilities`.
 
     With `warmup`, TF Serving warm-up records of real text for both
-    signatures go to `assets.extra/` (`write_warmup_requests`).
+    signatures go to `assets.extra/` (`write_warmup_requests`). With
+    `jit_compile`, the model (not the tokenizer) runs compiled by XLA, see
+    `add_token_ids_endpoint` for the server's flag.
 
     On JAX the model is converted with jax2tf (shape-polymorphic in batch and
     length); on TensorFlow it is traced directly. Loading needs
@@ -51,13 +56,13 @@ def export_token_classifier(model, filepath: str, *, verbose: bool = False, warm
         logits = ops.cast(model(inputs, training=False), "float32")  # (batch, length, num_labels)
         return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
 
-    serve_token_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", tag)
+    serve_token_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", tag, jit_compile=jit_compile)
     preprocessor = model.preprocessor
 
     @tf.function(input_signature=[tf.TensorSpec((None,), tf.string, name="text")])
     def serve_text(text):
         words = preprocessor.as_words(text)  # (batch, None)
-        packed = preprocessor(words)
+        packed = trim_for_serving(preprocessor(words), jit_compile, keep=("word_positions",))
         outputs = dict(serve_token_ids({name: packed[name] for name in INPUT_NAMES}))
         positions = packed["word_positions"]  # (batch, max_words)
         word_probabilities = gather_words(outputs["probabilities"], positions)

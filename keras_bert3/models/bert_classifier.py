@@ -174,8 +174,8 @@ class BertClassifier(BertTask):
 
     # === Export and presets ===
 
-    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True):
+    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True, jit_compile: bool = False):
         """The SavedModel `export` writes: see `keras_bert3.export_text_classifier`."""
         from keras_bert3.export.text_classifier_export import export_text_classifier
 
-        return export_text_classifier(self, filepath, verbose=verbose, warmup=warmup)
+        return export_text_classifier(self, filepath, verbose=verbose, warmup=warmup, jit_compile=jit_compile)

@@ -213,11 +213,11 @@ class BertQuestionAnswerer(BertTask):
 
     # === Export and presets ===
 
-    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True):
+    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True, jit_compile: bool = False):
         """The SavedModel `export` writes: see `keras_bert3.export_question_answerer`."""
         from keras_bert3.export.question_answerer_export import export_question_answerer
 
-        return export_question_answerer(self, filepath, verbose=verbose, warmup=warmup)
+        return export_question_answerer(self, filepath, verbose=verbose, warmup=warmup, jit_compile=jit_compile)
 
 
 def squad_examples(x) -> dict[str, list]:

@@ -64,9 +64,10 @@ class BertTask(CompileOnLoad, keras.Model):
     - `default_loss()`, `default_metrics()`: what `compile()` uses for "auto";
     - `_dataset(x, y, sample_weight, batch_size=, shuffle=)`: a `tf.data`
       pipeline of packed batches for raw inputs (`batches` calls it);
-    - `write_saved_model(filepath, verbose, warmup)`: what `export` writes, a
-      SavedModel whose `serving_default` takes the task's raw inputs (with
-      TF Serving warm-up records if `warmup`, see `write_warmup_requests`).
+    - `write_saved_model(filepath, verbose, warmup, jit_compile)`: what
+      `export` writes, a SavedModel whose `serving_default` takes the task's
+      raw inputs (with TF Serving warm-up records if `warmup`, see
+      `write_warmup_requests`; the model compiled by XLA if `jit_compile`).
 
     A subclass that lacks one of these is refused when it is defined
     (`TypeError` naming what is missing).
@@ -78,7 +79,7 @@ class BertTask(CompileOnLoad, keras.Model):
         preset_settings = ("sequence_length",)
         head_layers = property(lambda self: [self.output_dense])
         def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False): ...
-        def write_saved_model(self, filepath, verbose=False, warmup=True): ...
+        def write_saved_model(self, filepath, verbose=False, warmup=True, jit_compile=False): ...
     ```
     """
 
@@ -254,15 +255,24 @@ class BertTask(CompileOnLoad, keras.Model):
 
     # === Presets and config ===
 
-    def export(self, filepath, format="tf_saved_model", verbose=None, warmup=True, **kwargs):
+    def export(self, filepath, format="tf_saved_model", verbose=None, warmup=True, jit_compile=False, **kwargs):
         """Writes a SavedModel for TF Serving whose `serving_default` takes the
         task's raw inputs (strings; see `write_saved_model`), with warm-up
         records in `assets.extra/` unless `warmup=False` (the server runs them
         at load with `--enable_model_warmup`: `keras_bert3.export.serving_warmup`).
-        Other formats go to Keras' `Model.export`."""
+        `jit_compile=True` (TensorFlow) compiles the model part with XLA:
+        lower latency on CPU, but TF Serving then needs
+        `--xla_cpu_compilation_enabled=true` and compiles each new (batch
+        size, padded length) on its first request; the default export runs
+        without XLA. Other formats go to Keras' `Model.export`.
+
+        Example:
+        >>> classifier.export("serving/1")  # TF Serving's default executor.
+        >>> classifier.export("serving-xla/1", jit_compile=True)
+        """
         if format != "tf_saved_model":
             return super().export(filepath, format=format, verbose=verbose, **kwargs)
-        return self.write_saved_model(filepath, verbose=bool(verbose), warmup=warmup)
+        return self.write_saved_model(filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
 
     def task_config(self) -> dict:
         """What a preset stores besides the backbone, tokenizer and head weights:

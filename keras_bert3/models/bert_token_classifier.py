@@ -177,11 +177,11 @@ class BertTokenClassifier(BertTask):
 
     # === Export and presets ===
 
-    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True):
+    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True, jit_compile: bool = False):
         """The SavedModel `export` writes: see `keras_bert3.export_token_classifier`."""
         from keras_bert3.export.token_classifier_export import export_token_classifier
 
-        return export_token_classifier(self, filepath, verbose=verbose, warmup=warmup)
+        return export_token_classifier(self, filepath, verbose=verbose, warmup=warmup, jit_compile=jit_compile)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")

@@ -57,7 +57,7 @@ def texts():
     return data["test_texts"][:12]
 
 
-def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5, warmup=True):
+def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5, warmup=True, jit_compile=False):
     """`warmup=False`: an export without warm-up records (on JAX each
     record's shape compiles in the server, about 1 s each for MiniLM; the
     records are replayed for the tiny float32 exports of both backends)."""
@@ -65,7 +65,7 @@ def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5, warmup=True
     expected = np.asarray(classifier.predict(x, batch_size=5, verbose=0), "float32")
     packed = classifier.preprocessor(x)
     export_dir = tmp_path / "export"
-    classifier.export(str(export_dir), warmup=warmup)
+    classifier.export(str(export_dir), warmup=warmup, jit_compile=jit_compile)
     served = serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs, warmup)
     assert served["inputs"] == ({"text": "DT_STRING"} if pairs is None else {"text": "DT_STRING", "text_pair": "DT_STRING"})
     np.testing.assert_allclose(served["logits"], expected, atol=atol)
@@ -98,6 +98,32 @@ def test_tiny_export_serves_strings_like_predict(minilm_dir, tmp_path, texts):
 
 def test_tiny_pair_export_takes_two_strings(minilm_dir, tmp_path, texts):
     check_export(tiny_classifier(minilm_dir, sentence_pairs=True), tmp_path, texts, pairs=texts[::-1])
+
+
+def xla_compiled_functions(export_dir) -> list[str]:
+    """The functions of a SavedModel that TensorFlow must compile with XLA."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved_model = saved_model_pb2.SavedModel.FromString((export_dir / "saved_model.pb").read_bytes())
+    library = saved_model.meta_graphs[0].graph_def.library
+    return [f.signature.name for f in library.function if f.attr["_XlaMustCompile"].b]
+
+
+def test_xla_export_serves_like_predict(minilm_dir, tmp_path, texts):
+    """`export(jit_compile=True)`: on TensorFlow the model's function is marked
+    for XLA (a JAX export is XLA anyway); it serves strings, ids, bad input
+    and its warm-up records in TF Serving's runtime like `predict`."""
+    check_export(tiny_classifier(minilm_dir), tmp_path, texts, jit_compile=True)
+    if keras.backend.backend() == "tensorflow":
+        assert xla_compiled_functions(tmp_path / "export")
+
+
+def test_default_export_needs_no_xla(minilm_dir, tmp_path):
+    """The default export has no function that must be compiled by XLA: TF
+    Serving runs it without `--xla_cpu_compilation_enabled`."""
+    export_dir = tmp_path / "export"
+    tiny_classifier(minilm_dir).export(str(export_dir), warmup=False)
+    assert xla_compiled_functions(export_dir) == []
 
 
 @pytest.mark.slow
