@@ -12,14 +12,20 @@ Texts: the embedded `docstring_topics()` test sentences, consecutive ones of a
 class joined until they reach 90 tokens ("typical", mean about 100 tokens),
 and the 100 longest of those ("longest", at the 128-token limit). One string
 a call: the median (p50) and 90th percentile over `--calls` calls after 20
-warm-up calls; batches of 64: strings/s over all texts. The rounds alternate
+warm-up calls; batches of 64: strings/s over all texts, after one untimed
+pass over the same batches. The rounds alternate
 the servers (A B C A B C); the table gives each server's best round and the
 spread over rounds, with the load average before and after.
 
-Rows: `ours` (float32), `ours-bf16` (the model built with `dtype="bfloat16"`:
-bfloat16 variables, so nothing is cast per call), `ours-jax` (the float32
-model exported from the JAX backend), `hf` (float32), `hf-bf16` (the same
-pipeline under `torch.autocast("cpu", torch.bfloat16)`).
+Rows: `ours` (float32), `ours-xla` (float32, `export(jit_compile=True)`),
+`ours-bf16` (the model built with `dtype="bfloat16"`: bfloat16 variables, so
+nothing is cast per call), `ours-jax` (the float32 model exported from the JAX
+backend), `hf` (float32), `hf-bf16` (the same pipeline under
+`torch.autocast("cpu", torch.bfloat16)`), and `products` (not a server): the
+float32 matrix products that one call of our export computes, alone, in a
+TensorFlow function on random weights of the model's sizes, at each text's
+own length: the floor under the `ours` rows (no tokenizer, attention
+scores, LayerNorm, GELU, softmax or per-op dispatch).
 """
 
 import argparse
@@ -76,23 +82,72 @@ def write_texts(path: str) -> dict:
             texts.append(" ".join(parts))
             pending[label] = []
     lengths = np.minimum([count(text) for text in texts], SEQUENCE_LENGTH)
-    longest = [texts[i] for i in np.argsort(-lengths, kind="stable")[:100]]
-    record = {"typical": texts, "longest": longest, "typical_tokens": float(lengths.mean()),
-              "longest_tokens": float(np.sort(lengths)[::-1][:100].mean()), "num_classes": len(data["class_names"])}  # fmt: skip
+    order = np.argsort(-lengths, kind="stable")[:100]
+    record = {"typical": texts, "longest": [texts[i] for i in order],
+              "typical_lengths": lengths.tolist(), "longest_lengths": lengths[order].tolist(),
+              "typical_tokens": float(lengths.mean()), "longest_tokens": float(lengths[order].mean()),
+              "num_classes": len(data["class_names"])}  # fmt: skip
     with open(path, "w", encoding="utf-8") as f:
         json.dump(record, f)
     return record
 
 
-def export_ours(hf_dir: str, export_dir: str, backend: str, dtype: str | None) -> None:
+def export_ours(hf_dir: str, export_dir: str, backend: str, dtype: str | None, jit_compile: bool = False) -> None:
     """Exports in a child process of the given backend."""
     code = (
         "import sys; from keras_bert3.models.bert_classifier import BertClassifier; "
         "dtype = sys.argv[3] or None; "
-        "BertClassifier.from_preset(sys.argv[1], dtype=dtype).export(sys.argv[2])"
+        "BertClassifier.from_preset(sys.argv[1], dtype=dtype).export(sys.argv[2], jit_compile=sys.argv[4] == '1')"
     )
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-    subprocess.run([sys.executable, "-c", code, hf_dir, export_dir, dtype or ""], env=env, check=True)
+    command = [sys.executable, "-c", code, hf_dir, export_dir, dtype or "", str(int(jit_compile))]
+    subprocess.run(command, env=env, check=True)
+
+
+def matrix_products_alone(hf_dir: str, lengths: dict):
+    """`predict(texts)` runs the float32 matrix products of one call of our
+    float32 export on `texts` (padded to the longest, whose token count is
+    `lengths[text]`), alone: every block's qkv, attention output and
+    feed-forward products on all tokens, except that the last block computes
+    all but qkv for [CLS] alone (as our classifier does), then the pooler and
+    the head. Random weights of the model's sizes; the attention's own
+    products (scores and context) are left out."""
+    import tensorflow as tf
+
+    with open(os.path.join(hf_dir, "config.json"), encoding="utf-8") as f:
+        config = json.load(f)
+    hidden, intermediate = config["hidden_size"], config["intermediate_size"]
+    rng = np.random.default_rng(0)
+
+    def weight(rows, columns):
+        return tf.constant(rng.normal(0, 0.02, (rows, columns)).astype("float32"))
+
+    def dense(x, kernel, bias):
+        return tf.nn.bias_add(tf.matmul(x, kernel), bias)
+
+    blocks = [[(weight(hidden, 3 * hidden), tf.zeros(3 * hidden)), (weight(hidden, hidden), tf.zeros(hidden)),
+               (weight(hidden, intermediate), tf.zeros(intermediate)), (weight(intermediate, hidden), tf.zeros(hidden))]
+              for _ in range(config["num_hidden_layers"])]  # fmt: skip
+    pooler, head = (weight(hidden, hidden), tf.zeros(hidden)), (weight(hidden, 6), tf.zeros(6))
+
+    @tf.function(input_signature=[tf.TensorSpec((None, None, hidden), tf.float32)])
+    def products(x):
+        first_tokens = x[:, 0]
+        x = tf.reshape(x, (-1, hidden))
+        for index, (qkv, attention_output, intermediate_dense, output_dense) in enumerate(blocks):
+            qkv_out = dense(x, *qkv)
+            if index == len(blocks) - 1:  # [CLS] alone; first_tokens stands for its rows.
+                x, qkv_out = first_tokens, qkv_out[: tf.shape(first_tokens)[0]]
+            x = x + dense(qkv_out[:, :hidden], *attention_output)
+            x = x + dense(tf.nn.gelu(dense(x, *intermediate_dense)), *output_dense)
+        return dense(tf.tanh(dense(x, *pooler)), *head)
+
+    pool = tf.constant(rng.normal(size=(64, SEQUENCE_LENGTH, hidden)).astype("float32"))
+
+    def predict(texts):
+        return products(pool[: len(texts), : max(lengths[text] for text in texts)]).numpy()
+
+    return predict
 
 
 # === A server, in its own process ===
@@ -101,7 +156,10 @@ def export_ours(hf_dir: str, export_dir: str, backend: str, dtype: str | None) -
 def serve(kind: str, model_dir: str, texts_file: str, calls: int) -> dict:
     with open(texts_file, encoding="utf-8") as f:
         texts = json.load(f)
-    if kind.startswith("ours"):
+    if kind == "products":
+        lengths = dict(zip(texts["typical"], texts["typical_lengths"]))
+        predict = matrix_products_alone(model_dir, lengths)
+    elif kind.startswith("ours"):
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (the tokenizer's ops)
 
@@ -132,7 +190,8 @@ def serve(kind: str, model_dir: str, texts_file: str, calls: int) -> dict:
         result[f"{name}_p50_ms"] = 1000 * float(np.percentile(times, 50))
         result[f"{name}_p90_ms"] = 1000 * float(np.percentile(times, 90))
     batches = [texts["typical"][i : i + 64] for i in range(0, len(texts["typical"]), 64)]
-    predict(batches[0])
+    for batch in batches:  # Every shape once (an XLA export compiles each, as TF Serving's warm-up does).
+        predict(batch)
     start = time.perf_counter()
     for batch in batches:
         predict(batch)
@@ -151,7 +210,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rows", nargs="+", default=["ours", "ours-bf16", "ours-jax", "hf", "hf-bf16"])
+    parser.add_argument("--rows", nargs="+", default=["ours", "ours-xla", "ours-bf16", "ours-jax", "hf", "hf-bf16", "products"])
     parser.add_argument("--workdir", help="Keep the model, exports and texts here (default: a temporary directory).")
     parser.add_argument("--serve", nargs=3, metavar=("KIND", "MODEL_DIR", "TEXTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -166,11 +225,13 @@ def main():
     if not os.path.isdir(hf_dir):
         save_hf_classifier(hf_dir, texts["num_classes"])
     models = {"hf": hf_dir, "hf-bf16": hf_dir}
-    exports = {"ours": ("tensorflow", None), "ours-bf16": ("tensorflow", "bfloat16"), "ours-jax": ("jax", None)}
-    for row, (backend, dtype) in exports.items():
+    models["products"] = hf_dir  # Its sizes.
+    exports = {"ours": ("tensorflow", None, False), "ours-xla": ("tensorflow", None, True),
+               "ours-bf16": ("tensorflow", "bfloat16", False), "ours-jax": ("jax", None, False)}  # fmt: skip
+    for row, (backend, dtype, jit_compile) in exports.items():
         models[row] = os.path.join(workdir, row)
         if row in args.rows and not os.path.isdir(models[row]):
-            export_ours(hf_dir, models[row], backend, dtype)
+            export_ours(hf_dir, models[row], backend, dtype, jit_compile)
 
     print(f"load average before: {load_average()}", flush=True)
     results = {row: [] for row in args.rows}
