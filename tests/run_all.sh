@@ -9,9 +9,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install --quiet --disable-pip-version-check -e ".[jax,beam,test]" || exit 1
-# The TensorFlow that TF Serving runs, where the export tests load their exports
-# (a cached virtual environment, built once per machine: tests/serving_runtime.py).
+# The corpora derived from this machine's Python (tests/derived_corpora.py),
+# beside the TensorFlow that TF Serving runs, where the export tests load their
+# exports (a virtual environment: tests/serving_runtime.py). Both are cached,
+# built once per machine.
+python -m tests.derived_corpora &
+corpora=$!
 python -m tests.serving_runtime || exit 1
+wait $corpora || exit 1
 # Parity tests must run, never skip, here: a missing reference is an error.
 export KERAS_BERT3_REQUIRE_REFERENCE=1
 # The passes share the cores: PyTorch (the reference) gets half of them in
