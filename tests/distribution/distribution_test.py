@@ -14,15 +14,19 @@ from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SETUPS = {"tensorflow": [("mirrored", 2)], "jax": [("data_parallel", 8), ("model_parallel", 8)]}
+# Each backend's strategies and the devices they run on, all in one process
+# with one device's run ("none"), the reference of every test here.
+SETUPS = {"tensorflow": (["mirrored"], 2), "jax": (["data_parallel", "model_parallel"], 8)}
+STRATEGIES, DEVICES = SETUPS[keras.backend.backend()]
 
 
-def run_steps(preset, out, strategy, devices):
+def run_steps(preset, out, strategies, devices):
+    """The losses of two steps under each of `strategies`, run in a fresh process."""
     subprocess.run(
-        [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), strategy, str(devices)],
+        [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), ",".join(strategies), str(devices)],
         check=True, cwd=REPO, capture_output=True,
     )  # fmt: skip
-    return np.load(out)
+    return dict(np.load(out))
 
 
 @pytest.fixture(scope="module")
@@ -34,16 +38,20 @@ def preset(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def single(preset, tmp_path_factory):
-    """The losses of the two steps on one device, the reference of every test here."""
-    return run_steps(preset, tmp_path_factory.mktemp("single") / "single.npy", "none", 1)
+def losses(preset, tmp_path_factory):
+    """The losses of one device and of each of this backend's strategies."""
+    return run_steps(preset, tmp_path_factory.mktemp("losses") / "losses.npz", ["none", *STRATEGIES], DEVICES)
+
+
+@pytest.fixture(scope="module")
+def single(losses):
+    return losses["none"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("strategy, devices", SETUPS[keras.backend.backend()])
-def test_distributed_steps_equal_one_device(tmp_path, preset, single, strategy, devices):
-    distributed = run_steps(preset, tmp_path / "distributed.npy", strategy, devices)
-    np.testing.assert_allclose(distributed, single, atol=1e-5, rtol=0)
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_distributed_steps_equal_one_device(losses, strategy):
+    np.testing.assert_allclose(losses[strategy], losses["none"], atol=1e-5, rtol=0)
 
 
 def test_strategy_of_the_other_backend_is_refused():
@@ -65,7 +73,7 @@ def run_two_processes(tmp_path, preset, strategy, devices, environments):
     """Runs `one_step` in two processes at once, one environment each; returns their losses."""
     processes = []
     for index, environment in enumerate(environments):
-        out = tmp_path / f"process{index}.npy"
+        out = tmp_path / f"process{index}.npz"
         processes.append(
             subprocess.Popen(
                 [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), strategy, str(devices)],
@@ -75,7 +83,7 @@ def run_two_processes(tmp_path, preset, strategy, devices, environments):
     for process in processes:
         _, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, stderr.decode()[-3000:]
-    return [np.load(tmp_path / f"process{index}.npy") for index in range(len(environments))]
+    return [np.load(tmp_path / f"process{index}.npz")[strategy] for index in range(len(environments))]
 
 
 @pytest.mark.slow
