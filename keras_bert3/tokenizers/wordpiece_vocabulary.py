@@ -4,7 +4,6 @@ import os
 from collections.abc import Iterable
 
 import tensorflow as tf
-from keras_hub.tokenizers import compute_word_piece_vocabulary
 
 from keras_bert3.tokenizers.bert_normalizer import BertNormalizer
 
@@ -66,6 +65,10 @@ def learn_wordpiece_vocabulary(
         return tf.boolean_mask(words, tf.strings.length(words, unit="UTF8_CHAR") <= max_word_chars)
 
     words = data.map(split, num_parallel_calls=tf.data.AUTOTUNE)
+    # Imported here, where it is used: keras_hub takes half a second to import,
+    # which every process that imports keras_bert3 would otherwise pay.
+    from keras_hub.tokenizers import compute_word_piece_vocabulary
+
     vocabulary = compute_word_piece_vocabulary(
         words,
         vocabulary_size,
