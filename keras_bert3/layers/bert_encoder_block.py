@@ -115,7 +115,7 @@ class BertEncoderBlock(keras.layers.Layer):
         """Heads-major `(batch, heads, seq, head_dim)` queries, keys, values;
         with `first_token_only`, the query of the first token alone."""
         batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
-        if not training:  # (tokens, hidden): TensorFlow fuses the bias into the matmul.
+        if flatten_tokens(training):
             x = ops.reshape(x, (-1, ops.shape(x)[-1]))
         qkv = ops.reshape(self.qkv_dense(x), (batch_size, sequence_length, 3, self.num_heads, self.head_dim))
         query, key, value = split_heads(qkv)
