@@ -9,6 +9,7 @@ import sys
 
 import keras
 import numpy as np
+import pytest
 
 from keras_bert3.models.bert_backbone import BertBackbone
 
@@ -22,6 +23,7 @@ np.savez(outputs_path, **outputs)
 """
 
 
+@pytest.mark.both_backends
 def test_tensorflow_and_jax_agree(tmp_path, minilm_dir):
     here, other = keras.backend.backend(), {"tensorflow": "jax", "jax": "tensorflow"}[keras.backend.backend()]
     backbone = BertBackbone.from_preset(minilm_dir)

@@ -12,6 +12,24 @@ import pytest  # noqa: E402
 from tests.reference import import_reference  # noqa: E402
 
 
+def pytest_collection_modifyitems(config, items):
+    """A test marked `both_backends` picks its backends itself (the other
+    backend, or a fixed one, in a subprocess), so either pass covers it. tests/run_all.sh names the pass
+    that runs it in KERAS_BERT3_BOTH_BACKENDS_PASS; the other pass skips it.
+    Without that variable every pass runs it."""
+    only_in = os.environ.get("KERAS_BERT3_BOTH_BACKENDS_PASS")
+    if not only_in:
+        return
+    import keras
+
+    if keras.backend.backend() == only_in:
+        return
+    skip = pytest.mark.skip(reason=f"picks its backends itself: runs once per CI run, in the {only_in} pass")
+    for item in items:
+        if "both_backends" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def minilm_dir():
     """The real all-MiniLM-L6-v2 checkpoint (Hugging Face format) shipped in

@@ -123,6 +123,7 @@ np.save(sys.argv[2], two_training_steps(sys.argv[1]))
 """
 
 
+@pytest.mark.both_backends
 def test_one_training_step_is_the_same_on_tensorflow_and_jax(tmp_path, hf_pretraining_checkpoint):
     """This backend here, the other in a subprocess (the backend is fixed per process)."""
     _, path = hf_pretraining_checkpoint

@@ -113,6 +113,7 @@ def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_
     assert "Cannot resume from the checkpoint" in refusal and "latest.weights.h5" in refusal
 
 
+@pytest.mark.both_backends
 def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
     # Eight virtual JAX devices split the batch; 12 examples do not split over 8.
     args = command(tmp_path / "run", small_corpus, "--strategy", "data_parallel")
