@@ -14,12 +14,15 @@ from tests.reference import import_reference  # noqa: E402
 
 def pytest_collection_modifyitems(config, items):
     """A test marked `both_backends` picks its backends itself (the other
-    backend, or a fixed one, in a subprocess), so either pass covers it. tests/run_all.sh names the pass
-    that runs it in KERAS_BERT3_BOTH_BACKENDS_PASS; the other pass skips it.
-    Without that variable every pass runs it."""
+    backend, or a fixed one, in a subprocess), so either pass covers it.
+    tests/run_all.sh names the pass that runs it in
+    KERAS_BERT3_BOTH_BACKENDS_PASS; the other pass skips it. Without that
+    variable every pass runs it."""
     only_in = os.environ.get("KERAS_BERT3_BOTH_BACKENDS_PASS")
     if not only_in:
         return
+    if only_in not in ("tensorflow", "jax"):  # A typo would skip these tests in every pass.
+        raise pytest.UsageError(f"KERAS_BERT3_BOTH_BACKENDS_PASS={only_in!r}: set it to 'tensorflow' or 'jax', or unset it")
     import keras
 
     if keras.backend.backend() == only_in:

@@ -19,7 +19,7 @@ python -m tests.serving_runtime || exit 1
 wait $corpora || exit 1
 # Parity tests must run, never skip, here: a missing reference is an error.
 export KERAS_BERT3_REQUIRE_REFERENCE=1
-# A test that runs both backends itself (marked `both_backends`) runs in the
+# A test that picks its backends itself (marked `both_backends`) runs in the
 # TensorFlow pass only, which ends a few minutes before the JAX pass.
 export KERAS_BERT3_BOTH_BACKENDS_PASS=tensorflow
 # The passes share the cores: PyTorch (the reference) gets half of them in
