@@ -51,8 +51,9 @@ class BertClassifier(BertTask):
         num_classes: int. Number of classes (2 or more).
         tokenizer: the `BertTokenizer` of the backbone (or pass `preprocessor`).
         preprocessor: a `BertTextPreprocessor`; default: one built from
-            `tokenizer`, `sequence_length` and `sentence_pairs`.
+            `tokenizer` and the settings below.
         sequence_length: int. Longer texts are truncated.
+        pad_to_multiple_of: int. Round a batch's length up to a multiple of this.
         sentence_pairs: bool. Inputs are pairs of texts.
         dropout: float. Dropout before the dense layer (the paper: 0.1).
 
@@ -97,6 +98,7 @@ class BertClassifier(BertTask):
         tokenizer=None,
         preprocessor: BertTextPreprocessor | None = None,
         sequence_length: int = 128,
+        pad_to_multiple_of: int = 16,
         sentence_pairs: bool = False,
         dropout: float = 0.1,
         **kwargs,
@@ -104,7 +106,12 @@ class BertClassifier(BertTask):
         if int(num_classes) < 2:
             raise ValueError(f"num_classes={num_classes}: a classifier needs at least 2 classes.")
         preprocessor = self.task_preprocessor(
-            backbone, preprocessor, tokenizer, sequence_length=sequence_length, sentence_pairs=sentence_pairs
+            backbone,
+            preprocessor,
+            tokenizer,
+            sequence_length=sequence_length,
+            pad_to_multiple_of=pad_to_multiple_of,
+            sentence_pairs=sentence_pairs,
         )
 
         # === Layers ===

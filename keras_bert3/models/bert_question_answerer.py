@@ -52,6 +52,9 @@ class BertQuestionAnswerer(BertTask):
         sequence_length: int. Tokens a window.
         doc_stride: int. Passage tokens shared by consecutive windows.
         max_query_length: int. Question tokens kept.
+        max_windows: int. Windows read per passage at most (the rest of a
+            longer passage is not read).
+        pad_to_multiple_of: int. Round the padded length up to a multiple of this.
         max_answer_length: int. Tokens an answer spans at most.
 
     Inputs (packed form): dict of int32 `(batch, seq)` `token_ids`,
@@ -98,6 +101,8 @@ class BertQuestionAnswerer(BertTask):
         sequence_length: int = 384,
         doc_stride: int = 128,
         max_query_length: int = 64,
+        max_windows: int = 48,
+        pad_to_multiple_of: int = 16,
         max_answer_length: int = 15,
         **kwargs,
     ):
@@ -108,6 +113,8 @@ class BertQuestionAnswerer(BertTask):
             sequence_length=sequence_length,
             doc_stride=doc_stride,
             max_query_length=max_query_length,
+            max_windows=max_windows,
+            pad_to_multiple_of=pad_to_multiple_of,
         )
         if int(max_answer_length) < 1:
             raise ValueError(f"max_answer_length={max_answer_length} must be at least 1.")

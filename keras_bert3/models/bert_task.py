@@ -107,6 +107,18 @@ class BertTask(CompileOnLoad, keras.Model):
                 f"{cls.__name__} nor {cls.preprocessor_cls.__name__} takes."
             )
 
+    def __init__(self, *, inputs, outputs, **kwargs):
+        # Keras's functional constructor drops keywords it does not know, so a
+        # misspelt or misplaced setting would otherwise be lost without a word.
+        unknown = sorted(set(kwargs) - {"name", "trainable"})
+        if unknown:
+            takes = sorted(name for name in _parameters(type(self)) if name not in ("backbone", "preprocessor", "tokenizer"))
+            raise TypeError(
+                f"{type(self).__name__} got unexpected keyword arguments {', '.join(unknown)}. Its settings are "
+                f"{', '.join(takes)} (and Keras's name, trainable)."
+            )
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
     @classmethod
     def task_preprocessor(cls, backbone, preprocessor=None, tokenizer=None, **settings):
         """`preprocessor`, or one of `preprocessor_cls` built from `tokenizer`

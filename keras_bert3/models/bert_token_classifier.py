@@ -51,8 +51,9 @@ class BertTokenClassifier(BertTask):
         num_labels: int. Number of tags (2 or more).
         tokenizer: the `BertTokenizer` of the backbone (or pass `preprocessor`).
         preprocessor: a `BertTokenClassifierPreprocessor`; default: one built
-            from `tokenizer` and `sequence_length`.
+            from `tokenizer` and the settings below.
         sequence_length: int. Longer sentences are truncated.
+        pad_to_multiple_of: int. Round a batch's length up to a multiple of this.
         dropout: float. Dropout before the dense layer (the paper: 0.1).
 
     Inputs (packed form): dict of int32 `(batch, length)` `token_ids`,
@@ -93,12 +94,15 @@ class BertTokenClassifier(BertTask):
         tokenizer=None,
         preprocessor: BertTokenClassifierPreprocessor | None = None,
         sequence_length: int = 128,
+        pad_to_multiple_of: int = 16,
         dropout: float = 0.1,
         **kwargs,
     ):
         if int(num_labels) < 2:
             raise ValueError(f"num_labels={num_labels}: a token classifier needs at least 2 labels.")
-        preprocessor = self.task_preprocessor(backbone, preprocessor, tokenizer, sequence_length=sequence_length)
+        preprocessor = self.task_preprocessor(
+            backbone, preprocessor, tokenizer, sequence_length=sequence_length, pad_to_multiple_of=pad_to_multiple_of
+        )
 
         # === Layers ===
         self.backbone = backbone

@@ -42,3 +42,21 @@ def test_a_subclass_without_its_hooks_is_refused_when_defined():
 
         class Misnamed(BertClassifier):
             preset_settings = ("sequence_length", "colour")
+
+
+# A valid value other than the default, for every setting a task preset stores.
+CHANGED_SETTINGS = {"sequence_length": 24, "pad_to_multiple_of": 8, "sentence_pairs": True, "dropout": 0.25,
+                    "doc_stride": 4, "max_query_length": 6, "max_windows": 3, "max_answer_length": 5}  # fmt: skip
+
+
+@pytest.mark.parametrize("task_cls", [BertClassifier, BertTokenClassifier, BertQuestionAnswerer])
+def test_every_setting_given_to_the_constructor_is_kept_and_unknown_ones_are_refused(task_cls, tokenizer):
+    """Keras's functional constructor drops keywords it does not know: a task
+    must take each of its settings itself, and refuse the others."""
+    backbone = tiny_backbone(tokenizer.vocabulary_size())
+    head_size = {} if task_cls.head_size_argument is None else {task_cls.head_size_argument[0]: 3}
+    settings = {name: CHANGED_SETTINGS[name] for name in task_cls.preset_settings}
+    task = task_cls(backbone, tokenizer=tokenizer, **head_size, **settings)
+    assert task.task_config() == {**head_size, **settings}
+    with pytest.raises(TypeError, match=f"{task_cls.__name__} got unexpected keyword arguments colour, max_length"):
+        task_cls(backbone, tokenizer=tokenizer, **head_size, **settings, colour="red", max_length=8)
