@@ -1,6 +1,7 @@
 """Derives the corpora the tests read from this machine's Python, once per
 machine (cached in `~/.cache/keras_bert3`): the site-packages docstring corpus
-(about a minute on 2 cores), the default corpus and the code-tagging set. The
+(about a minute on 2 cores), the default corpus, the code-tagging set and
+the topic-labelled sentences. The
 README's test command runs it beside the build of the TF Serving runtime, so
 that neither pass waits for a derivation inside a test:
 
@@ -9,8 +10,10 @@ that neither pass waits for a derivation inside a test:
 
 from keras_bert3.corpora.default_corpus import default_corpus_path
 from keras_bert3.corpora.docstring_code_tags import docstring_code_tags
+from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.corpora.site_packages_corpus import site_packages_corpus_path
 
 if __name__ == "__main__":
     print(site_packages_corpus_path(), default_corpus_path(), sep="\n")
     docstring_code_tags()
+    docstring_topics()

@@ -13,9 +13,10 @@ between documents).
 import ast
 import os
 import re
-import sys
 import sysconfig
 
+from keras_bert3.corpora.derived_cache import derived_path
+from keras_bert3.corpora.derived_cache import write_atomically
 from keras_bert3.corpora.python_docs_corpus import python_docs_documents
 from keras_bert3.data.sentence_splitter import split_sentences
 
@@ -42,16 +43,9 @@ def default_corpus_path(cache_dir: str | None = None) -> str:
     >>> path = default_corpus_path()
     >>> open(path).readline()  # doctest: +SKIP
     """
-    cache_dir = cache_dir or os.environ.get("KERAS_BERT3_CACHE") or os.path.expanduser("~/.cache/keras_bert3")
-    version = ".".join(map(str, sys.version_info[:3]))
-    path = os.path.join(cache_dir, f"default_corpus-python{version}-v{_VERSION}.txt")
+    path = derived_path("default_corpus", _VERSION, ".txt", cache_dir)
     if not os.path.exists(path):
-        os.makedirs(cache_dir, exist_ok=True)
-        text = "\n\n".join("\n".join(document) for document in _derive_documents()) + "\n"
-        temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(temporary, path)  # Atomic: concurrent writers leave one whole file.
+        write_atomically(path, "\n\n".join("\n".join(document) for document in _derive_documents()) + "\n")
     return path
 
 

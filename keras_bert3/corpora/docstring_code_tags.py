@@ -16,17 +16,16 @@ backticks: real text, no download.
 """
 
 import ast
-import json
 import os
 import random
 import re
-import sys
 import sysconfig
 import textwrap
 from pydoc_data import topics
 
 from keras_bert3.corpora.default_corpus import _SKIPPED_DIRS
 from keras_bert3.corpora.default_corpus import _docstring_nodes
+from keras_bert3.corpora.derived_cache import cached_json
 from keras_bert3.data.sentence_splitter import split_sentences
 
 CODE_TAGS = ["O", "B-CODE", "I-CODE"]
@@ -156,19 +155,7 @@ def docstring_code_tags(*, test_fraction: float = 0.2, seed: int = 0) -> dict:
 
 def _cached_examples() -> list:
     """All examples, sorted; derived once per Python version and kept next to the default corpus."""
-    cache_dir = os.environ.get("KERAS_BERT3_CACHE") or os.path.expanduser("~/.cache/keras_bert3")
-    version = ".".join(map(str, sys.version_info[:3]))
-    path = os.path.join(cache_dir, f"docstring_code_tags-python{version}-v{_VERSION}.json")
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            return [tuple(example) for example in json.load(f)]
-    examples = _derive_examples()
-    os.makedirs(cache_dir, exist_ok=True)
-    temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as f:
-        json.dump(examples, f)
-    os.replace(temporary, path)  # Atomic: concurrent writers leave one whole file.
-    return examples
+    return [tuple(example) for example in cached_json("docstring_code_tags", _VERSION, _derive_examples)]
 
 
 def _derive_examples() -> list:

@@ -18,7 +18,10 @@ import sysconfig
 
 from keras_bert3.corpora.default_corpus import _docstring_nodes
 from keras_bert3.corpora.default_corpus import _is_prose
+from keras_bert3.corpora.derived_cache import cached_json
 from keras_bert3.data.sentence_splitter import split_sentences
+
+_VERSION = 1  # Bump when the derivation changes: it names the cache file.
 
 # Family -> top-level modules or packages of the standard library.
 DOCSTRING_TOPICS = {
@@ -72,7 +75,12 @@ def _sentences(path: str) -> list[str]:
 
 @functools.cache
 def _labelled_sentences(min_words: int) -> tuple[tuple[str, int], ...]:
-    """(sentence, label) pairs, sorted; parsed once per process (about 3 s)."""
+    """(sentence, label) pairs, sorted; derived once per Python version, then read from the cache."""
+    derive = functools.partial(_derive_labelled_sentences, min_words)
+    return tuple(map(tuple, cached_json(f"docstring_topics-min{min_words}", _VERSION, derive)))
+
+
+def _derive_labelled_sentences(min_words: int) -> list[tuple[str, int]]:
     root = sysconfig.get_paths()["stdlib"]
     seen: dict[str, int] = {}
     for label, modules in enumerate(DOCSTRING_TOPICS.values()):
@@ -85,14 +93,16 @@ def _labelled_sentences(min_words: int) -> tuple[tuple[str, int], ...]:
                         continue
                     if seen.setdefault(sentence, label) != label:
                         seen[sentence] = -1  # In two families: ambiguous.
-    return tuple(sorted((s, label) for s, label in seen.items() if label >= 0))
+    return sorted((s, label) for s, label in seen.items() if label >= 0)
 
 
 def docstring_topics(*, test_fraction: float = 0.2, seed: int = 0, min_words: int = 5) -> dict:
     """The standard library's docstring sentences labelled by module family.
 
     Each sentence appears once (a sentence found in two families is dropped);
-    the split into train and test is random with `seed`.
+    the split into train and test is random with `seed`. The sentences are
+    derived once per Python version and kept next to the default corpus
+    (`$KERAS_BERT3_CACHE`, else `~/.cache/keras_bert3`).
 
     Args:
         test_fraction: float. Share of the sentences held out for testing.

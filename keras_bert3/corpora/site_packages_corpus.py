@@ -6,12 +6,12 @@ import ast
 import contextlib
 import multiprocessing
 import os
-import sys
 import sysconfig
 
 from keras_bert3.corpora.default_corpus import _SKIPPED_DIRS
 from keras_bert3.corpora.default_corpus import _docstring_nodes
 from keras_bert3.corpora.default_corpus import _is_prose
+from keras_bert3.corpora.derived_cache import derived_path
 from keras_bert3.data.sentence_splitter import split_sentences
 
 _VERSION = 1  # Bump when the derivation changes: it names the cache file.
@@ -36,10 +36,8 @@ def site_packages_corpus_path(cache_dir: str | None = None, *, min_sentences: in
     >>> os.path.getsize(path) > 10_000_000  # doctest: +SKIP
     True
     """
-    cache_dir = cache_dir or os.environ.get("KERAS_BERT3_CACHE") or os.path.expanduser("~/.cache/keras_bert3")
-    version = ".".join(map(str, sys.version_info[:3]))
-    path = os.path.join(cache_dir, f"site_packages_corpus-python{version}-min{min_sentences}-v{_VERSION}.txt")
-    os.makedirs(cache_dir, exist_ok=True)
+    path = derived_path(f"site_packages_corpus-min{min_sentences}", _VERSION, ".txt", cache_dir)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with _exclusive(f"{path}.lock"):  # Concurrent callers wait for one derivation.
         if not os.path.exists(path):
             _write(path, min_sentences)
