@@ -110,12 +110,12 @@ class BertTask(CompileOnLoad, keras.Model):
     def __init__(self, *, inputs, outputs, **kwargs):
         # Keras's functional constructor drops keywords it does not know, so a
         # misspelt or misplaced setting would otherwise be lost without a word.
-        unknown = sorted(set(kwargs) - {"name", "trainable"})
+        unknown = sorted(set(kwargs) - {"name", "trainable", "dtype"})
         if unknown:
             takes = sorted(name for name in _parameters(type(self)) if name not in ("backbone", "preprocessor", "tokenizer"))
             raise TypeError(
                 f"{type(self).__name__} got unexpected keyword arguments {', '.join(unknown)}. Its settings are "
-                f"{', '.join(takes)} (and Keras's name, trainable)."
+                f"{', '.join(takes)} (and Keras's name, trainable, dtype)."
             )
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
