@@ -124,10 +124,15 @@ def check_pairs(token_ids, segment_ids, labels, document_of):
 def test_pairs_come_from_the_right_documents(tokenizer):
     traced, document_of = traced_corpus(tokenizer)
     pairer = DocumentGroupPairer(sequence_length=128, cls_token_id=1, sep_token_id=2, pad_token_id=0)
+    pair = tf.function(pairer, reduce_retracing=True)  # In a graph, as the pipeline's map runs it.
     count = 0
     for start in range(0, len(traced), 200):
-        group = tf.ragged.constant([[list(s) for s in d] for d in traced[start : start + 200]], dtype=tf.int32)
-        pairs = pairer(group, tf.constant([3, start]))
+        documents = traced[start : start + 200]
+        sentences = [sentence for document in documents for sentence in document]
+        group = tf.RaggedTensor.from_nested_row_lengths(
+            np.concatenate(sentences), [[len(d) for d in documents], [len(s) for s in sentences]]
+        )  # (documents, sentences, tokens)
+        pairs = pair(group, tf.constant([3, start]))
         check_pairs(pairs["token_ids"].numpy(), pairs["segment_ids"].numpy(), pairs["labels"].numpy(), document_of)
         count += len(pairs["labels"])
     assert count > 4_000
