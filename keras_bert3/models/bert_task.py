@@ -122,7 +122,8 @@ class BertTask(CompileOnLoad, keras.Model):
     @classmethod
     def task_preprocessor(cls, backbone, preprocessor=None, tokenizer=None, **settings):
         """`preprocessor`, or one of `preprocessor_cls` built from `tokenizer`
-        and `settings`; checked to fit the backbone's vocabulary and length."""
+        and `settings`; checked to fit the backbone's vocabulary and length.
+        A `preprocessor` given with a `tokenizer` or settings it lacks is refused."""
         if preprocessor is None:
             if tokenizer is None:
                 raise ValueError(
@@ -130,6 +131,8 @@ class BertTask(CompileOnLoad, keras.Model):
                     f"preprocessor; {cls.__name__}.from_preset(preset, ...) loads both."
                 )
             preprocessor = cls.preprocessor_cls(tokenizer, name="preprocessor", **settings)
+        else:
+            check_preprocessor_agrees(cls, preprocessor, tokenizer, settings)
         check_backbone_fits(backbone, preprocessor)
         return preprocessor
 
@@ -465,6 +468,27 @@ def head_size_of(preset: str, name: str, given: int | None, trained: int | None,
     if not trained and given is None:
         raise ValueError(f"The preset {preset!r} has no {task} head: pass {name}=... for a new one.")
     return int(given) if given is not None else int(trained)
+
+
+def check_preprocessor_agrees(task_cls, preprocessor, tokenizer, settings: dict) -> None:
+    """Raises a clear error when a task is given a `preprocessor` together with
+    a `tokenizer` or a setting other than its default that the preprocessor
+    does not have: the preprocessor would win, and what was asked for would
+    be lost without a word."""
+    defaults = {name: parameter.default for name, parameter in _parameters(task_cls).items()}
+    conflicting = [
+        f"{name}={value!r} (the preprocessor's is {getattr(preprocessor, name)!r})"
+        for name, value in settings.items()
+        if value != defaults[name] and value != getattr(preprocessor, name)
+    ]
+    if tokenizer is not None and tokenizer is not preprocessor.tokenizer:
+        conflicting.append("tokenizer= (the preprocessor has its own)")
+    if conflicting:
+        raise ValueError(
+            f"{task_cls.__name__} got preprocessor= together with {', '.join(conflicting)}. "
+            f"A preprocessor brings its own tokenizer and settings: pass the settings to "
+            f"{type(preprocessor).__name__}(...) instead, or pass tokenizer= and the settings without a preprocessor."
+        )
 
 
 def check_backbone_fits(backbone, preprocessor) -> None:

@@ -60,3 +60,21 @@ def test_every_setting_given_to_the_constructor_is_kept_and_unknown_ones_are_ref
     assert task.task_config() == {**head_size, **settings}
     with pytest.raises(TypeError, match=f"{task_cls.__name__} got unexpected keyword arguments colour, max_length"):
         task_cls(backbone, tokenizer=tokenizer, **head_size, **settings, colour="red", max_length=8)
+
+
+@pytest.mark.parametrize("task_cls", [BertClassifier, BertTokenClassifier, BertQuestionAnswerer])
+def test_a_preprocessor_given_with_other_settings_or_a_tokenizer_is_refused(task_cls, tokenizer):
+    """A preprocessor brings its own settings: a setting given beside it that it
+    does not have would be lost, so it is refused; settings it has are fine."""
+    backbone = tiny_backbone(tokenizer.vocabulary_size())
+    head_size = {} if task_cls.head_size_argument is None else {task_cls.head_size_argument[0]: 3}
+    settings = {name: CHANGED_SETTINGS[name] for name in task_cls.preset_settings}
+    preprocessor = task_cls(backbone, tokenizer=tokenizer, **head_size, **settings).preprocessor
+    task = task_cls(backbone, preprocessor=preprocessor, **head_size, **settings)
+    assert task.preprocessor is preprocessor and task.task_config() == {**head_size, **settings}
+    with pytest.raises(ValueError, match=rf"{task_cls.__name__} got preprocessor= together with pad_to_multiple_of=32 "
+                                         r"\(the preprocessor's is 8\)"):  # fmt: skip
+        task_cls(backbone, preprocessor=preprocessor, **head_size, pad_to_multiple_of=32)
+    with pytest.raises(ValueError, match=r"together with tokenizer= \(the preprocessor has its own\)"):
+        task_cls(backbone, preprocessor=preprocessor, tokenizer=tokenizer.__class__.from_config(tokenizer.get_config()), **head_size)
+    assert task_cls(backbone, preprocessor=preprocessor, tokenizer=preprocessor.tokenizer, **head_size).preprocessor is preprocessor
