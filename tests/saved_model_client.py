@@ -30,6 +30,7 @@ import os
 import subprocess
 import sys
 
+import keras
 import numpy as np
 
 from tests.serving_runtime import TENSORFLOW_VERSION
@@ -37,6 +38,7 @@ from tests.serving_runtime import serving_runtime_python
 
 CLIENT = r"""
 import json
+import re
 import sys
 import numpy as np
 import tensorflow as tf
@@ -59,6 +61,10 @@ ops = {node.op for node in graph.node}
 ops |= {node.op for function in graph.library.function for node in function.node_def}
 ops -= {function.signature.name for function in graph.library.function}  # Calls of library functions.
 core = {op for op in ops if op_def_registry.get(op) is not None}
+# JAX exports: the StableHLO version each XlaCallModule's artifact was written for (its bytecode's producer).
+nodes = list(graph.node) + [node for function in graph.library.function for node in function.node_def]
+stablehlo = sorted({re.search(rb"StableHLO_v([0-9.]+)", node.attr["module"].s).group(1).decode()
+                    for node in nodes if node.op == "XlaCallModule"})
 import tensorflow_text  # noqa: E402,F401  (registers the tf-text ops)
 text = {op for op in ops - core if op_def_registry.get(op) is not None}
 signatures = {
@@ -83,7 +89,7 @@ if tf.io.gfile.exists(WARMUP):
         warmup += 1
 with open(info_path, "w") as f:
     json.dump({"ops": {"CORE": sorted(core), "TEXT": sorted(text), "OTHER": sorted(ops - core - text)},
-               "signatures": signatures, "tensorflow": tf.__version__, "warmup": warmup}, f)
+               "signatures": signatures, "tensorflow": tf.__version__, "warmup": warmup, "stablehlo": stablehlo}, f)
 outputs = {}
 for (call, signature), inputs in calls.items():
     try:
@@ -106,14 +112,17 @@ class Served:
     `ops` by registration (`"CORE"`: `import tensorflow`, `"TEXT"`: `import
     tensorflow_text`, `"OTHER"`), `signatures[name]["inputs" | "outputs"][key]`
     dtypes as `saved_model_cli` names them (`"DT_STRING"`), the runtime's
-    `tensorflow` version, and the outputs of the export's warm-up records in
-    their order (`warmup[i][output]`; empty without records)."""
+    `tensorflow` version, the outputs of the export's warm-up records in
+    their order (`warmup[i][output]`; empty without records), and the
+    StableHLO versions that its `XlaCallModule` ops (JAX exports) were
+    written for (`stablehlo`; empty for TensorFlow exports)."""
 
     outputs: dict
     ops: dict
     signatures: dict
     tensorflow: str
     warmup: list
+    stablehlo: list
 
     def __getitem__(self, call: str) -> dict:
         return self.outputs[call]
@@ -152,14 +161,27 @@ def call_in_fresh_process(export_dir, tmp_path, calls: dict) -> Served:
         assert info["tensorflow"] == TENSORFLOW_VERSION, f"{python} runs TensorFlow {info['tensorflow']}"
     warmup = [outputs.pop(f"warmup{i}") for i in range(info["warmup"])]
     ops = {kind: set(names) for kind, names in info["ops"].items()}
-    return Served(outputs, ops, info["signatures"], info["tensorflow"], warmup)
+    return Served(outputs, ops, info["signatures"], info["tensorflow"], warmup, info["stablehlo"])
 
 
 def assert_serving_ops(served: Served) -> None:
-    """Every op is TensorFlow core or tf-text (what TF Serving builds in), and the tokenizer is in the graph."""
+    """Every op is TensorFlow core or tf-text (what TF Serving builds in), the
+    tokenizer is in the graph, and a JAX export's model is StableHLO that the
+    TensorFlow which wrote it reads (JAX alone writes newer: JAX 0.11 with
+    TensorFlow 2.21 gave exports that no TensorFlow 2.21 could load)."""
     assert served.ops["OTHER"] == set(), f"ops outside TensorFlow and tf-text: {served.ops['OTHER']}"
     assert "RegexSplitWithOffsets" in served.ops["TEXT"], served.ops["TEXT"]
     assert {"serving_default", "serve_token_ids"} <= set(served.signatures), served.signatures
+    if keras.backend.backend() == "jax":
+        from tensorflow.compiler.mlir.stablehlo import stablehlo
+
+        readable = _version(stablehlo.get_current_version())
+        assert served.stablehlo and all(_version(v) <= readable for v in served.stablehlo), (
+            f"StableHLO {served.stablehlo}; this TensorFlow reads up to {stablehlo.get_current_version()}")
+
+
+def _version(text: str) -> tuple:
+    return tuple(int(part) for part in text.split("."))
 
 
 def assert_warmup_served(served: Served, export_dir) -> list:

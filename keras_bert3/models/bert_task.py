@@ -279,7 +279,10 @@ class BertTask(CompileOnLoad, keras.Model):
         lower latency on CPU, but TF Serving then needs
         `--xla_cpu_compilation_enabled=true` and compiles each new (batch
         size, padded length) on its first request; the default export runs
-        without XLA. Other formats go to Keras' `Model.export`.
+        without XLA. On JAX the model is written (jax2tf) for the StableHLO
+        version that the installed TensorFlow reads, so that TensorFlow and TF
+        Serving of that release or later load it. Other formats go to Keras'
+        `Model.export`.
 
         Example:
         >>> classifier.export("serving/1")  # TF Serving's default executor.
@@ -287,7 +290,12 @@ class BertTask(CompileOnLoad, keras.Model):
         """
         if format != "tf_saved_model":
             return super().export(filepath, format=format, verbose=verbose, **kwargs)
-        return self.write_saved_model(filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
+        if keras.backend.backend() != "jax":
+            return self.write_saved_model(filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
+        from keras_bert3.upstream.stablehlo_target import written_for_installed_tensorflow
+
+        with written_for_installed_tensorflow():  # JAX writes newer StableHLO than TensorFlow may read.
+            return self.write_saved_model(filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
 
     def task_config(self) -> dict:
         """What a preset stores besides the backbone, tokenizer and head weights:

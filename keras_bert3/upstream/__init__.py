@@ -1,4 +1,4 @@
-"""The only modules that touch private Keras, TensorFlow or keras-hub APIs.
+"""The only modules that touch private Keras, TensorFlow, JAX or keras-hub APIs.
 
 Each module works around one upstream limitation, names the private API it
 uses, checks at import that the installed version still has it (a clear
@@ -23,4 +23,8 @@ on, so an upgrade that changes one fails there, loudly, and nowhere else.
   dispatcher knows (its internal gRPC method `GetWorkers`).
 - `layer_tree.all_layers`: every layer inside a model, nested ones included
   (`Layer._flatten_layers`), to set each one's dtype policy.
+- `stablehlo_target.written_for_installed_tensorflow`: JAX exports written
+  for the StableHLO version the installed TensorFlow reads
+  (`jax._src.export._export._module_to_bytecode`; JAX writes for readers
+  four weeks old, newer than TensorFlow releases read).
 """

@@ -128,3 +128,25 @@ def test_all_layers_reaches_the_layers_that_layers_build():
     block = backbone.encoder_blocks[0]
     for sublayer in (block, block.qkv_dense, block.output_layer_norm, block.probs_dropout, backbone.token_embedding):
         assert any(layer is sublayer for layer in layers), sublayer.path
+
+
+def test_jax_writes_exports_for_the_installed_tensorflow_inside_the_context():
+    """JAX writes StableHLO for readers four weeks old, newer than TensorFlow
+    may read; inside `written_for_installed_tensorflow` it writes the older of
+    the two versions, and outside (after) its own again."""
+    jax = pytest.importorskip("jax")
+    from tensorflow.compiler.mlir.stablehlo import stablehlo
+
+    from keras_bert3.upstream.stablehlo_target import artifact_version
+    from keras_bert3.upstream.stablehlo_target import version_tuple
+    from keras_bert3.upstream.stablehlo_target import written_for_installed_tensorflow
+
+    def written():
+        exported = jax.export.export(jax.jit(lambda x: jax.numpy.tanh(x) @ x))(jax.ShapeDtypeStruct((4, 4), "float32"))
+        return artifact_version(exported.mlir_module_serialized)
+
+    jax_choice = written()
+    with written_for_installed_tensorflow():
+        inside = written()
+    assert inside == min(jax_choice, stablehlo.get_current_version(), key=version_tuple)
+    assert written() == jax_choice

@@ -1,0 +1,99 @@
+"""JAX exports written for the StableHLO version that the installed TensorFlow reads.
+
+A JAX export (jax2tf, through `jax.export`) holds the model as a StableHLO
+portable artifact inside TensorFlow's `XlaCallModule` op. JAX writes it for
+readers at least four weeks old (`StablehloCompatibilityRequirement.WEEK_4`),
+while TensorFlow reads artifacts up to its own StableHLO version, and its
+releases trail JAX's. With JAX 0.11.2 (Python 3.12) and TensorFlow 2.21
+(StableHLO 1.13.7), every JAX export failed to load, in TensorFlow and so in
+TF Serving: "unregistered operation 'vhlo.custom_call_v2' ... failed to
+deserialize portable artifact using StableHLO_v1.13.7" (seen on an H200 and
+on a CPU). JAX has no setting for the version it writes (the choice is
+hard-coded in `_module_to_bytecode`); no upstream issue asks for one yet.
+An artifact's bytecode names the version it was written for in its producer
+string, `StableHLO_v<target>` (openxla/stablehlo#1516), which
+`artifact_version` reads.
+
+Private APIs: `jax._src.export._export._module_to_bytecode` (replaced while
+`written_for_installed_tensorflow()` is active), the writer it calls,
+`jax._src.lib._jax.mlir.serialize_portable_artifact`, and TensorFlow's
+`tensorflow.compiler.mlir.stablehlo.stablehlo.get_current_version`.
+"""
+
+import contextlib
+import re
+
+import jax
+import tensorflow as tf
+from jax._src import xla_bridge
+from jax._src.export import _export
+from jax._src.lib import _jax
+from jax._src.lib.mlir.dialects import hlo
+from tensorflow.compiler.mlir.stablehlo import stablehlo as tensorflow_stablehlo
+
+from keras_bert3.upstream.private_api import require_private
+
+require_private(_export, "_module_to_bytecode", package=jax, why="writing exports that the installed TensorFlow reads")
+require_private(_jax.mlir, "serialize_portable_artifact", package=jax, why="writing exports that the installed TensorFlow reads")
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """`"1.13.7"` -> `(1, 13, 7)`."""
+    return tuple(int(part) for part in version.split("."))
+
+
+def export_stablehlo_version() -> str:
+    """The StableHLO version JAX exports are written for inside
+    `written_for_installed_tensorflow()`: JAX's own choice, or the installed
+    TensorFlow's version where that is older.
+
+    Example:
+    >>> export_stablehlo_version()  # JAX 0.11.2 (writes 1.18.0) with TensorFlow 2.21.
+    '1.13.7'
+    """
+    jax_choice = hlo.get_version_from_compatibility_requirement(hlo.StablehloCompatibilityRequirement.WEEK_4)
+    return min(jax_choice, tensorflow_stablehlo.get_current_version(), key=version_tuple)
+
+
+def artifact_version(serialized: bytes) -> str:
+    """The StableHLO version a portable artifact was written for (its bytecode's producer).
+
+    Example:
+    >>> artifact_version(jax.export.export(jax.jit(f))(x).mlir_module_serialized)
+    '1.18.0'
+    """
+    found = re.search(rb"StableHLO_v([0-9]+(?:\.[0-9]+)*)", serialized)
+    if found is None:
+        raise ValueError("not a StableHLO portable artifact (no 'StableHLO_v' producer in its bytecode)")
+    return found.group(1).decode()
+
+
+def _module_to_bytecode(module) -> bytes:
+    version = export_stablehlo_version()
+    try:
+        return _jax.mlir.serialize_portable_artifact(module, version, xla_bridge.get_backend().serialize_with_sdy)
+    except Exception as error:  # JAX cannot express this model in StableHLO as old as TensorFlow's.
+        raise RuntimeError(
+            f"JAX {jax.__version__} cannot write this model for TensorFlow {tf.__version__}, which reads "
+            f"StableHLO up to {tensorflow_stablehlo.get_current_version()} ({error}). Install a newer "
+            "TensorFlow (and tensorflow-text) or an older JAX, or export with the TensorFlow backend "
+            "(KERAS_BACKEND=tensorflow)."
+        ) from error
+
+
+@contextlib.contextmanager
+def written_for_installed_tensorflow():
+    """Inside, JAX writes exported functions for `export_stablehlo_version()`,
+    so that the installed TensorFlow (and TF Serving of that release or
+    later) loads them.
+
+    Example:
+    >>> with written_for_installed_tensorflow():
+    ...     classifier.export("serving/1")
+    """
+    original = _export._module_to_bytecode
+    _export._module_to_bytecode = _module_to_bytecode
+    try:
+        yield
+    finally:
+        _export._module_to_bytecode = original
