@@ -15,11 +15,14 @@ Rows (each in its own process: one backend per process, and its own peak memory)
   embedded labelled set (`docstring_topics`: 7,514 train / 1,878 test
   sentences, 6 classes), batch 32, length 128; `minilm` is the real
   all-MiniLM-L6-v2 checkpoint, `base` a randomly initialised BERT-base (no
-  BERT-base checkpoint ships offline). Sequences/s of the last epoch, test
-  accuracy. For `minilm`: then `export` (a SavedModel that takes strings),
+  BERT-base checkpoint ships offline). Three epochs: sequences/s of the last
+  (the first compiles one step per batch shape), test accuracy. For `minilm`: then `export` (a SavedModel that takes strings),
   reloaded with `tf.saved_model.load` and served from raw strings (strings/s
   in batches of 64, one string's latency), and the largest difference of its
   probabilities from `predict`'s.
+
+On JAX every row also counts the XLA compilations in its timed epochs (none
+expected: a timed epoch that compiles measures the compiler).
 
 MFU: model FLOPs (`bench/model_flops.py`) over the step time and the chip's
 datasheet dense peak (bfloat16/float16 tensor cores; TF32 for float32, which
@@ -157,24 +160,53 @@ def peak_memory_gib() -> tuple[float, str]:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "host"
 
 
+COMPILATIONS = []  # Seconds of each XLA compilation on JAX (`jax.monitoring`), in order.
+COUNTING = []  # [True] once `count_compilations` listens (JAX only).
+
+
+def count_compilations() -> None:
+    """On JAX, records every XLA compilation of this process in `COMPILATIONS`,
+    so that a timed epoch that recompiles (a new batch shape) says so."""
+    import keras
+
+    if keras.backend.backend() == "jax":
+        import jax
+
+        def record(event: str, seconds: float, **kwargs) -> None:
+            if event.endswith("backend_compile_duration"):
+                COMPILATIONS.append(seconds)
+
+        jax.monitoring.register_event_duration_secs_listener(record)
+        COUNTING.append(True)
+
+
+def timed_compilations(per_epoch: list) -> int | None:
+    """XLA compilations in these epochs; None where they are not counted (TensorFlow)."""
+    return sum(len(compiled) for compiled in per_epoch) if COUNTING else None
+
+
 def epoch_timer():
     import keras
 
     class EpochTimer(keras.callbacks.Callback):
-        """Wall time and logs of each epoch (Keras reads the logs back at
-        epoch end, so the device's work is done when the clock stops)."""
+        """Wall time, logs and XLA compilations (JAX) of each epoch (Keras
+        reads the logs back at epoch end, so the device's work is done when
+        the clock stops)."""
 
         def __init__(self):
             super().__init__()
-            self.seconds, self.logs = [], []
+            self.seconds, self.logs, self.compilations = [], [], []
 
         def on_epoch_begin(self, epoch, logs=None):
-            self.start = time.perf_counter()
+            self.start, self.compiled_before = time.perf_counter(), len(COMPILATIONS)
 
         def on_epoch_end(self, epoch, logs=None):
             self.seconds.append(time.perf_counter() - self.start)
             self.logs.append({k: float(v) for k, v in (logs or {}).items()})
-            progress(f"epoch {epoch}: {self.seconds[-1]:.1f} s, loss {self.logs[-1].get('loss', float('nan')):.3f}")
+            self.compilations.append(COMPILATIONS[self.compiled_before :])
+            compiled = self.compilations[-1]
+            progress(f"epoch {epoch}: {self.seconds[-1]:.1f} s, loss {self.logs[-1].get('loss', float('nan')):.3f}, "
+                     f"{len(compiled)} XLA compilations ({sum(compiled):.1f} s)")  # fmt: skip
 
     return EpochTimer()
 
@@ -240,6 +272,7 @@ def run_pretrain(row: dict, args) -> dict:
         "sequences_per_s_worst": batch_size * args.steps / max(timed),
         "tflops": flops * args.steps / min(timed) / 1e12,
         "first_epoch_s": timer.seconds[0],
+        "timed_compilations": timed_compilations(timer.compilations[1:]),
         "loss_first_epoch": timer.logs[0]["loss"],
         "loss_last_epoch": timer.logs[-1]["loss"],
         "input_examples_per_s": pipeline,
@@ -272,7 +305,7 @@ def run_finetune(row: dict, args) -> dict:
         tokenizer = BertTokenizer.from_preset(minilm_dir())
         backbone = BertBackbone.from_size(row["model"], vocabulary_size=tokenizer.vocabulary_size(), dtype=dtype)
         classifier = BertClassifier(backbone, num_classes=num_classes, tokenizer=tokenizer)
-    epochs = 1 if args.tiny else 2
+    epochs = 1 if args.tiny else 3  # Timed: the last (the first compiles each batch shape it meets).
     classifier.compile(learning_rate=5e-5 if row["model"] == "minilm" else 1e-4)
     timer = epoch_timer()
     classifier.fit(train_texts, train_labels, batch_size=32, epochs=epochs, callbacks=[timer], verbose=0)
@@ -281,6 +314,7 @@ def run_finetune(row: dict, args) -> dict:
     result = {
         "sequences_per_s": len(train_texts) / timer.seconds[-1],
         "first_epoch_s": timer.seconds[0],
+        "timed_compilations": timed_compilations(timer.compilations[-1:]),
         "accuracy": float(np.mean(logits.argmax(-1) == test_labels)),
         "loss_last_epoch": timer.logs[-1]["loss"],
     }
@@ -329,6 +363,7 @@ def serve_export(classifier, texts, logits, args) -> dict:
 def run_rows(names: list[str], args) -> None:
     """A child: runs rows of the current backend, prints one RESULT line each."""
     info = device_info()
+    count_compilations()
     print("DEVICE " + json.dumps(info), flush=True)
     for name in names:
         progress(f"{info['backend']}: {name}")
@@ -402,14 +437,15 @@ def describe(result: dict) -> str:
         return f"{result['row']:<34} {result['error']}"
     memory = f"{result['peak_memory_gib']:.1f} GiB {result['memory_read_on']}"
     mfu = f"{result['mfu']:.0%}" if "mfu" in result else "n/a"
+    compiled = "" if result.get("timed_compilations") is None else f", {result['timed_compilations']} XLA compilations timed"
     if result["kind"] == "pretrain":
         bound = "  INPUT-BOUND" if result["input_examples_per_s"] < result["sequences_per_s"] else ""
         return (f"{result['row']:<34} batch {result['batch_size']:>4}  {result['sequences_per_s']:>8,.1f} seq/s "
                 f"(worst epoch {result['sequences_per_s_worst']:,.1f})  MFU {mfu:>4}  {memory}  "
                 f"loss {result['loss_first_epoch']:.3f} -> {result['loss_last_epoch']:.3f}  "
-                f"input {result['input_examples_per_s']:,.0f} ex/s{bound}  first epoch {result['first_epoch_s']:.0f} s")  # fmt: skip
+                f"input {result['input_examples_per_s']:,.0f} ex/s{bound}  first epoch {result['first_epoch_s']:.0f} s{compiled}")  # fmt: skip
     line = (f"{result['row']:<34} {result['sequences_per_s']:>8,.1f} seq/s  accuracy {result['accuracy']:.3f}  "
-            f"{memory}  first epoch {result['first_epoch_s']:.0f} s")  # fmt: skip
+            f"{memory}  first epoch {result['first_epoch_s']:.0f} s{compiled}")  # fmt: skip
     if "export_vs_predict_max_abs" in result:
         line += (f"\n{'  export + serving':<34} export {result['export_s']:.0f} s, served on "
                  f"{result['export_device']}: {result['serving_strings_per_s']:,.0f} strings/s (batches of 64), "
