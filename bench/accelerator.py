@@ -16,9 +16,10 @@ Rows (each in its own process: one backend per process, and its own peak memory)
   sentences, 6 classes), batch 32, length 128; `minilm` is the real
   all-MiniLM-L6-v2 checkpoint, `base` a randomly initialised BERT-base (no
   BERT-base checkpoint ships offline). Three epochs: sequences/s of the last
-  (the first compiles one step per batch shape), test accuracy. For `minilm`: then `export` (a SavedModel that takes strings),
-  reloaded with `tf.saved_model.load` and served from raw strings (strings/s
-  in batches of 64, one string's latency), and the largest difference of its
+  (the first compiles one step per batch shape), test accuracy. For
+  `minilm`: then `export` (a SavedModel that takes strings), reloaded with
+  `tf.saved_model.load` and served from raw strings (strings/s in batches of
+  64, one string's latency), and the largest difference of its
   probabilities from `predict`'s.
 
 On JAX every row also counts the XLA compilations in its timed epochs (none
@@ -161,7 +162,6 @@ def peak_memory_gib() -> tuple[float, str]:
 
 
 COMPILATIONS = []  # Seconds of each XLA compilation on JAX (`jax.monitoring`), in order.
-COUNTING = []  # [True] once `count_compilations` listens (JAX only).
 
 
 def count_compilations() -> None:
@@ -177,12 +177,13 @@ def count_compilations() -> None:
                 COMPILATIONS.append(seconds)
 
         jax.monitoring.register_event_duration_secs_listener(record)
-        COUNTING.append(True)
 
 
 def timed_compilations(per_epoch: list) -> int | None:
     """XLA compilations in these epochs; None where they are not counted (TensorFlow)."""
-    return sum(len(compiled) for compiled in per_epoch) if COUNTING else None
+    import keras
+
+    return sum(len(compiled) for compiled in per_epoch) if keras.backend.backend() == "jax" else None
 
 
 def epoch_timer():

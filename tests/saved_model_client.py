@@ -175,13 +175,11 @@ def assert_serving_ops(served: Served) -> None:
     if keras.backend.backend() == "jax":
         from tensorflow.compiler.mlir.stablehlo import stablehlo
 
-        readable = _version(stablehlo.get_current_version())
-        assert served.stablehlo and all(_version(v) <= readable for v in served.stablehlo), (
+        from keras_bert3.upstream.stablehlo_target import version_tuple
+
+        readable = version_tuple(stablehlo.get_current_version())
+        assert served.stablehlo and all(version_tuple(v) <= readable for v in served.stablehlo), (
             f"StableHLO {served.stablehlo}; this TensorFlow reads up to {stablehlo.get_current_version()}")
-
-
-def _version(text: str) -> tuple:
-    return tuple(int(part) for part in text.split("."))
 
 
 def assert_warmup_served(served: Served, export_dir) -> list:

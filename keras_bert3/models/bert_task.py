@@ -8,6 +8,7 @@ rate schedule sized to the first `fit`, `fit`/`evaluate` on raw texts, loading
 export dispatch and the Keras config.
 """
 
+import contextlib
 import dataclasses
 import inspect
 import math
@@ -290,11 +291,12 @@ class BertTask(CompileOnLoad, keras.Model):
         """
         if format != "tf_saved_model":
             return super().export(filepath, format=format, verbose=verbose, **kwargs)
-        if keras.backend.backend() != "jax":
-            return self.write_saved_model(filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
-        from keras_bert3.upstream.stablehlo_target import written_for_installed_tensorflow
+        writing = contextlib.nullcontext()
+        if keras.backend.backend() == "jax":  # JAX writes newer StableHLO than TensorFlow may read.
+            from keras_bert3.upstream.stablehlo_target import written_for_installed_tensorflow
 
-        with written_for_installed_tensorflow():  # JAX writes newer StableHLO than TensorFlow may read.
+            writing = written_for_installed_tensorflow()
+        with writing:
             return self.write_saved_model(filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
 
     def task_config(self) -> dict:
