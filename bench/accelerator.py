@@ -30,11 +30,20 @@ datasheet dense peak (bfloat16/float16 tensor cores; TF32 for float32, which
 TensorFlow and JAX use for float32 matmuls on Ampere and later by default).
 Unknown chips (and CPUs) print no MFU.
 
+`--quick` (a GPU, about 8 minutes): BERT-large and BERT-base pretraining at
+128 and MiniLM fine-tuning on JAX with the defaults (`precision="auto"`: a
+float32 model, the step in the precision `compile` picks), BERT-large built in
+`mixed_bfloat16` (the best precision, to compare), all rows in one process;
+then the same jobs in Hugging Face `transformers` (`bench/accelerator_huggingface.py`:
+`torch.compile`, bfloat16 autocast, fused AdamW) on the same device. The
+fine-tuning rows give the first epoch's time beside the steady (third) epoch's.
+
 Commands (from the repository root):
 
     python bench/accelerator.py                     # every row, both backends (a GPU: about an hour)
     python bench/accelerator.py --backends jax --rows pretrain-large-128-mixed_bfloat16 finetune-minilm-mixed_bfloat16
     python bench/accelerator.py --tiny              # CPU-sized rows in one process per backend: what CI runs
+    python bench/accelerator.py --quick --json quick.json   # a GPU: the defaults against Hugging Face
 
 A backend that sees no accelerator is skipped (without `--tiny`), with the
 devices it does see. Asking for mixed_float16 where no GPU is gives that row
@@ -56,7 +65,11 @@ sys.path.insert(0, REPO)
 
 from bench.model_flops import pretraining_flops_per_step  # noqa: E402
 
-PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")
+PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")  # "auto" rows: a float32 model, compile's choice.
+# Fine-tuning first: its first epoch then pays what a new process pays (device start-up included).
+QUICK_ROWS = ["finetune-minilm-auto", "pretrain-large-128-auto", "pretrain-large-128-mixed_bfloat16",
+              "pretrain-base-128-auto"]  # fmt: skip
+QUICK_HUGGINGFACE_ROWS = ["hf-finetune-minilm", "hf-pretrain-large-128", "hf-pretrain-base-128"]
 PREDICTIONS = {128: 20, 512: 80}  # google-research/bert's max_predictions_per_seq.
 # Global batch per (size, length): large enough to fill one H100, small enough
 # for float32 BERT-large activations in 80 GB.
@@ -83,6 +96,8 @@ def row_names(args, accelerator: str) -> list[str]:
     """The rows to run, in order: `--rows`, or every row for this device."""
     if args.rows:
         return args.rows
+    if args.quick:
+        return ["finetune-tiny-auto", "pretrain-tiny-64-auto"] if args.tiny else QUICK_ROWS
     precisions = [p for p in PRECISIONS if p != "mixed_float16" or accelerator == "gpu"]
     if args.tiny:
         return [f"pretrain-tiny-64-{p}" for p in precisions] + ["finetune-tiny-float32", "finetune-tiny-mixed_bfloat16"]
@@ -162,6 +177,7 @@ def peak_memory_gib() -> tuple[float, str]:
 
 
 COMPILATIONS = []  # Seconds of each XLA compilation on JAX (`jax.monitoring`), in order.
+CACHE_HITS = []  # One entry per program read from JAX's persistent compilation cache instead.
 
 
 def count_compilations() -> None:
@@ -176,11 +192,17 @@ def count_compilations() -> None:
             if event.endswith("backend_compile_duration"):
                 COMPILATIONS.append(seconds)
 
+        def record_hit(event: str, **kwargs) -> None:
+            if event == "/jax/compilation_cache/cache_hits":
+                CACHE_HITS.append(1)
+
         jax.monitoring.register_event_duration_secs_listener(record)
+        jax.monitoring.register_event_listener(record_hit)
 
 
 def timed_compilations(per_epoch: list) -> int | None:
-    """XLA compilations in these epochs; None where they are not counted (TensorFlow)."""
+    """XLA compilations in these epochs (programs read from the persistent
+    cache not counted); None where they are not counted (TensorFlow)."""
     import keras
 
     return sum(len(compiled) for compiled in per_epoch) if keras.backend.backend() == "jax" else None
@@ -199,12 +221,15 @@ def epoch_timer():
             self.seconds, self.logs, self.compilations = [], [], []
 
         def on_epoch_begin(self, epoch, logs=None):
-            self.start, self.compiled_before = time.perf_counter(), len(COMPILATIONS)
+            self.start, self.compiled_before, self.hits_before = time.perf_counter(), len(COMPILATIONS), len(CACHE_HITS)
 
         def on_epoch_end(self, epoch, logs=None):
             self.seconds.append(time.perf_counter() - self.start)
             self.logs.append({k: float(v) for k, v in (logs or {}).items()})
-            self.compilations.append(COMPILATIONS[self.compiled_before :])
+            # A cache hit is reported as a (short) compilation too: leave those out.
+            hits = len(CACHE_HITS) - self.hits_before
+            compiled = COMPILATIONS[self.compiled_before :]
+            self.compilations.append(sorted(compiled)[hits:] if hits else compiled)
             compiled = self.compilations[-1]
             progress(f"epoch {epoch}: {self.seconds[-1]:.1f} s, loss {self.logs[-1].get('loss', float('nan')):.3f}, "
                      f"{len(compiled)} XLA compilations ({sum(compiled):.1f} s)")  # fmt: skip
@@ -231,6 +256,11 @@ def input_rate(dataset, batches: int) -> float:
     return examples / (time.perf_counter() - start)
 
 
+def model_dtype(row: dict) -> str | None:
+    """The policy a row builds its model in: float32 for "auto" rows (compile chooses the step's)."""
+    return None if row["precision"] in ("auto", "float32") else row["precision"]
+
+
 def run_pretrain(row: dict, args) -> dict:
     import keras
 
@@ -242,7 +272,7 @@ def run_pretrain(row: dict, args) -> dict:
     from keras_bert3.models.bert_sizes import get_bert_size
     from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
-    check_precision(row["precision"])
+    check_precision(None if row["precision"] == "auto" else row["precision"])
     keras.utils.set_random_seed(0)
     tokenizer = BertTokenizer.from_preset(minilm_dir())  # The uncased BERT vocabulary.
     progress("tokenizer loaded")
@@ -253,7 +283,7 @@ def run_pretrain(row: dict, args) -> dict:
     progress(f"input pipeline alone: {pipeline:,.0f} examples/s")
     size = get_bert_size(row["size"])
     backbone = BertBackbone.from_size(row["size"], vocabulary_size=tokenizer.vocabulary_size(),
-                                      max_sequence_length=max(length, 512), dtype=row["precision"])  # fmt: skip
+                                      max_sequence_length=max(length, 512), dtype=model_dtype(row))  # fmt: skip
     pretrainer = BertPretrainer(backbone)
     epochs = 1 + args.timed_epochs
     pretrainer.compile(learning_rate=1e-4, total_steps=epochs * args.steps, warmup_steps=args.steps,
@@ -278,6 +308,7 @@ def run_pretrain(row: dict, args) -> dict:
         "loss_last_epoch": timer.logs[-1]["loss"],
         "input_examples_per_s": pipeline,
         "optimizer": type(pretrainer.optimizer).__name__,
+        "training_dtype_policy": pretrainer.training_dtype_policy,
     }
 
 
@@ -291,7 +322,7 @@ def run_finetune(row: dict, args) -> dict:
     from keras_bert3.models.bert_classifier import BertClassifier
     from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
-    check_precision(row["precision"])
+    check_precision(None if row["precision"] == "auto" else row["precision"])
     keras.utils.set_random_seed(0)
     data = docstring_topics()
     progress("labelled set loaded")
@@ -299,7 +330,10 @@ def run_finetune(row: dict, args) -> dict:
     train_texts, train_labels = data["train_texts"][:limit], np.array(data["train_labels"][:limit])
     test_texts, test_labels = data["test_texts"][:limit], np.array(data["test_labels"][:limit])
     num_classes = len(data["class_names"])
-    dtype = None if row["precision"] == "float32" else row["precision"]
+    dtype = model_dtype(row)
+    if args.texts_file:  # The same texts for the Hugging Face row.
+        with open(args.texts_file, "w", encoding="utf-8") as f:
+            json.dump({"texts": list(train_texts), "labels": [int(label) for label in train_labels]}, f)
     if row["model"] == "minilm":
         classifier = BertClassifier.from_preset(minilm_dir(), num_classes=num_classes, dtype=dtype)
     else:
@@ -315,11 +349,14 @@ def run_finetune(row: dict, args) -> dict:
     result = {
         "sequences_per_s": len(train_texts) / timer.seconds[-1],
         "first_epoch_s": timer.seconds[0],
+        "steady_epoch_s": timer.seconds[-1],
+        "first_epoch_compilations": timed_compilations(timer.compilations[:1]),
+        "training_dtype_policy": classifier.training_dtype_policy,
         "timed_compilations": timed_compilations(timer.compilations[-1:]),
         "accuracy": float(np.mean(logits.argmax(-1) == test_labels)),
         "loss_last_epoch": timer.logs[-1]["loss"],
     }
-    if row["model"] == "minilm" or (args.tiny and row["precision"] == "float32"):
+    if not args.quick and (row["model"] == "minilm" or (args.tiny and row["precision"] == "float32")):
         result.update(serve_export(classifier, test_texts, logits, args))
     return result
 
@@ -382,6 +419,12 @@ def run_rows(names: list[str], args) -> None:
         if peak and "tflops" in result:
             result["mfu"] = result["tflops"] / peak
         print("RESULT " + json.dumps({"row": name, "backend": info["backend"], **row, **result}), flush=True)
+        import gc
+
+        import keras
+
+        keras.backend.clear_session()  # The next row's model gets the device's memory.
+        gc.collect()
     # A partly read `pretraining_dataset` can hang the interpreter's exit in
     # tf.data's iterator destructors (issue 12); everything is printed, so
     # this process ends here without running them.
@@ -392,14 +435,17 @@ def run_rows(names: list[str], args) -> None:
 # === The parent: one process per backend (--tiny) or per row ===
 
 
-def spawn(backend: str, names: list[str], args) -> tuple[dict | None, list[dict]]:
-    """Runs `names` in a child process of `backend`; its progress goes to stderr.
-    A child that outlives `--row-timeout` per row, or that does not exit within
-    a minute of its last result, is killed and said so."""
+def spawn(backend: str, names: list[str], args, argv: list[str] | None = None) -> tuple[dict | None, list[dict]]:
+    """Runs `names` in a child process of `backend` (or `argv`, a command that
+    prints DEVICE and RESULT lines as this script's children do); its
+    progress goes to stderr. A child that outlives `--row-timeout` per row, or
+    that does not exit within a minute of its last result, is killed and said so."""
     env = dict(os.environ, KERAS_BACKEND=backend)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    argv = [sys.executable, os.path.abspath(__file__), "--child", *names, "--steps", str(args.steps),
-            "--timed-epochs", str(args.timed_epochs)] + (["--tiny"] if args.tiny else [])  # fmt: skip
+    if argv is None:
+        argv = [sys.executable, os.path.abspath(__file__), "--child", *names, "--steps", str(args.steps),
+                "--timed-epochs", str(args.timed_epochs)] + (["--tiny"] if args.tiny else [])  # fmt: skip
+        argv += (["--quick"] if args.quick else []) + (["--texts-file", args.texts_file] if args.texts_file else [])
     process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
     lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)], daemon=True).start()
@@ -437,16 +483,23 @@ def describe(result: dict) -> str:
     if "error" in result:
         return f"{result['row']:<34} {result['error']}"
     memory = f"{result['peak_memory_gib']:.1f} GiB {result['memory_read_on']}"
-    mfu = f"{result['mfu']:.0%}" if "mfu" in result else "n/a"
+    mfu = f"{result['mfu']:.0%}" if result.get("mfu") else "n/a"
     compiled = "" if result.get("timed_compilations") is None else f", {result['timed_compilations']} XLA compilations timed"
     if result["kind"] == "pretrain":
-        bound = "  INPUT-BOUND" if result["input_examples_per_s"] < result["sequences_per_s"] else ""
-        return (f"{result['row']:<34} batch {result['batch_size']:>4}  {result['sequences_per_s']:>8,.1f} seq/s "
+        pipeline = result.get("input_examples_per_s", float("inf"))  # None for Hugging Face's random batches.
+        bound = "  INPUT-BOUND" if pipeline < result["sequences_per_s"] else ""
+        return (f"{result['row']:<34} batch {result.get('batch_size', 0):>4}  {result['sequences_per_s']:>8,.1f} seq/s "
                 f"(worst epoch {result['sequences_per_s_worst']:,.1f})  MFU {mfu:>4}  {memory}  "
                 f"loss {result['loss_first_epoch']:.3f} -> {result['loss_last_epoch']:.3f}  "
-                f"input {result['input_examples_per_s']:,.0f} ex/s{bound}  first epoch {result['first_epoch_s']:.0f} s{compiled}")  # fmt: skip
+                f"input {pipeline:,.0f} ex/s{bound}  first epoch {result['first_epoch_s']:.0f} s{compiled}")  # fmt: skip
+    if result["kind"] == "finetune" and "accuracy" not in result:  # Hugging Face's row.
+        return (f"{result['row']:<34} {result['sequences_per_s']:>8,.1f} seq/s  {memory}  first epoch "
+                f"{result['first_epoch_s']:.1f} s, steady epoch {result['steady_epoch_s']:.1f} s")  # fmt: skip
     line = (f"{result['row']:<34} {result['sequences_per_s']:>8,.1f} seq/s  accuracy {result['accuracy']:.3f}  "
-            f"{memory}  first epoch {result['first_epoch_s']:.0f} s{compiled}")  # fmt: skip
+            f"{memory}  first epoch {result['first_epoch_s']:.1f} s{compiled}")  # fmt: skip
+    if "steady_epoch_s" in result:
+        line += (f"; steady epoch {result['steady_epoch_s']:.1f} s, first epoch compiled "
+                 f"{result['first_epoch_compilations']} programs, step in {result['training_dtype_policy']}")  # fmt: skip
     if "export_vs_predict_max_abs" in result:
         line += (f"\n{'  export + serving':<34} export {result['export_s']:.0f} s, served on "
                  f"{result['export_device']}: {result['serving_strings_per_s']:,.0f} strings/s (batches of 64), "
@@ -455,11 +508,51 @@ def describe(result: dict) -> str:
     return line
 
 
+def quick_huggingface(args) -> list[dict]:
+    """`--quick`'s Hugging Face rows, in their own process, on the texts the fine-tuning row wrote."""
+    rows = ["hf-finetune-minilm", "hf-pretrain-tiny-64"] if args.tiny else QUICK_HUGGINGFACE_ROWS
+    argv = [sys.executable, os.path.join(REPO, "bench", "accelerator_huggingface.py"), "--rows", *rows,
+            "--steps", str(args.steps), "--timed-epochs", str(args.timed_epochs), "--minilm", minilm_dir(),
+            "--texts", args.texts_file]  # fmt: skip
+    info, results = spawn("torch", rows, args, argv=argv)
+    print(f"\nHugging Face (PyTorch {'on ' + info['device'] if info else 'could not start'}):", flush=True)
+    for result in results:
+        if info and "tflops" in result:
+            peak = peak_tflops(info["device"], "mixed_bfloat16")
+            result["mfu"] = result["tflops"] / peak if peak else None
+        result.setdefault("memory_read_on", "device")
+        print("  " + describe(result), flush=True)
+    return results
+
+
+def print_quick_summary(results: list[dict]) -> None:
+    """The defaults against the best precision and against Hugging Face, and
+    the fine-tuning row's first epoch against its bound (3x steady + 20 s)."""
+    rate = {r["row"]: r.get("sequences_per_s") for r in results}
+    print("\nSummary:")
+    for size in ("large", "base"):
+        ours, best, theirs = (rate.get(f"pretrain-{size}-128-auto"), rate.get(f"pretrain-{size}-128-mixed_bfloat16"),
+                              rate.get(f"hf-pretrain-{size}-128"))  # fmt: skip
+        if ours and best:
+            print(f"  BERT-{size} 128: default {ours:,.0f} seq/s = {ours / best:.1%} of mixed_bfloat16's {best:,.0f}")
+        if ours and theirs:
+            print(f"  BERT-{size} 128: default {ours:,.0f} seq/s = {ours / theirs:.2f}x Hugging Face's {theirs:,.0f}")
+    tuned = next((r for r in results if r["row"] == "finetune-minilm-auto" and "steady_epoch_s" in r), None)
+    if tuned:
+        bound = 3 * tuned["steady_epoch_s"] + 20
+        print(f"  MiniLM fine-tuning: first epoch {tuned['first_epoch_s']:.1f} s against a bound of {bound:.1f} s "
+              f"(3 x steady {tuned['steady_epoch_s']:.1f} s + 20 s): {'within' if tuned['first_epoch_s'] <= bound else 'OVER'}")  # fmt: skip
+    if rate.get("finetune-minilm-auto") and rate.get("hf-finetune-minilm"):
+        print(f"  MiniLM fine-tuning steady: {rate['finetune-minilm-auto'] / rate['hf-finetune-minilm']:.2f}x Hugging Face")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backends", nargs="+", default=["tensorflow", "jax"], choices=["tensorflow", "jax"])
     parser.add_argument("--rows", nargs="+", help="e.g. pretrain-base-128-mixed_bfloat16 finetune-minilm-float32")
     parser.add_argument("--tiny", action="store_true", help="CPU-sized rows (BERT-tiny, 64 texts), one process per backend")
+    parser.add_argument("--quick", action="store_true", help="a GPU: the defaults on JAX against Hugging Face, about 8 minutes")
+    parser.add_argument("--texts-file", help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, help="steps per pretraining epoch (default 20; 3 with --tiny)")
     parser.add_argument("--timed-epochs", type=int, default=2)
     parser.add_argument("--row-timeout", type=int, default=1200, help="seconds a row may take before it is killed")
@@ -467,12 +560,18 @@ def main() -> None:
     parser.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.steps = args.steps or (3 if args.tiny else 20)
+    if args.quick and not args.rows:
+        args.backends = ["jax"]
     if args.child is not None:
         run_rows(args.child, args)
         return
 
     load = os.getloadavg()[0]
     everything = []
+    if args.quick:
+        import tempfile
+
+        args.texts_file = os.path.join(tempfile.mkdtemp(prefix="accelerator_quick_"), "texts.json")
     for backend in args.backends:
         info, _ = spawn(backend, [], args)
         if info is None:
@@ -483,13 +582,17 @@ def main() -> None:
             print(f"  no accelerator visible to {backend}: its rows are skipped (--tiny runs CPU-sized rows)")
             continue
         names = row_names(args, info["accelerator"])
-        batches = [names] if args.tiny else [[name] for name in names]
+        batches = [names] if args.tiny or args.quick else [[name] for name in names]
         for batch in batches:
             _, results = spawn(backend, batch, args)
             for result in results:
                 result["device"] = info["device"]
                 print("  " + describe(result), flush=True)
             everything += results
+    if args.quick and not args.rows:
+        everything += quick_huggingface(args)
+    if args.quick:
+        print_quick_summary(everything)
     print(f"\nLoad average: {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end.")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

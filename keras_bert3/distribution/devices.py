@@ -1,6 +1,7 @@
 """The devices the current Keras backend can use, and checks that a requested
 precision or device list fits them, with errors that name what is there."""
 
+import dataclasses
 import warnings
 
 import keras
@@ -44,6 +45,54 @@ def accelerator_type() -> str:
         if kind == "tpu":
             return "tpu"
     return "cpu"
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceDescription:
+    """What a precision choice needs to know of the device a backend computes on.
+
+    Attributes:
+        platform: "cpu", "gpu" or "tpu".
+        name: the device's name, e.g. "NVIDIA H100 80GB HBM3" (for messages).
+        compute_capability: a CUDA GPU's `(major, minor)`, e.g. `(9, 0)`; None elsewhere.
+        cpu_bfloat16: on CPUs, whether the CPU computes bfloat16 in hardware
+            (AVX512-BF16 or AMX); None where unknown.
+
+    Example:
+    >>> DeviceDescription("gpu", "NVIDIA A100-SXM4-80GB", compute_capability=(8, 0))
+    """
+
+    platform: str
+    name: str = ""
+    compute_capability: tuple[int, int] | None = None
+    cpu_bfloat16: bool | None = None
+
+
+def current_device() -> DeviceDescription:
+    """The `DeviceDescription` of the device the current backend computes on by default.
+
+    Example:
+    >>> current_device()  # JAX on an H100.
+    DeviceDescription(platform='gpu', name='NVIDIA H100 80GB HBM3', compute_capability=(9, 0), cpu_bfloat16=None)
+    """
+    platform = accelerator_type()
+    if platform == "cpu":
+        return DeviceDescription("cpu", "CPU", cpu_bfloat16=cpu_has_native_bfloat16())
+    name, capability = platform.upper(), None
+    if keras.backend.backend() == "jax":
+        import jax
+
+        device = jax.devices()[0]
+        name = device.device_kind
+        if getattr(device, "compute_capability", None):  # CUDA GPUs: "9.0".
+            capability = tuple(int(part) for part in str(device.compute_capability).split(".")[:2])
+    elif platform == "gpu":
+        import tensorflow as tf
+
+        details = tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0])
+        name = details.get("device_name", name)
+        capability = details.get("compute_capability")
+    return DeviceDescription(platform, name, compute_capability=tuple(capability) if capability else None)
 
 
 def check_precision(precision: str | None) -> None:

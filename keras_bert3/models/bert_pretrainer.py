@@ -6,16 +6,14 @@ from keras import ops
 
 from keras_bert3.distribution.cross_replica import cross_replica_sum
 from keras_bert3.distribution.cross_replica import num_replicas_in_sync
-from keras_bert3.distribution.devices import check_training_settings
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.layers.nested_objects import deserialized
 from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.compile_on_load import CompileOnLoad
 from keras_bert3.models.sparse_cross_entropy import sparse_cross_entropy_with_hits
+from keras_bert3.models.training_precision import ChoosesTrainingPrecision
 from keras_bert3.models.training_precision import check_precision_name
-from keras_bert3.models.training_precision import computing_in
-from keras_bert3.models.training_precision import training_dtype_policy
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 from keras_bert3.upstream.multi_worker_fit import MultiWorkerFit
 
@@ -23,7 +21,7 @@ MLM_WEIGHTS_EPSILON = 1e-5  # As google-research/bert: sum(loss * w) / (sum(w) +
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
+class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, keras.Model):
     """A `BertBackbone` with the masked-LM head and the next-sentence head.
 
     The MLM head predicts the original tokens at `mask_positions` through the
@@ -102,7 +100,6 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
 
         # === Config ===
         self.nsp = nsp
-        self._step_policy = None  # The policy the training step switches to; compile() chooses.
 
         # === Metrics ===
         self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")
@@ -134,18 +131,22 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
         (oneDNN kernels) on CPUs, which `bench/bench_pretraining.py` measures
         as the faster of the two there.
 
-        `precision="auto"` trains a float32 model in `mixed_bfloat16`
-        (bfloat16 compute, float32 weights and optimizer) where that is the
-        faster: TPUs, and CPUs with AVX512-BF16 or AMX under TensorFlow's
-        graph or JAX's compiled step; float32 elsewhere. Only the training step changes:
-        `evaluate`, `predict` and saved models keep the model's policy.
+        `precision="auto"` trains a float32 model in the fastest safe
+        precision for the device (`training_precision.auto_precision`):
+        `mixed_bfloat16` (bfloat16 compute, float32 weights and optimizer) on
+        TPUs, on GPUs of compute capability 8.0 and later, and on CPUs with
+        AVX512-BF16 or AMX under TensorFlow's graph or JAX's compiled step;
+        `mixed_float16` with loss scaling on GPUs of 7.x; float32 elsewhere.
+        The choice is printed once. Only the training step changes: `evaluate`,
+        `predict` and saved models keep the model's policy.
         `training_dtype_policy` says what was chosen; `precision="float32"`
-        keeps float32, `"mixed_bfloat16"` asks for bfloat16 anywhere. A model
-        built under another policy (`keras.config.set_dtype_policy`) keeps it.
+        keeps float32, `"mixed_bfloat16"` or `"mixed_float16"` (GPUs) ask for
+        that precision. A model built under another policy
+        (`keras.config.set_dtype_policy`) keeps it.
 
         Example:
         >>> pretrainer.compile(learning_rate=5e-4, total_steps=10_000)
-        >>> pretrainer.training_dtype_policy  # On a CPU with AVX512-BF16.
+        >>> pretrainer.training_dtype_policy  # On an H100, or a CPU with AVX512-BF16.
         'mixed_bfloat16'
         """
         check_precision_name(precision)
@@ -165,19 +166,7 @@ class BertPretrainer(CompileOnLoad, MultiWorkerFit, keras.Model):
                 weight_decay=weight_decay,
             )
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
-        self._step_policy = training_dtype_policy(precision, self.backbone.dtype_policy.name, bool(self.jit_compile))
-        check_training_settings(self.training_dtype_policy, jit_compile)
-
-    @property
-    def training_dtype_policy(self) -> str:
-        """The dtype policy the training step computes in (see `compile`)."""
-        return self._step_policy or self.backbone.dtype_policy.name
-
-    def train_step(self, *args, **kwargs):
-        # Traced once per input signature: the compiled step computes in the
-        # training policy, everything else keeps the model's.
-        with computing_in(self, self._step_policy):
-            return super().train_step(*args, **kwargs)
+        self.choose_training_precision(precision, pretraining=True, jit_compile=jit_compile)
 
     @property
     def metrics(self):

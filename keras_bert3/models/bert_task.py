@@ -16,16 +16,24 @@ import math
 import keras
 import numpy as np
 
-from keras_bert3.distribution.devices import check_training_settings
+from keras_bert3.distribution.cross_replica import num_replicas_in_sync
 from keras_bert3.layers.nested_objects import deserialized
 from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_backbone import check_vocabulary_sizes
 from keras_bert3.models.compile_on_load import CompileOnLoad
 from keras_bert3.models.task_inputs import check_task_input
+from keras_bert3.models.training_precision import ChoosesTrainingPrecision
+from keras_bert3.models.training_precision import check_precision_name
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
+from keras_bert3.preprocessing.fixed_shapes import check_length_buckets
+from keras_bert3.preprocessing.fixed_shapes import default_length_buckets
+from keras_bert3.preprocessing.fixed_shapes import fixed_shape_arrays
+from keras_bert3.preprocessing.fixed_shapes import fixed_shape_batches
+from keras_bert3.preprocessing.fixed_shapes import real_rows
+from keras_bert3.preprocessing.fixed_shapes import row_weights
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
 
@@ -42,7 +50,7 @@ class HuggingFaceHead:
     layer: str  # Our `Dense` that takes them: an attribute of the task.
 
 
-class BertTask(CompileOnLoad, keras.Model):
+class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     """Base of `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`.
 
     Subclasses build a functional graph on the backbone (`task_preprocessor`,
@@ -93,6 +101,7 @@ class BertTask(CompileOnLoad, keras.Model):
     raw_dict_keys: tuple[str, ...] | None = None  # A dict of raw examples has these keys (else dicts are packed).
     takes_text_datasets = False  # Whether a tf.data.Dataset of raw texts is accepted (else only packed batches).
     per_token_outputs = True  # Outputs have a length axis (second); False for one output per example.
+    loss_over_labelled_tokens = False  # The loss averages over labelled tokens (their labels mark empty rows).
     REQUIRED_HOOKS = ("preprocessor_cls", "head_layers", "_dataset", "write_saved_model")
 
     def __init_subclass__(cls, **kwargs):
@@ -118,6 +127,8 @@ class BertTask(CompileOnLoad, keras.Model):
                 f"{type(self).__name__} got unexpected keyword arguments {', '.join(unknown)}. Its settings are "
                 f"{', '.join(takes)} (and Keras's name, trainable, dtype)."
             )
+        # The epoch's mean loss over real rows, where batches have empty ones (`fixed_shapes`).
+        self.real_rows_loss = keras.metrics.Mean(name="loss")
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     @classmethod
@@ -156,6 +167,8 @@ class BertTask(CompileOnLoad, keras.Model):
         weight_decay: float = 0.01,
         total_steps: int | None = None,
         jit_compile="auto",
+        precision: str = "auto",
+        length_buckets="auto",
         **kwargs,
     ):
         """Compiles with the fine-tuning defaults, each replaceable.
@@ -169,13 +182,38 @@ class BertTask(CompileOnLoad, keras.Model):
         Keras' choice (no XLA on TensorFlow CPUs: with one shape per padded
         length, compiling costs more than it saves).
 
+        `precision="auto"` trains a float32 model in `mixed_bfloat16` on GPUs
+        of compute capability 8.0 and later and on TPUs, in `mixed_float16`
+        (loss scaling) on GPUs of 7.x, and in float32 on CPUs
+        (`training_precision.auto_precision`); `training_dtype_policy` says
+        what was chosen, `precision="float32"` keeps float32. Only the
+        training step changes; `evaluate`, `predict` and exports keep the
+        model's policy.
+
+        `length_buckets`: where the steps are compiled by XLA (JAX; TensorFlow
+        with `jit_compile=True`), the lengths that batches of raw texts are
+        padded to, and every batch is filled to `batch_size` with empty rows
+        that count nowhere (zero weight in losses and metrics): `fit`,
+        `evaluate` and `predict` then compile one program per bucket at most.
+        "auto": three lengths, each half the next, up to the preprocessor's
+        `sequence_length` (`(32, 64, 128)` at 128); a list: those lengths
+        (the largest at least `sequence_length`); None: one shape per padded
+        length and a smaller last batch, as TensorFlow's graph runs.
+
         Example:
         >>> classifier.compile(learning_rate=2e-5, warmup_ratio=0.06)
+        >>> classifier.compile(length_buckets=[32, 128])  # Two step programs at most.
         """
         from keras_bert3.optimizers.bert_optimizer import bert_optimizer
         from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 
-        check_training_settings(self.backbone.dtype_policy.name, jit_compile)
+        check_precision_name(precision)
+        sequence_length = self.preprocessor.sequence_length
+        if length_buckets == "auto":
+            length_buckets = default_length_buckets(sequence_length)
+        elif length_buckets is not None:
+            length_buckets = check_length_buckets(length_buckets, sequence_length)
+        self.length_buckets = length_buckets
         self._schedule_to_fit = None
         if optimizer == "auto":
             steps = total_steps or 1_000_000  # Resized by the first fit when None.
@@ -185,9 +223,47 @@ class BertTask(CompileOnLoad, keras.Model):
                 self._schedule_to_fit = (schedule, warmup_ratio)
         if loss == "auto":
             loss = self.default_loss()
-        if metrics == "auto":
-            metrics = self.default_metrics()
+        # The task's own metrics are weighted by `compute_metrics` (empty rows
+        # count nowhere); metrics given here are Keras' as usual.
+        self._metrics_weighted_by_rows = metrics == "auto" and kwargs.get("weighted_metrics") is None
+        if self._metrics_weighted_by_rows:
+            metrics, kwargs["weighted_metrics"] = None, self.default_metrics()
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile, **kwargs)
+        self.choose_training_precision(precision, pretraining=False, jit_compile=jit_compile)
+
+    # === Losses and metrics that leave empty rows out ===
+    # With `fixed_shapes`, a batch may end in empty rows (`fixed_shapes.py`):
+    # the loss weighs them zero, the task's own metrics count real rows only,
+    # and the reported loss is the mean over real rows, as without them (Keras'
+    # own loss tracker would count every row of the batch).
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        """Keras' loss, with empty rows weighted zero (`row_weights`); the
+        same value as the batch without them."""
+        if self.fixed_shapes and isinstance(x, dict) and "padding_mask" in x:
+            sample_weight = row_weights(x, sample_weight, rescale=not self.loss_over_labelled_tokens)
+        if self.loss_over_labelled_tokens and sample_weight is not None and len(sample_weight.shape) == 1:
+            sample_weight = keras.ops.expand_dims(sample_weight, -1)  # (batch, 1): a weight per sentence.
+        return super().compute_loss(x, y, y_pred, sample_weight, training=training)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        """Keras' metrics; with `fixed_shapes`, the task's own (`metrics="auto"`)
+        and the loss count real rows only."""
+        fixed = self.fixed_shapes and isinstance(x, dict) and "padding_mask" in x
+        if fixed:
+            # The loss again (a cheap function of the logits), unscaled as Keras' tracker takes it.
+            loss = self.compute_loss(x, y, y_pred, sample_weight, training=False) * num_replicas_in_sync()
+            self.real_rows_loss.update_state(loss, sample_weight=keras.ops.sum(real_rows(x)))
+        if getattr(self, "_metrics_weighted_by_rows", False):
+            # The task's metrics count rows, as unweighted metrics do: real rows only.
+            sample_weight = real_rows(x) if fixed else None
+        return super().compute_metrics(x, y, y_pred, sample_weight)
+
+    @property
+    def metrics(self):
+        # `real_rows_loss` comes after Keras' loss tracker, so its "loss" is the one reported.
+        metrics = super().metrics
+        return metrics if self.fixed_shapes else [m for m in metrics if m is not getattr(self, "real_rows_loss", None)]
 
     def leave_pooler_out(self) -> None:
         """For tasks on the token outputs: the pooler gets no gradient, so it is
@@ -223,7 +299,15 @@ class BertTask(CompileOnLoad, keras.Model):
         packed inputs and datasets of packed batches, which Keras takes as they are."""
         if x is None or is_packed(x) or (is_dataset(x) and yields_packed(x)):
             return None
-        return self._dataset(x, y, sample_weight, **options)
+        dataset = self._dataset(x, y, sample_weight, **options)
+        if self.fixed_shapes:
+            dataset = fixed_shape_batches(dataset, batch_size=options.get("batch_size") or 32, buckets=self.length_buckets)
+        return dataset
+
+    @property
+    def fixed_shapes(self) -> bool:
+        """Whether batches of raw inputs get fixed shapes (`length_buckets`): the steps are XLA-compiled."""
+        return getattr(self, "length_buckets", None) is not None and self.jit_compile is True
 
     def _fit_schedule(self, epochs: int, steps_per_epoch: int | None) -> None:
         """Sets the default schedule's length to this fit's steps (before the first step)."""
@@ -261,7 +345,13 @@ class BertTask(CompileOnLoad, keras.Model):
         for start in range(0, len(order), batch_size or 32):
             rows = order[start : start + (batch_size or 32)]
             length = min(-(-max(int(lengths[rows].max()), 1) // multiple) * multiple, width)
-            outputs = self.predict_on_batch({name: np.asarray(packed[name])[rows, :length] for name in INPUT_NAMES})
+            batch = {name: np.asarray(packed[name])[rows, :length] for name in INPUT_NAMES}
+            if self.fixed_shapes:
+                batch = fixed_shape_arrays(batch, batch_size=batch_size or 32, buckets=self.length_buckets)
+            outputs = self.predict_on_batch(batch)
+            if self.fixed_shapes:  # Back to this batch's rows and length.
+                cut = (slice(len(rows)), slice(length)) if self.per_token_outputs else (slice(len(rows)),)
+                outputs = keras.tree.map_structure(lambda o: np.asarray(o)[cut], outputs)
             if self.per_token_outputs:
                 outputs = keras.tree.map_structure(lambda o: _pad_tokens(np.asarray(o), width), outputs)
             batches.append(outputs)

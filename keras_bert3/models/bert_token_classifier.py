@@ -83,6 +83,7 @@ class BertTokenClassifier(BertTask):
     preprocessor_cls = BertTokenClassifierPreprocessor
     preset_settings = ("sequence_length", "pad_to_multiple_of", "dropout")
     head_size_argument = ("num_labels", "labels")
+    loss_over_labelled_tokens = True  # Empty rows and unlabelled pieces carry label -100.
     huggingface_head = HuggingFaceHead("BertForTokenClassification", prefix="classifier.", layer="output_dense")
     raw_inputs = "sentences (a list of word lists or of strings, or a numpy array or tf.string tensor of them)"
 

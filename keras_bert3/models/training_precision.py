@@ -1,10 +1,16 @@
-"""The precision a pretraining step computes in: `compile(precision="auto")`
-picks bfloat16 where the hardware computes it natively and the step's
-kernels are faster for it, float32 elsewhere.
+"""The precision a training step computes in: `compile(precision="auto")`
+picks the fastest safe one for the device at hand (`auto_precision`), and the
+step alone switches to it (`computing_in`); evaluation, prediction and saved
+models keep the model's own policy.
 
-Measured by `bench/bench_pretraining.py` on a CPU with AVX512-BF16: TensorFlow's
-graph (oneDNN) and JAX's XLA train faster in `mixed_bfloat16` than in float32;
-TensorFlow's XLA on a CPU trains slower in it.
+Why these choices: NVIDIA GPUs of compute capability 8.0 and later (A100, H100,
+H200, L4) and TPUs run bfloat16 matrix products on their tensor units at
+several times the float32 rate, and bfloat16 keeps float32's range, so no loss
+scaling is needed. Older GPUs with tensor cores (7.x: V100, T4) have float16
+but not bfloat16 units, so they train in `mixed_float16` with dynamic loss
+scaling. On CPUs with AVX512-BF16 or AMX, pretraining is faster in bfloat16
+under TensorFlow's graph (oneDNN) and JAX's compiled step, not under
+TensorFlow's XLA; fine-tuning on CPUs stays float32.
 """
 
 import contextlib
@@ -12,60 +18,142 @@ import threading
 
 import keras
 
-from keras_bert3.distribution.devices import accelerator_type
-from keras_bert3.distribution.devices import cpu_has_native_bfloat16
+from keras_bert3.distribution.devices import DeviceDescription
+from keras_bert3.distribution.devices import check_training_settings
+from keras_bert3.distribution.devices import current_device
 from keras_bert3.upstream.layer_tree import all_layers
 
-PRECISIONS = ("auto", "float32", "mixed_bfloat16")
+PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
 
 def check_precision_name(precision: str) -> None:
     """Raises a ValueError naming the choices if `precision` is not one of `PRECISIONS`."""
     if precision not in PRECISIONS:
         raise ValueError(
-            f"precision={precision!r} is not one of {PRECISIONS}. For float16 (GPUs only) build the "
-            "model under keras.config.set_dtype_policy('mixed_float16') and leave precision='auto'."
+            f"precision={precision!r} is not one of {PRECISIONS}. 'auto' picks the fastest safe one for "
+            "this device; 'float32' turns mixed precision off."
         )
 
 
-def training_dtype_policy(precision: str, model_policy: str, jit_compile: bool) -> str | None:
+def auto_precision(device: DeviceDescription, *, backend: str, jit_compile: bool, pretraining: bool) -> str:
+    """What `precision="auto"` trains a float32 model in on `device`.
+
+    Args:
+        device: the device the step runs on (`current_device()`).
+        backend: "tensorflow" or "jax".
+        jit_compile: whether the step is compiled with XLA (resolved, not "auto").
+        pretraining: True for `BertPretrainer`; tasks (fine-tuning) keep
+            float32 on CPUs.
+
+    Returns:
+        "mixed_bfloat16" on TPUs and on GPUs of compute capability 8.0 or
+        later; "mixed_float16" (with loss scaling) on GPUs of 7.x;
+        "mixed_bfloat16" for pretraining on CPUs with AVX512-BF16 or AMX under
+        TensorFlow's graph or JAX's compiled step; "float32" elsewhere (older
+        or unknown GPUs, other CPUs).
+
+    Example:
+    >>> auto_precision(DeviceDescription("gpu", compute_capability=(9, 0)), backend="jax", jit_compile=True, pretraining=True)
+    'mixed_bfloat16'
+    """
+    if device.platform == "tpu":
+        return "mixed_bfloat16"
+    if device.platform == "gpu":
+        capability = device.compute_capability
+        if capability is not None and tuple(capability) >= (8, 0):
+            return "mixed_bfloat16"
+        if capability is not None and tuple(capability) >= (7, 0):
+            return "mixed_float16"
+        return "float32"
+    # bfloat16 is fast in TensorFlow's graph (oneDNN) and in JAX's XLA, not in
+    # TensorFlow's XLA on CPUs, and eager JAX would compile each bfloat16 op anew.
+    fast_here = jit_compile if backend == "jax" else not jit_compile
+    if pretraining and device.cpu_bfloat16 and fast_here:
+        return "mixed_bfloat16"
+    return "float32"
+
+
+_ANNOUNCED = set()
+
+
+def training_dtype_policy(precision: str, model_policy: str, jit_compile: bool, *, pretraining: bool = True,
+                          device: DeviceDescription | None = None) -> str | None:  # fmt: skip
     """The dtype policy a training step should compute in, or None to keep the model's.
 
     Args:
-        precision: "auto", "float32" or "mixed_bfloat16".
+        precision: one of `PRECISIONS`.
         model_policy: the name of the model's dtype policy. A model built in
             any policy other than "float32" keeps it under "auto" (its
             builder chose).
         jit_compile: whether the step is compiled with XLA (resolved, not "auto").
+        pretraining: see `auto_precision`.
+        device: the device (default: `current_device()`).
 
-    "auto" gives "mixed_bfloat16" (bfloat16 compute, float32 weights) on
-    TPUs, and on CPUs with AVX512-BF16 or AMX for TensorFlow's graph and for
-    JAX's compiled step; float32 on GPUs (choose `mixed_float16` or `mixed_bfloat16` there with
-    `keras.config.set_dtype_policy`) and everywhere else.
+    "auto" gives `auto_precision`'s choice, printed once per process and
+    device when it is not float32.
 
     Example:
-    >>> training_dtype_policy("auto", "float32", jit_compile=False)  # TensorFlow, AVX512-BF16 CPU.
+    >>> training_dtype_policy("auto", "float32", jit_compile=True)  # JAX on an H100.
     'mixed_bfloat16'
     """
     check_precision_name(precision)
     if model_policy != "float32":
-        if precision == "mixed_bfloat16" and model_policy != "mixed_bfloat16":
+        if precision.startswith("mixed") and model_policy != precision:
             raise ValueError(
-                f"precision='mixed_bfloat16' asks to train a {model_policy} model in bfloat16: build "
+                f"precision={precision!r} asks to train a {model_policy} model in another precision: build "
                 "the model in float32, or leave precision='auto' to train in its own policy."
             )
         return None
     if precision != "auto":
         return None if precision == "float32" else precision
-    device = accelerator_type()
-    if device == "tpu":
-        return "mixed_bfloat16"
-    # bfloat16 is fast in TensorFlow's graph (oneDNN) and in JAX's XLA, not in
-    # TensorFlow's XLA on CPUs, and eager JAX would compile each bfloat16 op anew.
-    fast_on_this_cpu = jit_compile if keras.backend.backend() == "jax" else not jit_compile
-    if device == "cpu" and cpu_has_native_bfloat16() and fast_on_this_cpu:
-        return "mixed_bfloat16"
-    return None
+    device = device or current_device()
+    chosen = auto_precision(device, backend=keras.backend.backend(), jit_compile=jit_compile, pretraining=pretraining)
+    if chosen == "float32":
+        return None
+    if (chosen, device) not in _ANNOUNCED:
+        _ANNOUNCED.add((chosen, device))
+        capability = f", compute capability {'.'.join(map(str, device.compute_capability))}" if device.compute_capability else ""
+        print(f"keras_bert3: precision='auto' trains in {chosen} on {device.name or device.platform}{capability} "
+              "(weights stay float32); compile(precision='float32') trains in float32.")  # fmt: skip
+    return chosen
+
+
+class ChoosesTrainingPrecision:
+    """A mixin for Keras models whose `compile` takes `precision`: the
+    training step computes in the chosen policy (`training_dtype_policy`),
+    with loss scaling for float16; everything else keeps the model's policy.
+
+    Example:
+    ```python
+    class MyTask(ChoosesTrainingPrecision, keras.Model):
+        def compile(self, *, precision="auto", **kwargs):
+            super().compile(**kwargs)
+            self.choose_training_precision(precision, pretraining=False, jit_compile=kwargs.get("jit_compile", "auto"))
+    ```
+    """
+
+    _step_policy = None
+
+    def choose_training_precision(self, precision: str, *, pretraining: bool, jit_compile) -> None:
+        """After Keras' `compile`: chooses the step's policy and checks it fits
+        this machine; float16 wraps the optimizer in Keras' `LossScaleOptimizer`."""
+        self._step_policy = training_dtype_policy(
+            precision, self.backbone.dtype_policy.name, bool(self.jit_compile), pretraining=pretraining
+        )
+        check_training_settings(self.training_dtype_policy, jit_compile)
+        if self._step_policy == "mixed_float16" and not isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+            self.optimizer = keras.optimizers.LossScaleOptimizer(self.optimizer)
+
+    @property
+    def training_dtype_policy(self) -> str:
+        """The dtype policy the training step computes in (see `compile`)."""
+        return self._step_policy or self.backbone.dtype_policy.name
+
+    def train_step(self, *args, **kwargs):
+        # Traced once per input signature: the compiled step computes in the
+        # training policy, everything else keeps the model's.
+        with computing_in(self, self._step_policy):
+            return super().train_step(*args, **kwargs)
 
 
 _SWITCHED = {}  # id(model) -> [entries, the layers switched]

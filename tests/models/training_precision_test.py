@@ -1,14 +1,20 @@
-"""`BertPretrainer.compile(precision=...)`: "auto" trains in bfloat16 exactly
-where this machine computes it natively, the step then equals a model built
-in `mixed_bfloat16`, and everything outside the step keeps float32."""
+"""`compile(precision=...)` of the pretrainer and the tasks: "auto" picks the
+fastest safe precision for each kind of device (one function of a device
+description, `auto_precision`), trains in bfloat16 on this machine exactly
+where it computes it natively, the step then equals a model built in
+`mixed_bfloat16`, and everything outside the step keeps float32."""
 
 import keras
 import numpy as np
 import pytest
 
+from keras_bert3.distribution.devices import DeviceDescription
 from keras_bert3.distribution.devices import accelerator_type
 from keras_bert3.distribution.devices import cpu_has_native_bfloat16
+from keras_bert3.distribution.devices import current_device
+from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
+from keras_bert3.models.training_precision import auto_precision
 from keras_bert3.models.training_precision import training_dtype_policy
 from tests.models.bert_pretrainer_test import pretraining_batch
 from tests.test_case import tiny_backbone
@@ -27,10 +33,55 @@ def test_auto_picks_bfloat16_where_the_hardware_computes_it():
     assert training_dtype_policy("auto", "mixed_float16", jit_compile=False) is None  # The builder chose.
 
 
+GPU = {capability: DeviceDescription("gpu", f"a GPU of {capability}", compute_capability=capability)
+       for capability in [(6, 0), (7, 0), (7, 5), (8, 0), (8, 9), (9, 0), (10, 0)]}  # fmt: skip
+
+
+@pytest.mark.parametrize("pretraining", [True, False])
+@pytest.mark.parametrize("backend, jit_compile", [("jax", True), ("tensorflow", False), ("tensorflow", True)])
+def test_auto_precision_for_each_kind_of_device(pretraining, backend, jit_compile):
+    def choice(device):
+        return auto_precision(device, backend=backend, jit_compile=jit_compile, pretraining=pretraining)
+
+    # GPUs: bfloat16 tensor cores from compute capability 8.0 (A100, L4, H100, B200) ...
+    for capability in [(8, 0), (8, 9), (9, 0), (10, 0)]:
+        assert choice(GPU[capability]) == "mixed_bfloat16"
+    # ... float16 tensor cores only on 7.x (V100, T4): float16 with loss scaling; none before.
+    assert choice(GPU[(7, 0)]) == choice(GPU[(7, 5)]) == "mixed_float16"
+    assert choice(GPU[(6, 0)]) == "float32"
+    assert choice(DeviceDescription("gpu", "a GPU that reports no compute capability")) == "float32"
+    assert choice(DeviceDescription("tpu", "TPU v5 lite")) == "mixed_bfloat16"
+    # CPUs: today's rule. Pretraining in bfloat16 where the CPU has it and the
+    # step's compiler is fast in it (TensorFlow's graph, JAX's XLA); tasks in float32.
+    native, emulated = DeviceDescription("cpu", cpu_bfloat16=True), DeviceDescription("cpu", cpu_bfloat16=False)
+    fast_step = jit_compile if backend == "jax" else not jit_compile
+    assert choice(native) == ("mixed_bfloat16" if pretraining and fast_step else "float32")
+    assert choice(emulated) == choice(DeviceDescription("cpu")) == "float32"
+
+
+def test_auto_is_printed_once_and_recorded(capsys):
+    h100 = DeviceDescription("gpu", "NVIDIA H100 80GB HBM3", compute_capability=(9, 0))
+    assert training_dtype_policy("auto", "float32", jit_compile=True, device=h100) == "mixed_bfloat16"
+    assert training_dtype_policy("auto", "float32", jit_compile=True, device=h100) == "mixed_bfloat16"
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == ["keras_bert3: precision='auto' trains in mixed_bfloat16 on NVIDIA H100 80GB HBM3, compute "
+                       "capability 9.0 (weights stay float32); compile(precision='float32') trains in float32."]  # fmt: skip
+    assert training_dtype_policy("float32", "float32", jit_compile=True, device=h100) is None  # One argument away.
+    v100 = DeviceDescription("gpu", "Tesla V100-SXM2-16GB", compute_capability=(7, 0))
+    assert training_dtype_policy("auto", "float32", jit_compile=True, pretraining=False, device=v100) == "mixed_float16"
+
+
+def test_the_device_at_hand_is_described():
+    device = current_device()
+    assert device.platform == accelerator_type()
+    if device.platform == "cpu":
+        assert device.cpu_bfloat16 == cpu_has_native_bfloat16() and device.compute_capability is None
+
+
 def test_bad_precisions_are_refused():
-    with pytest.raises(ValueError, match=r"precision='float16' is not one of \('auto', 'float32', 'mixed_bfloat16'\)"):
+    with pytest.raises(ValueError, match=r"precision='float16' is not one of \('auto', 'float32', 'mixed_bfloat16', 'mixed_float16'\)"):
         training_dtype_policy("float16", "float32", jit_compile=False)
-    with pytest.raises(ValueError, match="asks to train a mixed_float16 model in bfloat16"):
+    with pytest.raises(ValueError, match="asks to train a mixed_float16 model in another precision"):
         training_dtype_policy("mixed_bfloat16", "mixed_float16", jit_compile=False)
     model = BertPretrainer(tiny_backbone(120))
     with pytest.raises(ValueError, match="precision='bf16' is not one of"):
@@ -38,30 +89,41 @@ def test_bad_precisions_are_refused():
     assert not model.compiled  # Refused before Keras compiled anything.
 
 
-def pretrainer(precision, policy=None):
-    keras.utils.set_random_seed(0)
-    model = BertPretrainer(tiny_backbone(120, dropout=0.0, dtype=policy))
-    model.compile(learning_rate=1e-3, total_steps=10, warmup_steps=0, precision=precision)
-    return model
+@pytest.mark.skipif(accelerator_type() == "gpu", reason="float16 is refused where no GPU is")
+def test_float16_without_a_gpu_is_refused_with_the_devices_named(tokenizer):
+    with pytest.raises(ValueError, match="precision 'mixed_float16' needs a GPU, and .* sees only cpu:0"):
+        BertPretrainer(tiny_backbone(120)).compile(precision="mixed_float16")
+    classifier = BertClassifier(tiny_backbone(tokenizer.vocabulary_size()), 2, tokenizer=tokenizer, sequence_length=64)
+    with pytest.raises(ValueError, match="needs a GPU"):
+        classifier.compile(precision="mixed_float16")
+    with pytest.raises(ValueError, match="precision='half' is not one of"):
+        classifier.compile(precision="half")
 
 
-def test_a_bfloat16_step_equals_a_model_built_in_bfloat16_and_the_rest_stays_float32():
-    x, y, w = pretraining_batch()
-    switched = pretrainer("mixed_bfloat16")
-    built = pretrainer("auto", policy="mixed_bfloat16")
-    built.set_weights(switched.get_weights())
+def test_tasks_train_in_the_chosen_precision_and_keep_float32_outside_the_step(tokenizer, topics):
+    texts, labels = topics["train_texts"][:16], np.array(topics["train_labels"][:16]) % 2
+
+    def classifier(dtype=None):
+        keras.utils.set_random_seed(0)
+        backbone = tiny_backbone(tokenizer.vocabulary_size(), dropout=0.0, dtype=dtype)
+        task = BertClassifier(backbone, 2, tokenizer=tokenizer, dropout=0.0, sequence_length=64, dtype=dtype)
+        task.output_dense.kernel.assign(task.output_dense.kernel * 300.0)  # Logits large enough to show rounding.
+        return task
+
+    switched, built, float32 = classifier(), classifier("mixed_bfloat16"), classifier()
+    assert switched.training_dtype_policy == ("float32" if accelerator_type() == "cpu" else "mixed_bfloat16")
+    switched.compile(precision="mixed_bfloat16", learning_rate=1e-3)
+    built.compile(learning_rate=1e-3)
+    float32.compile(precision="float32", learning_rate=1e-3)
     assert switched.training_dtype_policy == built.training_dtype_policy == "mixed_bfloat16"
-    for _ in range(2):
-        ours = switched.train_on_batch(x, y, w, return_dict=True)
-        theirs = built.train_on_batch(x, y, w, return_dict=True)
-        assert ours == pytest.approx(theirs, rel=1e-6)
-    for a, b in zip(switched.get_weights(), built.get_weights()):
-        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
-    # Outside the training step the model is float32: its layers, and its outputs.
+    assert float32.training_dtype_policy == "float32"
+    batch = keras.tree.map_structure(lambda t: t.numpy(), next(iter(switched.batches(texts, labels, batch_size=16))))
+    ours, theirs, reference = (model.train_on_batch(*batch, return_dict=True)["loss"] for model in (switched, built, float32))
+    assert ours == pytest.approx(theirs, rel=1e-6)  # The step is the bfloat16 model's step ...
+    assert abs(ours - reference) > 1e-4  # ... not float32's.
+    # Outside the step the model is float32: its layers and its outputs.
     assert {layer.dtype_policy.name for layer in switched.backbone.layers} == {"float32"}
-    assert switched.backbone.dtype_policy.name == "float32"
-    outputs = switched.predict_on_batch(x)
-    assert outputs["mlm"].dtype == np.float32
-    float32 = BertPretrainer(tiny_backbone(120, dropout=0.0))  # Never compiled: predict needs no optimizer.
+    logits = switched.predict(texts, verbose=0)
+    assert logits.dtype == np.float32
     float32.set_weights(switched.get_weights())
-    np.testing.assert_array_equal(outputs["mlm"], float32.predict_on_batch(x)["mlm"])
+    np.testing.assert_array_equal(float32.predict(texts, verbose=0), logits)

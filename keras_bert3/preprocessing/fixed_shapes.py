@@ -1,0 +1,140 @@
+"""Few batch shapes for compiled steps: XLA (every JAX step; TensorFlow's with
+`jit_compile=True`) compiles one program per input shape, so batches of raw
+texts are padded to one of a few lengths (`length_buckets`), and a last,
+partial batch is filled up with empty rows rather than given a shape of its
+own. A `fit` then compiles at most one step program per bucket, whatever the
+texts' lengths.
+
+An empty row has an all-zero `padding_mask` (a real row always holds
+[CLS]), so the model knows it: `real_rows` finds them, and `BertTask` gives
+them zero weight in its losses and metrics (`row_weights`).
+"""
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+IGNORED_LABEL = -100  # Per-token labels the losses skip; empty rows' per-token labels are this.
+
+
+def default_length_buckets(sequence_length: int, count: int = 3) -> tuple[int, ...]:
+    """`count` lengths, each half the next, the last `sequence_length`, each a
+    multiple of 8 (tensor cores' tile) where it can be.
+
+    Three: on a GPU or TPU a fine-tuning step on a short batch costs about the
+    same at 32 tokens as at 16 (the chip waits on kernel launches, not on
+    arithmetic), while each program costs seconds of compilation, so fewer
+    shapes win; halving keeps the padding of longer texts below half.
+
+    Example:
+    >>> default_length_buckets(128)
+    (32, 64, 128)
+    >>> default_length_buckets(384)
+    (96, 192, 384)
+    """
+    buckets = {int(sequence_length)}
+    for halvings in range(1, count):
+        length = -(-sequence_length // 2**halvings)
+        buckets.add(min(-(-length // 8) * 8, sequence_length))
+    return tuple(sorted(buckets))
+
+
+def check_length_buckets(buckets, sequence_length: int) -> tuple[int, ...]:
+    """`buckets` as a sorted tuple of ints, refused (ValueError) unless they
+    are positive and the largest covers `sequence_length`.
+
+    Example:
+    >>> check_length_buckets([64, 128, 32], 128)
+    (32, 64, 128)
+    """
+    try:
+        buckets = tuple(sorted({int(length) for length in buckets}))
+    except (TypeError, ValueError):
+        raise ValueError(f"length_buckets={buckets!r} must be a list of lengths (ints), 'auto' or None.") from None
+    if not buckets or buckets[0] < 1:
+        raise ValueError(f"length_buckets={buckets!r} must hold at least one positive length.")
+    if buckets[-1] < sequence_length:
+        raise ValueError(
+            f"length_buckets={buckets} does not cover sequence_length={sequence_length}: a batch of texts "
+            f"at the limit would fit no bucket. Add {sequence_length} (the largest bucket must be at least the "
+            "preprocessor's sequence_length)."
+        )
+    return buckets
+
+
+def bucket_width(width, buckets: tuple[int, ...]):
+    """The smallest of `buckets` at least `width` (a scalar int tensor), or
+    `width` itself when it exceeds them all."""
+    candidates = tf.constant(buckets + (2**30,), tf.int32)
+    width = tf.cast(width, tf.int32)
+    chosen = tf.gather(candidates, tf.searchsorted(candidates, tf.reshape(width, [1]))[0])
+    return tf.where(chosen == 2**30, width, chosen)
+
+
+def fixed_shape_batches(dataset: tf.data.Dataset, *, batch_size: int, buckets: tuple[int, ...]) -> tf.data.Dataset:
+    """Batches `inputs`, `(inputs, targets)` or `(inputs, targets,
+    sample_weight)` of a task's pipeline, each padded to `batch_size` rows
+    (empty rows) and to the smallest bucket at least its length.
+
+    `inputs` and per-token targets (rank 2: `(batch, length)`) are padded
+    along the length, inputs with 0 and targets with -100; per-example
+    targets and weights (rank 1) get 0 in empty rows.
+
+    Example:
+    >>> batches = fixed_shape_batches(classifier.batches(texts, labels), batch_size=32, buckets=(16, 32, 64, 128))
+    """
+
+    def pad(*element):
+        inputs, rest = element[0], element[1:]
+        width = tf.shape(inputs["padding_mask"])[1]
+        target_width = bucket_width(width, buckets)
+        rows = batch_size - tf.shape(inputs["padding_mask"])[0]
+
+        def padded(tensor, value):
+            paddings = [[0, rows]] + ([[0, target_width - width]] if tensor.shape.rank >= 2 else [])
+            paddings += [[0, 0]] * (tensor.shape.rank - len(paddings))
+            result = tf.pad(tensor, paddings, constant_values=tf.cast(value, tensor.dtype))
+            return tf.ensure_shape(result, [batch_size] + [None] * (tensor.shape.rank - 1))
+
+        inputs = {name: padded(value, 0) for name, value in inputs.items()}
+        rest = tf.nest.map_structure(lambda t: padded(t, IGNORED_LABEL if t.shape.rank >= 2 else 0), rest)
+        return (inputs, *rest) if rest else inputs
+
+    return dataset.map(pad)
+
+
+def fixed_shape_arrays(packed: dict, *, batch_size: int, buckets: tuple[int, ...]) -> dict:
+    """One batch of packed numpy inputs `(n <= batch_size, length)` padded as
+    `fixed_shape_batches` pads: to `batch_size` rows and a bucket's length.
+
+    Example:
+    >>> fixed_shape_arrays(packed, batch_size=32, buckets=(16, 32))["token_ids"].shape
+    (32, 32)
+    """
+    rows, width = np.shape(packed["padding_mask"])
+    target = next((length for length in buckets if length >= width), width)
+    return {name: np.pad(np.asarray(value), [(0, batch_size - rows), (0, target - width)]) for name, value in packed.items()}
+
+
+def real_rows(inputs: dict):
+    """float32 `(batch,)`: 1 for a real row, 0 for an empty one (all-zero `padding_mask`)."""
+    return keras.ops.cast(keras.ops.any(keras.ops.not_equal(inputs["padding_mask"], 0), axis=-1), "float32")
+
+
+def row_weights(inputs: dict, sample_weight=None, *, rescale: bool):
+    """Loss weights `(batch,)` that leave empty rows out: 0 for them, and for
+    real rows `sample_weight` (or 1), times `batch / real rows` when `rescale`
+    (a mean over the batch then equals the mean over its real rows, as Keras'
+    default "sum_over_batch_size" reduction divides by the batch). Without
+    empty rows the weights are `sample_weight`, or exactly 1."""
+    real = real_rows(inputs)
+    weights = real
+    if sample_weight is not None:
+        sample_weight = keras.ops.cast(sample_weight, "float32")
+        while len(weights.shape) < len(sample_weight.shape):
+            weights = keras.ops.expand_dims(weights, -1)  # Per-token weights: the row's mark on each token.
+        weights = weights * sample_weight
+    if rescale:
+        count = keras.ops.sum(real)
+        weights = weights * (keras.ops.cast(keras.ops.shape(real)[0], "float32") / keras.ops.maximum(count, 1.0))
+    return weights

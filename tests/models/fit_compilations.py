@@ -1,0 +1,56 @@
+"""Run as a script (JAX): fits a tiny classifier on 600 real texts of 1 to 400
+words, then evaluates and predicts, and prints one JSON line counting the XLA
+compilations of each step function (JAX's `jax_log_compiles` lines) and how
+many of them JAX's persistent compilation cache answered.
+
+    KERAS_BACKEND=jax python -m tests.models.fit_compilations
+"""
+
+import json
+import logging
+import os
+import re
+import sys
+
+import jax
+
+COMPILED, CACHE_HITS = {}, {}
+
+
+class CompilationLog(logging.Handler):
+    def emit(self, record):
+        message = record.getMessage()
+        compiled = re.match(r"Compiling jit\((\w+)\)", message)
+        if compiled:
+            COMPILED[compiled[1]] = COMPILED.get(compiled[1], 0) + 1
+        hit = re.match(r"Persistent compilation cache hit for 'jit_(\w+)'", message)
+        if hit:
+            CACHE_HITS[hit[1]] = CACHE_HITS.get(hit[1], 0) + 1
+
+
+def main() -> None:
+    jax.config.update("jax_log_compiles", True)
+    logging.getLogger("jax").addHandler(CompilationLog())
+    import numpy as np
+    import pydoc_data.topics
+
+    import keras_bert3
+    from tests.test_case import tiny_backbone
+
+    words = " ".join(pydoc_data.topics.topics.values()).split()
+    rng = np.random.default_rng(0)
+    lengths = np.exp(rng.uniform(0, np.log(400), 600)).astype(int)  # 1 to 400 words, log-uniform.
+    texts = [" ".join(words[start : start + n]) for start, n in zip(rng.integers(0, len(words) - 400, 600), lengths)]
+    labels = rng.integers(0, 3, 600)
+    tokenizer = keras_bert3.BertTokenizer.from_preset(sys.argv[1])
+    backbone = tiny_backbone(tokenizer.vocabulary_size(), max_sequence_length=128)
+    classifier = keras_bert3.BertClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=128)
+    history = classifier.fit(texts, labels, batch_size=32, epochs=2, verbose=0)
+    scores = classifier.evaluate(texts, labels, batch_size=32, return_dict=True, verbose=0)
+    classifier.predict(texts, batch_size=32)
+    print(json.dumps({"compiled": COMPILED, "cache_hits": CACHE_HITS, "loss": history.history["loss"], "scores": scores,
+                      "buckets": classifier.length_buckets, "cache": jax.config.jax_compilation_cache_dir}))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
