@@ -19,7 +19,7 @@ FLOAT16_ROW = "pretrain-tiny-64-mixed_float16"
 
 
 class Args:
-    rows, tiny = None, True
+    rows, tiny, quick = None, True, False
 
 
 def test_float16_rows_are_offered_on_gpus_only():
@@ -57,3 +57,27 @@ def test_tiny_run_completes_every_row(tmp_path):
     assert exported["export_vs_predict_max_abs"] < 1e-5  # float32: the export computes what predict does.
     assert exported["serving_strings_per_s"] > 0
     assert "export + serving" in completed.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.both_backends
+def test_quick_run_compares_with_hugging_face(tmp_path):
+    """`--quick` on this CPU with tiny rows: ours on JAX (the defaults), then
+    Hugging Face's rows (`bench/accelerator_huggingface.py`) on the texts ours
+    trained on; every row completes, and the fine-tuning rows report their
+    first and steady epochs."""
+    out = tmp_path / "results.json"
+    completed = subprocess.run([sys.executable, "bench/accelerator.py", "--quick", "--tiny", "--json", str(out)],
+                               cwd=REPO, capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-3000:]
+    with open(out, encoding="utf-8") as f:
+        results = {result["row"]: result for result in json.load(f)}
+    assert set(results) == {"finetune-tiny-auto", "pretrain-tiny-64-auto", "hf-finetune-minilm", "hf-pretrain-tiny-64"}
+    for result in results.values():
+        assert "error" not in result, result
+        assert result["sequences_per_s"] > 0
+    for row in ("finetune-tiny-auto", "hf-finetune-minilm"):
+        assert 0 < results[row]["steady_epoch_s"] and 0 < results[row]["first_epoch_s"]
+    assert results["finetune-tiny-auto"]["training_dtype_policy"] == "float32"  # Tasks on a CPU: float32.
+    assert results["pretrain-tiny-64-auto"]["backend"] == "jax"
+    assert "Hugging Face (PyTorch on CPU" in completed.stdout

@@ -17,6 +17,7 @@ import keras
 import numpy as np
 
 from keras_bert3.distribution.cross_replica import num_replicas_in_sync
+from keras_bert3.distribution.devices import accelerator_type
 from keras_bert3.layers.nested_objects import deserialized
 from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.models.bert_backbone import BertBackbone
@@ -32,9 +33,11 @@ from keras_bert3.preprocessing.fixed_shapes import check_length_buckets
 from keras_bert3.preprocessing.fixed_shapes import default_length_buckets
 from keras_bert3.preprocessing.fixed_shapes import fixed_shape_arrays
 from keras_bert3.preprocessing.fixed_shapes import fixed_shape_batches
+from keras_bert3.preprocessing.fixed_shapes import fixed_shape_specs
 from keras_bert3.preprocessing.fixed_shapes import real_rows
 from keras_bert3.preprocessing.fixed_shapes import row_weights
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3.training.train_step_precompile import PrecompileTrainSteps
 
 
 @dataclasses.dataclass(frozen=True)
@@ -292,6 +295,11 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         if is_dataset(validation_data):
             validation_data = with_known_length(validation_data)
         self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or count_steps(dataset))
+        if self.fixed_shapes and accelerator_type() != "cpu":
+            # Every bucket's step compiled side by side, before the first step needs it (a GPU's
+            # host compiles three in about half the time of one after another; a CPU gains nothing).
+            specs = fixed_shape_specs(dataset.element_spec, batch_size=batch_size or 32, buckets=self.length_buckets)
+            kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), PrecompileTrainSteps(specs)]
         return super().fit(dataset, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
 
     def batches(self, x, y=None, sample_weight=None, **options):

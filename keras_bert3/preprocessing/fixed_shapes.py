@@ -103,6 +103,23 @@ def fixed_shape_batches(dataset: tf.data.Dataset, *, batch_size: int, buckets: t
     return dataset.map(pad)
 
 
+def fixed_shape_specs(element_spec, *, batch_size: int, buckets: tuple[int, ...]) -> list:
+    """The batches `fixed_shape_batches` can yield, one per bucket: `element_spec`
+    (a task pipeline's, as `KerasTensor`s) with `batch_size` rows and the
+    bucket's length wherever the length is open.
+
+    Example:
+    >>> [spec[0]["token_ids"].shape for spec in fixed_shape_specs(batches.element_spec, batch_size=32, buckets=(32, 64))]
+    [(32, 32), (32, 64)]
+    """
+
+    def shaped(spec, length):
+        shape = [batch_size] + [length if size is None else size for size in spec.shape[1:]]
+        return keras.KerasTensor(tuple(shape), dtype=spec.dtype.name)
+
+    return [tf.nest.map_structure(lambda spec: shaped(spec, length), element_spec) for length in buckets]
+
+
 def fixed_shape_arrays(packed: dict, *, batch_size: int, buckets: tuple[int, ...]) -> dict:
     """One batch of packed numpy inputs `(n <= batch_size, length)` padded as
     `fixed_shape_batches` pads: to `batch_size` rows and a bucket's length.

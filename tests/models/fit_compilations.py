@@ -1,9 +1,10 @@
 """Run as a script (JAX): fits a tiny classifier on 600 real texts of 1 to 400
 words, then evaluates and predicts, and prints one JSON line counting the XLA
 compilations of each step function (JAX's `jax_log_compiles` lines) and how
-many of them JAX's persistent compilation cache answered.
+many of them JAX's persistent compilation cache answered. With `precompile`,
+the fit also runs `PrecompileTrainSteps` (which `fit` adds on accelerators).
 
-    KERAS_BACKEND=jax python -m tests.models.fit_compilations
+    KERAS_BACKEND=jax python -m tests.models.fit_compilations MINILM_DIR [precompile]
 """
 
 import json
@@ -45,11 +46,19 @@ def main() -> None:
     tokenizer = keras_bert3.BertTokenizer.from_preset(sys.argv[1])
     backbone = tiny_backbone(tokenizer.vocabulary_size(), max_sequence_length=128)
     classifier = keras_bert3.BertClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=128)
-    history = classifier.fit(texts, labels, batch_size=32, epochs=2, verbose=0)
+    callbacks = []
+    if sys.argv[2:] == ["precompile"]:
+        from keras_bert3.preprocessing.fixed_shapes import fixed_shape_specs
+        from keras_bert3.training.train_step_precompile import PrecompileTrainSteps
+
+        element_spec = classifier.batches(texts, labels, batch_size=32).element_spec
+        callbacks.append(PrecompileTrainSteps(fixed_shape_specs(element_spec, batch_size=32, buckets=classifier.length_buckets)))
+    history = classifier.fit(texts, labels, batch_size=32, epochs=2, verbose=0, callbacks=callbacks)
     scores = classifier.evaluate(texts, labels, batch_size=32, return_dict=True, verbose=0)
     classifier.predict(texts, batch_size=32)
     print(json.dumps({"compiled": COMPILED, "cache_hits": CACHE_HITS, "loss": history.history["loss"], "scores": scores,
-                      "buckets": classifier.length_buckets, "cache": jax.config.jax_compilation_cache_dir}))  # fmt: skip
+                      "buckets": classifier.length_buckets, "cache": jax.config.jax_compilation_cache_dir,
+                      "precompiled": callbacks[0].compiled if callbacks else 0}))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -42,6 +42,22 @@ def test_fine_tuning_compiles_one_step_per_bucket_and_nothing_when_run_again(tmp
     assert second["loss"] == first["loss"] and second["scores"] == first["scores"]  # The same job, the same numbers.
 
 
+@pytest.mark.slow
+@pytest.mark.both_backends
+def test_steps_compiled_ahead_are_the_programs_fit_runs(tmp_path, minilm_dir):
+    """`PrecompileTrainSteps` compiles each bucket's step before the first
+    batch; `fit` then finds every one of its step programs in the cache, and
+    trains exactly as without it (same shuffles, same losses)."""
+    ahead = run_on_jax(["-m", "tests.models.fit_compilations", minilm_dir, "precompile"],
+                       KERAS_BERT3_COMPILATION_CACHE=str(tmp_path / "ahead"))  # fmt: skip
+    plain = run_on_jax(["-m", "tests.models.fit_compilations", minilm_dir], KERAS_BERT3_COMPILATION_CACHE=str(tmp_path / "plain"))
+    assert ahead.returncode == 0 and plain.returncode == 0, ahead.stderr[-3000:] + plain.stderr[-3000:]
+    ahead, plain = (json.loads(run.stdout.strip().splitlines()[-1]) for run in (ahead, plain))
+    assert ahead["precompiled"] == 3
+    assert ahead["compiled"]["train_step"] == 6 and ahead["cache_hits"]["train_step"] == 3  # fit's three: from the cache.
+    assert ahead["loss"] == plain["loss"] and ahead["scores"] == plain["scores"]
+
+
 @pytest.mark.both_backends
 def test_the_cache_can_be_moved_turned_off_and_survives_an_unwritable_folder(tmp_path):
     show = ["-c", "import keras_bert3, jax; print(jax.config.jax_compilation_cache_dir)"]
