@@ -190,38 +190,21 @@ def pretrain(args) -> None:
           f"TensorBoard: tensorboard --logdir {args.output}/logs")
 
 
-def read_labelled_file(path: str, text_column: str, label_column: str, second_column: str | None = None):
-    """Rows of a CSV or JSON-lines file (by extension: .csv, .jsonl/.json) as texts and raw labels."""
-    import csv
-    import json
-
-    with open(path, encoding="utf-8") as f:
-        if path.endswith((".jsonl", ".json")):
-            rows = [json.loads(line) for line in f if line.strip()]
-        else:
-            rows = list(csv.DictReader(f))
-    if not rows:
-        raise ValueError(f"{path} has no rows.")
-    for column in (text_column, label_column, second_column):
-        if column is not None and column not in rows[0]:
-            raise ValueError(f"{path} has no column {column!r}; its columns are {sorted(rows[0])}: name one of them.")
-    texts = [str(row[text_column]) for row in rows]
-    seconds = None if second_column is None else [str(row[second_column]) for row in rows]
-    return texts, seconds, [str(row[label_column]) for row in rows]
-
-
 def finetune(args) -> None:
     import keras
     import numpy as np
 
     from keras_bert3.distribution.devices import check_precision
     from keras_bert3.models.bert_classifier import BertClassifier
+    from keras_bert3.preprocessing.labelled_files import read_labelled_file
     from keras_bert3.presets.preset_format import write_json
 
     check_precision(args.precision)
     texts, seconds, labels = read_labelled_file(args.train, args.text_column, args.label_column, args.second_column)
     class_names = sorted(set(labels))
     index = {name: i for i, name in enumerate(class_names)}
+    print(f"{len(texts)} training texts, {len(class_names)} labels: {', '.join(class_names[:20])}"
+          + (f", ... ({len(class_names) - 20} more)" if len(class_names) > 20 else ""))  # fmt: skip
     keras.utils.set_random_seed(args.seed)
     precision = {"dtype": args.precision} if args.precision else {}
     classifier = BertClassifier.from_preset(args.preset, num_classes=len(class_names),
@@ -378,8 +361,9 @@ def main(argv=None) -> int:
     p.add_argument("--checkpoint-every", type=int, default=100)
     p.add_argument("--vocabulary-size", type=int, default=8000, help="vocabulary learnt on the corpus")
     p.add_argument("--precision", choices=["float32", "mixed_bfloat16", "mixed_float16"],
-                   help="default: bfloat16 compute, float32 weights where the hardware computes bfloat16 natively "
-                        "(CPUs with AVX512-BF16 or AMX, TPUs), float32 elsewhere")
+                   help="default: bfloat16 compute, float32 weights where the chip computes bfloat16 natively "
+                        "(GPUs of compute capability 8.0+, TPUs, CPUs with AVX512-BF16 or AMX), float16 with loss "
+                        "scaling on 7.x GPUs, float32 elsewhere")
     p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
     p.add_argument("--strategy", default="none", choices=STRATEGIES,
                    help="mirrored / multi_worker_mirrored / tpu (TensorFlow); data_parallel / model_parallel (JAX)")

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from keras_bert3.cli import main
-from keras_bert3.cli import read_labelled_file
+from keras_bert3.preprocessing.labelled_files import read_labelled_file
 from keras_bert3.corpora.docstring_topics import docstring_topics
 from tests.tiny_preset import write_tiny_preset
 
@@ -70,6 +70,44 @@ def test_missing_label_column_is_a_clear_error(files, capsys):
     code = main(["finetune", "--preset", str(files / "pretrained"), "--train", str(files / "train.csv"),
                  "--text-column", "sentence", "--label-column", "label", "--output", str(files / "x")])  # fmt: skip
     assert code == 2 and "no column 'label'" in capsys.readouterr().err
+
+
+def bad_files(root) -> dict:
+    """One training file per bad input `finetune` must refuse before building a model, and its message."""
+    data = docstring_topics()
+    good = [{"sentence": text, "topic": data["class_names"][label]} for text, label in zip(data["train_texts"][:8], data["train_labels"][:8])]
+    cases = {
+        "labels.csv": ([dict(row, topic=name) for row, name in zip(good, ["pos", " pos", "Pos", "POS", "neg"] * 2)],
+                       r"differ only by case or spaces: 'pos', ' pos', 'Pos', 'POS'"),
+        "missing_label.csv": (good[:3] + [{"sentence": good[3]["sentence"]}] + good[4:], r"missing_label\.csv, line 5: the label \('topic'\) is missing"),
+        "missing_label.jsonl": (good[:2] + [{"sentence": "no topic here"}], r"missing_label\.jsonl, line 3: the label \('topic'\) is missing"),
+        "bad.jsonl": (good[:5] + ['{"sentence": "cut off'], r"bad\.jsonl, line 6: not valid JSON"),
+    }
+    paths = {}
+    for name, (rows, message) in cases.items():
+        path = root / name
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            if name.endswith(".csv"):
+                writer = csv.DictWriter(f, ["sentence", "topic"])
+                writer.writeheader()
+                writer.writerows(rows)
+            else:
+                f.write("\n".join(row if isinstance(row, str) else json.dumps(row) for row in rows) + "\n")
+        paths[name] = (path, message)
+    return paths
+
+
+def test_bad_training_files_are_one_line_errors_with_file_and_line(files, capsys):
+    import re
+
+    for name, (path, message) in bad_files(files).items():
+        code = main(["finetune", "--preset", str(files / "pretrained"), "--train", str(path), "--text-column", "sentence",
+                     "--label-column", "topic", "--output", str(files / "never")])  # fmt: skip
+        printed, errors = capsys.readouterr()
+        assert code == 2, (name, errors)
+        lines = errors.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("keras-bert3 finetune: ") and re.search(message, lines[0]), (name, errors)
+        assert not os.path.exists(files / "never")  # Refused before any model was built or written.
 
 
 def test_export_loads_the_task_a_preset_holds(files, minilm_dir, tmp_path):

@@ -37,7 +37,7 @@ from keras_bert3.preprocessing.fixed_shapes import fixed_shape_specs
 from keras_bert3.preprocessing.fixed_shapes import real_rows
 from keras_bert3.preprocessing.fixed_shapes import row_weights
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
-from keras_bert3.training.train_step_precompile import PrecompileTrainSteps
+from keras_bert3.models.train_step_precompile import PrecompileTrainSteps
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,9 +2,11 @@
 words, then evaluates and predicts, and prints one JSON line counting the XLA
 compilations of each step function (JAX's `jax_log_compiles` lines) and how
 many of them JAX's persistent compilation cache answered. With `precompile`,
-the fit also runs `PrecompileTrainSteps` (which `fit` adds on accelerators).
+the fit also runs `PrecompileTrainSteps` (which `fit` adds on accelerators);
+with `mixed_bfloat16`, the step computes in bfloat16 (as `precision="auto"`
+chooses on GPUs).
 
-    KERAS_BACKEND=jax python -m tests.models.fit_compilations MINILM_DIR [precompile]
+    KERAS_BACKEND=jax python -m tests.models.fit_compilations MINILM_DIR [precompile] [mixed_bfloat16]
 """
 
 import json
@@ -46,10 +48,12 @@ def main() -> None:
     tokenizer = keras_bert3.BertTokenizer.from_preset(sys.argv[1])
     backbone = tiny_backbone(tokenizer.vocabulary_size(), max_sequence_length=128)
     classifier = keras_bert3.BertClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=128)
+    if "mixed_bfloat16" in sys.argv[2:]:  # The step GPUs run: bfloat16 compute, float32 weights.
+        classifier.compile(precision="mixed_bfloat16")
     callbacks = []
-    if sys.argv[2:] == ["precompile"]:
+    if "precompile" in sys.argv[2:]:
         from keras_bert3.preprocessing.fixed_shapes import fixed_shape_specs
-        from keras_bert3.training.train_step_precompile import PrecompileTrainSteps
+        from keras_bert3.models.train_step_precompile import PrecompileTrainSteps
 
         element_spec = classifier.batches(texts, labels, batch_size=32).element_spec
         callbacks.append(PrecompileTrainSteps(fixed_shape_specs(element_spec, batch_size=32, buckets=classifier.length_buckets)))

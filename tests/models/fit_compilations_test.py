@@ -1,7 +1,7 @@
 """On JAX, fine-tuning on raw texts of any length compiles few step programs
 (one per length bucket: `fixed_shapes`), and a second run of the same job
 compiles none: JAX's persistent compilation cache is on by default
-(`keras_bert3.training.jax_compilation_cache`). A cache folder that cannot be
+(`keras_bert3.distribution.jax_compilation_cache`). A cache folder that cannot be
 written gives a one-line warning, and training goes on."""
 
 import json
@@ -23,13 +23,15 @@ def run_on_jax(arguments: list[str], **environment) -> subprocess.CompletedProce
 @pytest.mark.slow
 @pytest.mark.both_backends
 def test_fine_tuning_compiles_one_step_per_bucket_and_nothing_when_run_again(tmp_path, minilm_dir):
+    """The step a GPU runs (bfloat16 compute, float32 weights), on this CPU."""
+    script = ["-m", "tests.models.fit_compilations", minilm_dir, "mixed_bfloat16"]
     runs = []
-    for _ in range(2):
-        done = run_on_jax(["-m", "tests.models.fit_compilations", minilm_dir], KERAS_BERT3_COMPILATION_CACHE=str(tmp_path))
+    for arguments, cache in [([], "cache"), ([], "cache"), (["precompile"], "other_cache")]:
+        done = run_on_jax(script + arguments, KERAS_BERT3_COMPILATION_CACHE=str(tmp_path / cache))
         assert done.returncode == 0, done.stderr[-3000:]
         runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-    first, second = runs
-    assert first["cache"] == second["cache"] == str(tmp_path)
+    first, second, ahead = runs
+    assert first["cache"] == second["cache"] == str(tmp_path / "cache")
     assert first["buckets"] == [32, 64, 128]
     # Texts of 1 to 400 words meet every bucket, and no other shape: one
     # program per bucket for training, evaluation and prediction alike.
@@ -40,35 +42,58 @@ def test_fine_tuning_compiles_one_step_per_bucket_and_nothing_when_run_again(tmp
     for step in ("train_step", "test_step", "predict_step"):
         assert second["cache_hits"].get(step, 0) == second["compiled"][step] == first["compiled"][step]
     assert second["loss"] == first["loss"] and second["scores"] == first["scores"]  # The same job, the same numbers.
-
-
-@pytest.mark.slow
-@pytest.mark.both_backends
-def test_steps_compiled_ahead_are_the_programs_fit_runs(tmp_path, minilm_dir):
-    """`PrecompileTrainSteps` compiles each bucket's step before the first
-    batch; `fit` then finds every one of its step programs in the cache, and
-    trains exactly as without it (same shuffles, same losses)."""
-    ahead = run_on_jax(["-m", "tests.models.fit_compilations", minilm_dir, "precompile"],
-                       KERAS_BERT3_COMPILATION_CACHE=str(tmp_path / "ahead"))  # fmt: skip
-    plain = run_on_jax(["-m", "tests.models.fit_compilations", minilm_dir], KERAS_BERT3_COMPILATION_CACHE=str(tmp_path / "plain"))
-    assert ahead.returncode == 0 and plain.returncode == 0, ahead.stderr[-3000:] + plain.stderr[-3000:]
-    ahead, plain = (json.loads(run.stdout.strip().splitlines()[-1]) for run in (ahead, plain))
+    # `PrecompileTrainSteps` (what `fit` adds on accelerators) compiles each
+    # bucket's step before the first batch; fit's own three then come from
+    # the cache, and training is exactly as without it (same shuffles, losses).
     assert ahead["precompiled"] == 3
-    assert ahead["compiled"]["train_step"] == 6 and ahead["cache_hits"]["train_step"] == 3  # fit's three: from the cache.
-    assert ahead["loss"] == plain["loss"] and ahead["scores"] == plain["scores"]
+    assert ahead["compiled"]["train_step"] == 6 and ahead["cache_hits"]["train_step"] == 3
+    assert ahead["loss"] == first["loss"] and ahead["scores"] == first["scores"]
+
+
+CACHE_SETTINGS = """
+import json, os, warnings
+import jax
+import keras_bert3
+from keras_bert3.distribution.jax_compilation_cache import enable_jax_compilation_cache
+
+def chosen(**environment):
+    jax.config.update("jax_compilation_cache_dir", None)
+    for name in ("KERAS_BERT3_COMPILATION_CACHE", "XDG_CACHE_HOME"):
+        os.environ.pop(name, None)
+    os.environ.update(environment)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        path = enable_jax_compilation_cache()
+    return {"path": path, "warnings": [str(w.message) for w in caught]}
+
+root = os.environ["ROOT"]
+results = {
+    "moved": chosen(KERAS_BERT3_COMPILATION_CACHE=os.path.join(root, "moved")),
+    "off": chosen(KERAS_BERT3_COMPILATION_CACHE="off"),
+    "default": chosen(XDG_CACHE_HOME=os.path.join(root, "home")),
+    "unwritable": chosen(KERAS_BERT3_COMPILATION_CACHE=os.path.join(root, "a_file", "cache")),
+}
+jax.config.update("jax_compilation_cache_dir", os.path.join(root, "users"))  # The user's choice through JAX wins.
+results["users"] = {"path": enable_jax_compilation_cache()}
+print(json.dumps(results))
+"""
 
 
 @pytest.mark.both_backends
 def test_the_cache_can_be_moved_turned_off_and_survives_an_unwritable_folder(tmp_path):
-    show = ["-c", "import keras_bert3, jax; print(jax.config.jax_compilation_cache_dir)"]
-    assert run_on_jax(show, KERAS_BERT3_COMPILATION_CACHE=str(tmp_path / "moved")).stdout.split()[-1] == str(tmp_path / "moved")
-    assert run_on_jax(show, KERAS_BERT3_COMPILATION_CACHE="off").stdout.split()[-1] == "None"
-    assert run_on_jax(show, JAX_COMPILATION_CACHE_DIR=str(tmp_path / "users")).stdout.split()[-1] == str(tmp_path / "users")
-    default = run_on_jax(show, XDG_CACHE_HOME=str(tmp_path / "home"))
-    assert default.stdout.split()[-1] == str(tmp_path / "home" / "keras_bert3" / "jax_compilation_cache")
-    blocked = tmp_path / "a_file"
-    blocked.write_text("not a folder")
-    unwritable = run_on_jax(show, KERAS_BERT3_COMPILATION_CACHE=str(blocked / "cache"))
-    assert unwritable.returncode == 0 and unwritable.stdout.split()[-1] == "None"
-    warnings = [line for line in unwritable.stderr.splitlines() if "compilation cache is off" in line]
-    assert len(warnings) == 1 and str(blocked / "cache") in warnings[0] and "KERAS_BERT3_COMPILATION_CACHE" in warnings[0]
+    (tmp_path / "a_file").write_text("not a folder")
+    done = run_on_jax(["-c", CACHE_SETTINGS], ROOT=str(tmp_path))
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert results["moved"] == {"path": str(tmp_path / "moved"), "warnings": []}
+    assert results["off"] == {"path": None, "warnings": []}
+    assert results["default"]["path"] == str(tmp_path / "home" / "keras_bert3" / "jax_compilation_cache")
+    assert results["users"]["path"] == str(tmp_path / "users")
+    unwritable = results["unwritable"]
+    assert unwritable["path"] is None and len(unwritable["warnings"]) == 1
+    assert str(tmp_path / "a_file" / "cache") in unwritable["warnings"][0]
+    assert "KERAS_BERT3_COMPILATION_CACHE" in unwritable["warnings"][0]
+    # And the default, at import, in a process of its own.
+    imported = run_on_jax(["-c", "import keras_bert3, jax; print(jax.config.jax_compilation_cache_dir)"],
+                          XDG_CACHE_HOME=str(tmp_path / "fresh"))  # fmt: skip
+    assert imported.stdout.split()[-1] == str(tmp_path / "fresh" / "keras_bert3" / "jax_compilation_cache")

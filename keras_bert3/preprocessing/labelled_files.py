@@ -1,0 +1,85 @@
+"""Labelled texts from a CSV or JSON-lines file, as `keras-bert3 finetune`
+reads them: every row checked, and every problem named with the file and line
+it is on, before any model is built."""
+
+import csv
+import json
+import unicodedata
+
+
+def read_labelled_file(path: str, text_column: str, label_column: str, second_column: str | None = None):
+    """Texts (and second texts, for pairs) and raw labels of a CSV or JSON-lines
+    file (by extension: `.csv`, `.jsonl`/`.json`).
+
+    Refused with a `ValueError` naming the file and line: an empty file, a
+    column the file lacks, a row whose text or label is missing or empty, a
+    line that is not valid JSON (or not a JSON object), and labels that
+    differ only by case or spaces (`"pos"`, `" pos"`, `"Pos"`: one class or
+    several?), which the file must settle.
+
+    Returns:
+        `(texts, second_texts or None, labels)`, labels as strings.
+
+    Example:
+    >>> texts, _, labels = read_labelled_file("train.csv", "sentence", "topic")
+    """
+    columns = [name for name in (text_column, second_column, label_column) if name is not None]
+    rows = list(_rows(path))  # (line, row)
+    if not rows:
+        raise ValueError(f"{path} has no rows.")
+    first = rows[0][1]
+    for column in columns:
+        if column not in first:
+            raise ValueError(f"{path} has no column {column!r}; its columns are {sorted(first)}: name one of them.")
+    for line, row in rows:
+        for column in columns:
+            value = row.get(column)
+            if value is None or (isinstance(value, str) and not value.strip()):
+                kind = "label" if column == label_column else "text"
+                raise ValueError(
+                    f"{path}, line {line}: the {kind} ({column!r}) is missing or empty. Fill it in or remove the row."
+                )
+    labels = [str(row[label_column]) for _, row in rows]
+    check_distinct_labels(labels, path)
+    texts = [str(row[text_column]) for _, row in rows]
+    seconds = None if second_column is None else [str(row[second_column]) for _, row in rows]
+    return texts, seconds, labels
+
+
+def _rows(path: str):
+    """`(line number, dict)` for each data row of the file."""
+    with open(path, encoding="utf-8", newline="") as f:
+        if path.endswith((".jsonl", ".json")):
+            for line, text in enumerate(f, start=1):
+                if not text.strip():
+                    continue
+                try:
+                    row = json.loads(text.rstrip("\r\n"))
+                except json.JSONDecodeError as error:
+                    reason = error.msg.removesuffix(" at")  # "Invalid control character at": json's wording.
+                    raise ValueError(f"{path}, line {line}: not valid JSON at column {error.colno} ({reason}).") from None
+                if not isinstance(row, dict):
+                    raise ValueError(f"{path}, line {line}: a JSON object {{...}} per line is needed, got {type(row).__name__}.")
+                yield line, row
+        else:
+            reader = csv.DictReader(f)
+            for row in reader:
+                yield reader.line_num, row
+
+
+def _folded(label: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", label).casefold().split())
+
+
+def check_distinct_labels(labels: list[str], path: str) -> None:
+    """Refuses labels that differ only by case or spaces, naming each group."""
+    groups = {}
+    for label in dict.fromkeys(labels):
+        groups.setdefault(_folded(label), []).append(label)
+    clashes = [names for names in groups.values() if len(names) > 1]
+    if clashes:
+        shown = "; ".join(", ".join(repr(name) for name in names) for names in clashes[:5])
+        raise ValueError(
+            f"{path} has labels that differ only by case or spaces: {shown}. Write each class one way in the "
+            "file (they would become separate classes)."
+        )

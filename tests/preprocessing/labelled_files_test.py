@@ -1,0 +1,68 @@
+"""`read_labelled_file`: real labelled sentences from CSV and JSON-lines files,
+and each kind of bad row refused with its file and line."""
+
+import json
+
+import pytest
+
+from keras_bert3.corpora.docstring_topics import docstring_topics
+from keras_bert3.preprocessing.labelled_files import read_labelled_file
+
+
+@pytest.fixture(scope="module")
+def sentences():
+    data = docstring_topics()
+    return [(text, data["class_names"][label]) for text, label in zip(data["train_texts"][:20], data["train_labels"][:20])]
+
+
+def write_csv(path, rows, header="sentence,topic"):
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        f.write(header + "\n")
+        writer = csv.writer(f)
+        for row in rows:
+            writer.writerow(row)
+    return str(path)
+
+
+def write_jsonl(path, lines):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_rows_are_read_in_order(tmp_path, sentences):
+    texts, seconds, labels = read_labelled_file(write_csv(tmp_path / "a.csv", sentences), "sentence", "topic")
+    assert texts == [s for s, _ in sentences] and labels == [t for _, t in sentences] and seconds is None
+    path = write_jsonl(tmp_path / "a.jsonl", [json.dumps({"sentence": s, "topic": t}) for s, t in sentences])
+    assert read_labelled_file(path, "sentence", "topic") == (texts, None, labels)
+
+
+def test_missing_texts_and_labels_are_refused_with_their_line(tmp_path, sentences):
+    rows = sentences[:3] + [(sentences[3][0], "")] + sentences[4:]
+    with pytest.raises(ValueError, match=r"b\.csv, line 5: the label \('topic'\) is missing or empty"):
+        read_labelled_file(write_csv(tmp_path / "b.csv", rows), "sentence", "topic")
+    short = write_csv(tmp_path / "c.csv", sentences[:2] + [(sentences[2][0],)])  # A row without its label field.
+    with pytest.raises(ValueError, match=r"c\.csv, line 4: the label \('topic'\) is missing or empty"):
+        read_labelled_file(short, "sentence", "topic")
+    lines = [json.dumps({"sentence": s, "topic": t}) for s, t in sentences[:2]] + [json.dumps({"sentence": "no label"})]
+    with pytest.raises(ValueError, match=r"d\.jsonl, line 3: the label \('topic'\) is missing or empty"):
+        read_labelled_file(write_jsonl(tmp_path / "d.jsonl", lines), "sentence", "topic")
+    lines = [json.dumps({"sentence": s, "topic": t}) for s, t in sentences[:2]] + [json.dumps({"sentence": " ", "topic": "x"})]
+    with pytest.raises(ValueError, match=r"e\.jsonl, line 3: the text \('sentence'\) is missing or empty"):
+        read_labelled_file(write_jsonl(tmp_path / "e.jsonl", lines), "sentence", "topic")
+
+
+def test_bad_json_is_refused_with_its_line(tmp_path, sentences):
+    lines = [json.dumps({"sentence": s, "topic": t}) for s, t in sentences[:3]] + ['{"sentence": "cut off', "[1, 2]"]
+    with pytest.raises(ValueError, match=r"f\.jsonl, line 4: not valid JSON at column 14 \(Unterminated string"):
+        read_labelled_file(write_jsonl(tmp_path / "f.jsonl", lines), "sentence", "topic")
+    with pytest.raises(ValueError, match=r"g\.jsonl, line 4: a JSON object \{\.\.\.\} per line is needed, got list"):
+        read_labelled_file(write_jsonl(tmp_path / "g.jsonl", lines[:3] + ["[1, 2]"]), "sentence", "topic")
+
+
+def test_labels_that_differ_only_by_case_or_spaces_are_refused(tmp_path, sentences):
+    rows = [(text, label) for (text, _), label in zip(sentences, ["pos", " pos", "Pos", "POS", "neg", "neg"] * 4)]
+    with pytest.raises(ValueError, match=r"differ only by case or spaces: 'pos', ' pos', 'Pos', 'POS'\. Write each class"):
+        read_labelled_file(write_csv(tmp_path / "h.csv", rows), "sentence", "topic")
