@@ -158,6 +158,34 @@ def _check_checkpoint(pretrainer, backup_dir: str) -> None:
         ) from error
 
 
+def check_settings(config: PretrainingConfig) -> None:
+    """Refuses, before any corpus is read or model built, numbers a run cannot
+    use, each with the flag it came from and what to give instead.
+
+    Example:
+    >>> check_settings(PretrainingConfig(output="run", batch_size=0))  # ValueError: --batch-size 0 ...
+    """
+    problems = []
+    for flag, value in (("--steps", config.steps), ("--batch-size", config.batch_size),
+                        ("--checkpoint-every", config.checkpoint_every), ("--vocabulary-size", config.vocabulary_size),
+                        ("--max-predictions-per-seq", config.max_predictions_per_seq)):  # fmt: skip
+        if value < 1:
+            problems.append(f"{flag} {value} must be at least 1")
+    minimum = 3 + int(config.nsp)  # [CLS], a token, [SEP] (and a second segment's [SEP] with NSP).
+    if config.sequence_length < minimum:
+        problems.append(f"--sequence-length {config.sequence_length} must be at least {minimum}")
+    elif config.max_predictions_per_seq >= config.sequence_length:
+        problems.append(f"--max-predictions-per-seq {config.max_predictions_per_seq} must be below "
+                        f"--sequence-length {config.sequence_length} (BERT masks 15% of tokens: "
+                        f"{max(1, round(0.15 * config.sequence_length))} here)")  # fmt: skip
+    if not config.learning_rate > 0:
+        problems.append(f"--learning-rate {config.learning_rate} must be positive")
+    if config.warmup_steps is not None and not 0 <= config.warmup_steps <= max(config.steps, 0):
+        problems.append(f"--warmup-steps {config.warmup_steps} must be between 0 and --steps {config.steps}")
+    if problems:
+        raise ValueError("; ".join(problems) + ".")
+
+
 def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     """Runs (or resumes) a pretraining run; returns the history of this call.
 
@@ -166,8 +194,7 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     """
     from keras_bert3.corpora.default_corpus import default_corpus_path
 
-    if config.steps < 1 or config.checkpoint_every < 1:
-        raise ValueError("--steps and --checkpoint-every must be positive.")
+    check_settings(config)
     check_precision(config.precision)
     if config.devices is not None and config.strategy == "none":
         raise ValueError("--devices needs a --strategy that spreads over devices (mirrored, data_parallel, ...).")

@@ -113,6 +113,30 @@ def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_
     assert "Cannot resume from the checkpoint" in refusal and "latest.weights.h5" in refusal
 
 
+@pytest.mark.parametrize(
+    "flag, value, message",
+    [
+        ("--batch-size", "0", "--batch-size 0 must be at least 1"),
+        ("--steps", "-5", "--steps -5 must be at least 1"),
+        ("--checkpoint-every", "0", "--checkpoint-every 0 must be at least 1"),
+        ("--max-predictions-per-seq", "64", "--max-predictions-per-seq 64 must be below --sequence-length 64 (BERT masks 15% of tokens: 10 here)"),
+        ("--sequence-length", "3", "--sequence-length 3 must be at least 4"),
+        ("--learning-rate", "0", "--learning-rate 0.0 must be positive"),
+        ("--warmup-steps", "100", "--warmup-steps 100 must be between 0 and --steps 60"),
+        ("--vocabulary-size", "0", "--vocabulary-size 0 must be at least 1"),
+    ],
+)
+def test_settings_a_run_cannot_use_are_refused_before_anything_runs(tmp_path, small_corpus, capsys, flag, value, message):
+    from keras_bert3.cli import main
+
+    args = command(tmp_path / "run", small_corpus)[3:]  # The CLI's own arguments, run in this process.
+    args[args.index(flag) + 1] = value
+    assert main(args) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("keras-bert3 pretrain: ") and message in errors[0], errors
+    assert not os.path.exists(tmp_path / "run")  # Nothing written: no vocabulary learnt, no model built.
+
+
 @pytest.mark.both_backends
 def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
     # Eight virtual JAX devices split the batch; 12 examples do not split over 8.
