@@ -344,6 +344,8 @@ def pipeline(args) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="keras-bert3", description=__doc__.split("\n")[0])
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error instead of its one line (also KERAS_BERT3_DEBUG=1)")  # fmt: skip
     commands = parser.add_subparsers(dest="command", required=True)
 
     p = commands.add_parser("pretrain", help="pretrain BERT (MLM + NSP); resumes if OUTPUT has a checkpoint")
@@ -466,10 +468,13 @@ def main(argv=None) -> int:
     p.set_defaults(run=pipeline)
 
     args = parser.parse_args(argv)
+    debug = args.debug or os.environ.get("KERAS_BERT3_DEBUG", "") not in ("", "0")
     try:
         args.run(args)
-    except (ValueError, OSError, FloatingPointError) as error:
-        print(f"keras-bert3 {args.command}: {error}", file=sys.stderr)
+    except (ValueError, OSError, FloatingPointError) as error:  # What a user can cause: one line, exit 2.
+        if debug:
+            raise
+        print(f"keras-bert3 {args.command}: {error} (--debug shows where)", file=sys.stderr)
         return 2
     return 0
 

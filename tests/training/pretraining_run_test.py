@@ -137,6 +137,19 @@ def test_settings_a_run_cannot_use_are_refused_before_anything_runs(tmp_path, sm
     assert not os.path.exists(tmp_path / "run")  # Nothing written: no vocabulary learnt, no model built.
 
 
+def test_debug_shows_the_traceback_instead_of_the_line(tmp_path, small_corpus, capsys, monkeypatch):
+    from keras_bert3.cli import main
+
+    args = command(tmp_path / "run", small_corpus)[3:]
+    args[args.index("--batch-size") + 1] = "0"
+    assert main(args) == 2 and "(--debug shows where)" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="--batch-size 0 must be at least 1"):
+        main(["--debug", *args])
+    monkeypatch.setenv("KERAS_BERT3_DEBUG", "1")
+    with pytest.raises(ValueError, match="--batch-size 0 must be at least 1"):
+        main(args)
+
+
 @pytest.mark.both_backends
 def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
     # Eight virtual JAX devices split the batch; 12 examples do not split over 8.
