@@ -14,7 +14,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-IGNORED_LABEL = -100  # Per-token labels the losses skip; empty rows' per-token labels are this.
+from keras_bert3.preprocessing.word_piece_alignment import IGNORED_LABEL  # Empty rows' per-token labels.
 
 
 def default_length_buckets(sequence_length: int, count: int = 3) -> tuple[int, ...]:
