@@ -191,6 +191,8 @@ def count_compilations() -> None:
         def record(event: str, seconds: float, **kwargs) -> None:
             if event.endswith("backend_compile_duration"):
                 COMPILATIONS.append(seconds)
+                if seconds > 1:  # A timeline of the long ones on stderr.
+                    progress(f"an XLA compilation ended: {seconds:.1f} s")
 
         def record_hit(event: str, **kwargs) -> None:
             if event == "/jax/compilation_cache/cache_hits":
@@ -226,6 +228,8 @@ def epoch_timer():
             self.start, self.compiled_before, self.hits_before = time.perf_counter(), len(COMPILATIONS), len(CACHE_HITS)
 
         def on_epoch_begin(self, epoch, logs=None):
+            if not self.seconds:
+                progress(f"first epoch begins, {time.perf_counter() - self.start:.1f} s after training began")
             if self.seconds:
                 self.start, self.compiled_before, self.hits_before = time.perf_counter(), len(COMPILATIONS), len(CACHE_HITS)
 
@@ -347,7 +351,7 @@ def run_finetune(row: dict, args) -> dict:
         backbone = BertBackbone.from_size(row["model"], vocabulary_size=tokenizer.vocabulary_size(), dtype=dtype)
         classifier = BertClassifier(backbone, num_classes=num_classes, tokenizer=tokenizer)
     epochs = 1 if args.tiny else 3  # Timed: the last (the first compiles each batch shape it meets).
-    classifier.compile(learning_rate=5e-5 if row["model"] == "minilm" else 1e-4)
+    classifier.compile(learning_rate=5e-5 if row["model"] == "minilm" else 1e-4, length_buckets=length_buckets(args))
     timer = epoch_timer()
     classifier.fit(train_texts, train_labels, batch_size=32, epochs=epochs, callbacks=[timer], verbose=0)
     progress("fine-tuned")
@@ -365,6 +369,13 @@ def run_finetune(row: dict, args) -> dict:
     if not args.quick and (row["model"] == "minilm" or (args.tiny and row["precision"] == "float32")):
         result.update(serve_export(classifier, test_texts, logits, args))
     return result
+
+
+def length_buckets(args):
+    """`--length-buckets` as `BertTask.compile` takes it: "auto", None or a list."""
+    if args.length_buckets in ("auto", "none"):
+        return None if args.length_buckets == "none" else "auto"
+    return [int(length) for length in args.length_buckets.split(",")]
 
 
 def serve_export(classifier, texts, logits, args) -> dict:
@@ -452,6 +463,7 @@ def spawn(backend: str, names: list[str], args, argv: list[str] | None = None) -
         argv = [sys.executable, os.path.abspath(__file__), "--child", *names, "--steps", str(args.steps),
                 "--timed-epochs", str(args.timed_epochs)] + (["--tiny"] if args.tiny else [])  # fmt: skip
         argv += (["--quick"] if args.quick else []) + (["--texts-file", args.texts_file] if args.texts_file else [])
+        argv += ["--length-buckets", args.length_buckets]
     process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
     lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)], daemon=True).start()
@@ -563,6 +575,8 @@ def main() -> None:
     parser.add_argument("--timed-epochs", type=int, default=2)
     parser.add_argument("--row-timeout", type=int, default=1200, help="seconds a row may take before it is killed")
     parser.add_argument("--json", help="write every result to this file")
+    parser.add_argument("--length-buckets", default="auto",
+                        help="fine-tuning rows: compile(length_buckets=): auto, none, or lengths as 64,128")  # fmt: skip
     parser.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.steps = args.steps or (3 if args.tiny else 20)
