@@ -198,10 +198,12 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         padded to, and every batch is filled to `batch_size` with empty rows
         that count nowhere (zero weight in losses and metrics): `fit`,
         `evaluate` and `predict` then compile one program per bucket at most.
-        "auto": three lengths, each half the next, up to the preprocessor's
-        `sequence_length` (`(32, 64, 128)` at 128); a list: those lengths
-        (the largest at least `sequence_length`); None: one shape per padded
-        length and a smaller last batch, as TensorFlow's graph runs.
+        "auto" (`fixed_shapes.default_length_buckets`): on GPUs and TPUs the
+        preprocessor's `sequence_length` alone (one program to compile), on
+        CPUs three lengths, each half the next (`(32, 64, 128)` at 128); a
+        list: those lengths (the largest at least `sequence_length`); None:
+        one shape per padded length and a smaller last batch, as TensorFlow's
+        graph runs.
 
         Example:
         >>> classifier.compile(learning_rate=2e-5, warmup_ratio=0.06)
@@ -213,7 +215,7 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         check_precision_name(precision)
         sequence_length = self.preprocessor.sequence_length
         if length_buckets == "auto":
-            length_buckets = default_length_buckets(sequence_length)
+            length_buckets = default_length_buckets(sequence_length, accelerator_type())
         elif length_buckets is not None:
             length_buckets = check_length_buckets(length_buckets, sequence_length)
         self.length_buckets = length_buckets
@@ -295,9 +297,9 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         if is_dataset(validation_data):
             validation_data = with_known_length(validation_data)
         self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or count_steps(dataset))
-        if self.fixed_shapes and accelerator_type() != "cpu":
-            # Every bucket's step compiled side by side, before the first step needs it (a GPU's
-            # host compiles three in about half the time of one after another; a CPU gains nothing).
+        if self.fixed_shapes and len(self.length_buckets) > 1 and accelerator_type() != "cpu":
+            # Every bucket's step compiled side by side, before the first step needs it (sooner
+            # than one after another on a GPU's host; a CPU gains nothing).
             specs = fixed_shape_specs(dataset.element_spec, batch_size=batch_size or 32, buckets=self.length_buckets)
             kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), PrecompileTrainSteps(specs)]
         return super().fit(dataset, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)

@@ -2,11 +2,13 @@
 `fit` starts, into JAX's persistent compilation cache; each first step of a
 shape then finds its program there instead of compiling it.
 
-XLA compiles one program per input shape. A fine-tuning `fit` meets each of
-its length buckets (`keras_bert3.preprocessing.fixed_shapes`) in its first
-epoch and would compile them one after another, each for many seconds on a
-GPU; compiled side by side in threads (XLA compiles outside Python's lock),
-they cost about the time of the slowest.
+XLA compiles one program per input shape. A fine-tuning `fit` with several
+length buckets (`keras_bert3.preprocessing.fixed_shapes`; one by default on
+GPUs and TPUs) meets each in its first epoch and would compile them one after
+another, each for many seconds on a GPU. Compiled side by side in threads (XLA
+compiles outside Python's lock) they end sooner, though not in the time of
+the slowest: each slows the others, as XLA's GPU compiler already uses
+several of the host's cores.
 
 How: Keras' JAX trainer compiles `jax.jit(model.train_step, donate_argnums=0)`
 and calls it with the state `(trainable, non_trainable, optimizer, metrics)`

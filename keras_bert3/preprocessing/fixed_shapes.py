@@ -17,25 +17,32 @@ import tensorflow as tf
 from keras_bert3.preprocessing.word_piece_alignment import IGNORED_LABEL  # Empty rows' per-token labels.
 
 
-def default_length_buckets(sequence_length: int, count: int = 3) -> tuple[int, ...]:
-    """`count` lengths, each half the next, the last `sequence_length`, each a
-    multiple of 8 (tensor cores' tile) where it can be.
+def default_length_buckets(sequence_length: int, accelerator: str) -> tuple[int, ...]:
+    """The lengths `BertTask.compile(length_buckets="auto")` pads batches to on
+    `accelerator` ("cpu", "gpu" or "tpu", as `devices.accelerator_type` says).
 
-    Three: on a GPU or TPU a fine-tuning step on a short batch costs about the
-    same at 32 tokens as at 16 (the chip waits on kernel launches, not on
-    arithmetic), while each program costs seconds of compilation, so fewer
-    shapes win; halving keeps the padding of longer texts below half.
+    On a GPU or TPU, `sequence_length` alone: one program to compile. There a
+    fine-tuning step of a short batch costs little less than one of the full
+    length (the chip waits on kernel launches more than on arithmetic), while
+    every further program costs many seconds of compilation before the first
+    epoch can end.
+
+    On a CPU, three lengths, each half the next and a multiple of 8 where it
+    can be: a step's cost grows with its length, and compiling is quick.
 
     Example:
-    >>> default_length_buckets(128)
+    >>> default_length_buckets(128, "gpu")
+    (128,)
+    >>> default_length_buckets(128, "cpu")
     (32, 64, 128)
-    >>> default_length_buckets(384)
+    >>> default_length_buckets(384, "cpu")
     (96, 192, 384)
     """
     buckets = {int(sequence_length)}
-    for halvings in range(1, count):
-        length = -(-sequence_length // 2**halvings)
-        buckets.add(min(-(-length // 8) * 8, sequence_length))
+    if accelerator == "cpu":
+        for halvings in (1, 2):
+            length = -(-sequence_length // 2**halvings)
+            buckets.add(min(-(-length // 8) * 8, sequence_length))
     return tuple(sorted(buckets))
 
 

@@ -2,7 +2,7 @@
 words, then evaluates and predicts, and prints one JSON line counting the XLA
 compilations of each step function (JAX's `jax_log_compiles` lines) and how
 many of them JAX's persistent compilation cache answered. With `precompile`,
-the fit also runs `PrecompileTrainSteps` (which `fit` adds on accelerators);
+the fit also runs `PrecompileTrainSteps` (which `fit` adds on accelerators when there are several buckets);
 with `mixed_bfloat16`, the step computes in bfloat16 (as `precision="auto"`
 chooses on GPUs).
 

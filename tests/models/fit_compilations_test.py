@@ -42,7 +42,7 @@ def test_fine_tuning_compiles_one_step_per_bucket_and_nothing_when_run_again(tmp
     for step in ("train_step", "test_step", "predict_step"):
         assert second["cache_hits"].get(step, 0) == second["compiled"][step] == first["compiled"][step]
     assert second["loss"] == first["loss"] and second["scores"] == first["scores"]  # The same job, the same numbers.
-    # `PrecompileTrainSteps` (what `fit` adds on accelerators) compiles each
+    # `PrecompileTrainSteps` (what `fit` adds on accelerators for several buckets) compiles each
     # bucket's step before the first batch; fit's own three then come from
     # the cache, and training is exactly as without it (same shuffles, losses).
     assert ahead["precompiled"] == 3

@@ -41,9 +41,12 @@ def examples(kind, topics, count: int):
 
 
 def test_default_buckets_and_bad_bucket_lists(tokenizer):
-    assert default_length_buckets(128) == (32, 64, 128)
-    assert default_length_buckets(512) == (128, 256, 512)
-    assert default_length_buckets(100) == (32, 56, 100)  # Multiples of 8 below the limit.
+    assert default_length_buckets(128, "cpu") == (32, 64, 128)
+    assert default_length_buckets(512, "cpu") == (128, 256, 512)
+    assert default_length_buckets(100, "cpu") == (32, 56, 100)  # Multiples of 8 below the limit.
+    for accelerator in ("gpu", "tpu"):  # One program: compiling costs more than padding there.
+        assert default_length_buckets(128, accelerator) == (128,)
+        assert default_length_buckets(100, accelerator) == (100,)
     assert check_length_buckets([128, 32, 32], 128) == (32, 128)
     with pytest.raises(ValueError, match=r"length_buckets=\(32, 64\) does not cover sequence_length=128.*Add 128"):
         check_length_buckets([32, 64], 128)
