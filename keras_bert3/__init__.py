@@ -36,6 +36,7 @@ from keras_bert3.presets.huggingface_checkpoint import load_huggingface_heads
 from keras_bert3.presets.preset_loader import KNOWN_PRESETS
 from keras_bert3.optimizers.bert_optimizer import bert_optimizer
 from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
+from keras_bert3.training.resumable_backup import ResumableBackup
 from keras_bert3.models.text_embedder import TextEmbedder
 from keras_bert3.tokenizers.bert_normalizer import BertNormalizer
 from keras_bert3.tokenizers.bert_packer import BertPacker
@@ -64,6 +65,7 @@ __all__ = [
     "BertTokenClassifierPreprocessor",
     "BertTokenizer",
     "QuestionAnsweringPreprocessor",
+    "ResumableBackup",
     "TextEmbedder",
     "bert_optimizer",
     "export_backbone_to_huggingface",

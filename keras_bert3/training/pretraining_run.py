@@ -1,6 +1,7 @@
 """A whole pretraining run: data, model, recipe, checkpoints, logs and plot,
 resumable with the same command after the process is killed."""
 
+import csv
 import dataclasses
 import json
 import os
@@ -9,7 +10,8 @@ import keras
 
 from keras_bert3.distribution.devices import check_precision
 from keras_bert3.distribution.strategy import distribution_scope
-from keras_bert3.training.random_state_backup import RandomStateBackup
+from keras_bert3.training.resumable_backup import ResumableBackup
+from keras_bert3.training.resumable_backup import completed_epochs
 from keras_bert3.training.stop_on_nan import StopOnNaN
 from keras_bert3.training.training_curves_plot import plot_training_curves
 
@@ -122,12 +124,25 @@ def _is_prepared(corpus) -> bool:
     return isinstance(corpus, str) and os.path.isfile(os.path.join(corpus, INFO_FILE))
 
 
-def _completed_epochs(config: PretrainingConfig) -> int:
-    path = os.path.join(config.output, BACKUP_DIR, "training_metadata.json")
+def _trim_history(path: str, epochs: int) -> None:
+    """Keeps `history.csv`'s rows of the first `epochs` epochs, those the
+    checkpoint a run resumes from holds: a run killed after logging an epoch
+    but before its checkpoint was complete logs it again, once."""
     if not os.path.isfile(path):
-        return 0
-    with open(path, encoding="utf-8") as f:
-        return int(json.load(f).get("epoch", 0))
+        return
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    if not rows or "epoch" not in rows[0]:
+        return
+    column = rows[0].index("epoch")
+    kept = [rows[0]] + [row for row in rows[1:]  # A row cut short by a kill is dropped too.
+                        if len(row) == len(rows[0]) and row[column].isdigit() and int(row[column]) < epochs]  # fmt: skip
+    if len(kept) == len(rows):
+        return
+    partial = f"{path}.{os.getpid()}.partial"
+    with open(partial, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(kept)
+    os.replace(partial, path)
 
 
 class _LogStep(keras.callbacks.Callback):
@@ -139,23 +154,6 @@ class _LogStep(keras.callbacks.Callback):
             optimizer = self.model.optimizer
             logs["step"] = int(keras.ops.convert_to_numpy(optimizer.iterations))
             logs["learning_rate"] = float(keras.ops.convert_to_numpy(optimizer.learning_rate))
-
-
-def _check_checkpoint(pretrainer, backup_dir: str) -> None:
-    """Refuses to go on from a checkpoint that cannot be read, rather than let
-    training start over silently."""
-    path = os.path.join(backup_dir, "latest.weights.h5")
-    if not os.path.isfile(path):
-        return
-    pretrainer.optimizer.build(pretrainer.trainable_variables)
-    try:
-        pretrainer.load_weights(path)
-    except Exception as error:  # h5py and Keras raise OSError, ValueError, KeyError...
-        raise ValueError(
-            f"Cannot resume from the checkpoint {path}: {type(error).__name__}: {error}. "
-            "It is corrupt or was written by another model. Nothing was changed; "
-            f"restore the file, or delete {backup_dir} to start this run over."
-        ) from error
 
 
 def check_settings(config: PretrainingConfig) -> None:
@@ -270,21 +268,20 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
     )
 
     epochs = -(-config.steps // config.checkpoint_every)
-    done = _completed_epochs(config)
+    backup_dir = os.path.join(config.output, BACKUP_DIR)
+    done = completed_epochs(backup_dir)
+    _trim_history(os.path.join(config.output, HISTORY_FILE), done)
 
     def make_dataset(input_context, batch_size):
         return training_stream(config, tokenizer, corpus, batch_size, start_step=done * config.checkpoint_every,
                                input_context=input_context)  # fmt: skip
 
     dataset = worker_dataset(make_dataset, config.batch_size)
-    backup_dir = os.path.join(config.output, BACKUP_DIR)
-    _check_checkpoint(pretrainer, backup_dir)
     callbacks = [
         StopOnNaN(backup_dir),
         _LogStep(),
         keras.callbacks.CSVLogger(os.path.join(config.output, HISTORY_FILE), append=True),
-        RandomStateBackup(backup_dir, completed_epochs=done),  # Before BackupAndRestore: see its docstring.
-        keras.callbacks.BackupAndRestore(backup_dir, save_freq="epoch", delete_checkpoint=False),
+        ResumableBackup(backup_dir),  # After the CSV row: `_trim_history` drops a row its checkpoint lacks.
         keras.callbacks.TensorBoard(os.path.join(config.output, "logs")),
     ]
     history = pretrainer.fit(

@@ -10,14 +10,14 @@ class StopOnNaN(keras.callbacks.Callback):
     """Raises `FloatingPointError` naming the step when the loss is not finite.
 
     Unlike `keras.callbacks.TerminateOnNaN`, which lets the epoch end (and so
-    lets `BackupAndRestore` save the broken weights), this raises at once: the
+    lets a checkpoint callback save the broken weights), this raises at once: the
     last checkpoint stays the last good one.
 
     Args:
         checkpoint_dir: str or None. Named in the message, for the user.
 
     Example:
-    >>> model.fit(dataset, callbacks=[StopOnNaN("run/backup"), keras.callbacks.BackupAndRestore("run/backup")])
+    >>> model.fit(dataset, callbacks=[StopOnNaN("run/backup"), ResumableBackup("run/backup")])
     """
 
     def __init__(self, checkpoint_dir: str | None = None):

@@ -1,12 +1,12 @@
-"""A pretraining run killed with SIGKILL resumes exactly from its last checkpoint with
-the same command; broken or foreign checkpoints are refused."""
+"""A pretraining run killed with SIGKILL at any moment, inside a checkpoint's
+write included, resumes exactly from its last complete checkpoint with the same
+command; broken or foreign checkpoints are refused."""
 
 import csv
 import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -39,56 +39,74 @@ def read_history(output):
         return list(csv.DictReader(f))
 
 
-def completed_epochs(output):
-    path = os.path.join(output, "backup", "training_metadata.json")
-    if not os.path.isfile(path):
-        return 0
-    with open(path) as f:
-        text = f.read()
-    return int(text.split('"epoch":')[1].split(",")[0]) if '"epoch":' in text else 0
+def checkpoints(output):
+    """The checkpoint folders on disk: complete ones, and half-written ones."""
+    names = sorted(os.listdir(os.path.join(output, "backup"))) if os.path.isdir(os.path.join(output, "backup")) else []
+    return [n for n in names if n.startswith("checkpoint-")], [n for n in names if n.endswith(".partial")]
+
+
+def preset_arrays(output):
+    """Every array of the final preset's weights files, by file and name."""
+    import h5py
+
+    arrays = {}
+    for name in sorted(os.listdir(os.path.join(output, "preset"))):
+        if name.endswith(".weights.h5"):
+            with h5py.File(os.path.join(output, "preset", name), "r") as f:
+                f.visititems(lambda key, item: arrays.__setitem__((name, key), item[()]) if isinstance(item, h5py.Dataset) else None)
+    return arrays
+
+
+# (moment, its count in the process, the complete checkpoints then, a half-written one left behind).
+# Six epochs of 10 steps; each run resumes where the one before died.
+KILLS = [
+    ("batch_end", 15, ["checkpoint-1"], False),  # Mid-epoch, between two checkpoints.
+    ("weights_write", 20, ["checkpoint-1"], True),  # Inside checkpoint 2's weights file.
+    ("history_row", 1, ["checkpoint-1"], False),  # Epoch 2 logged in history.csv, its checkpoint not begun.
+    ("before_commit", 1, ["checkpoint-1"], True),  # Checkpoint 2 written in full, not yet renamed.
+    ("after_commit", 1, ["checkpoint-1", "checkpoint-2"], False),  # Renamed; checkpoint 1 not yet removed.
+    ("batch_end", 25, ["checkpoint-4"], False),  # Two epochs later, mid-epoch again.
+]
 
 
 @pytest.mark.slow
-def test_killed_run_resumes_exactly(tmp_path, small_corpus, run_vocabulary):
-    """Killed with SIGKILL after a checkpoint and rerun, the run goes on as an
-    uninterrupted one (run beside it) does: the same steps, learning rates and
-    losses, which needs the same examples, masks, weights, optimizer state and
-    dropout draws."""
+def test_killed_at_any_moment_resumes_exactly(tmp_path, small_corpus, run_vocabulary):
+    """Killed with SIGKILL at each moment of KILLS in turn (between checkpoints,
+    inside a checkpoint's write, between the history row and the checkpoint,
+    around the checkpoint's rename), and rerun each time with the same command,
+    the run ends as an uninterrupted one (run beside it) does: the same history,
+    row for row (no step twice, none missing), and the same final weights, to
+    the bit. That needs the same examples, masks, weights, optimizer state and
+    dropout draws after every resume."""
     uninterrupted = subprocess.Popen(command(run_vocabulary(tmp_path / "uninterrupted"), small_corpus), cwd=REPO,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
     output = run_vocabulary(tmp_path / "run")
-    process = subprocess.Popen(command(output, small_corpus), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 240
-    while completed_epochs(output) < 2 and process.poll() is None and time.time() < deadline:
-        time.sleep(0.2)
-    assert process.poll() is None, "the run ended before it could be killed"
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    killed_at = completed_epochs(output)
-    assert 2 <= killed_at < STEPS // EVERY
-    rows_before = read_history(output)
+    for moment, count, complete, half_written in KILLS:
+        killed = subprocess.run([sys.executable, "-m", "tests.training.killed_at", moment, str(count),
+                                 *command(output, small_corpus)[3:]], cwd=REPO, capture_output=True)  # fmt: skip
+        assert killed.returncode == -signal.SIGKILL, (moment, killed.returncode, killed.stderr.decode()[-3000:])
+        assert checkpoints(output)[0] == complete, (moment, checkpoints(output))
+        assert bool(checkpoints(output)[1]) == half_written, (moment, checkpoints(output))
+        steps = [int(row["step"]) for row in read_history(output)]
+        assert steps == sorted(set(steps)), (moment, steps)  # A row may lead its checkpoint; never twice.
+    finished = subprocess.run(command(output, small_corpus), cwd=REPO, capture_output=True)
+    assert finished.returncode == 0, finished.stderr.decode()[-3000:]
+    assert checkpoints(output) == (["checkpoint-6"], [])
 
-    subprocess.run(command(output, small_corpus), cwd=REPO, check=True, capture_output=True)
-    rows = read_history(output)
-    resumed = rows[len(rows_before):]
-    # The resumed run goes on from the checkpoint's step, not from 0 ...
-    assert [int(r["step"]) for r in resumed] == list(range((killed_at + 1) * EVERY, STEPS + 1, EVERY))
-    # ... with the learning-rate schedule where that step puts it ...
-    schedule = LinearWarmupLinearDecay(LEARNING_RATE, WARMUP, STEPS)
-    for row in resumed:
-        assert abs(float(row["learning_rate"]) - float(schedule(int(row["step"])))) < 1e-9
-    # ... and with the trained weights: its loss continues, far below the first epoch's ...
-    assert float(resumed[0]["mlm_loss"]) < float(rows[0]["mlm_loss"]) - 0.5
-    # ... exactly as the uninterrupted run's (any other batch or dropout draw moves the losses by 1e-5 or more).
     _, stderr = uninterrupted.communicate(timeout=300)
     assert uninterrupted.returncode == 0, stderr.decode()[-3000:]
-    expected = read_history(tmp_path / "uninterrupted")
-    assert [r["step"] for r in expected] == [r["step"] for r in rows]
-    for row, reference in zip(rows, expected):
-        for key in ("loss", "mlm_loss", "nsp_loss"):
-            assert abs(float(row[key]) - float(reference[key])) <= 1e-6 * abs(float(reference[key])), (key, row, reference)
+    rows, expected = read_history(output), read_history(tmp_path / "uninterrupted")
+    assert [r["step"] for r in rows] == [str(step) for step in range(EVERY, STEPS + 1, EVERY)]
+    assert rows == expected  # Losses, learning rates, steps: every column, as the CSV writes them.
+    schedule = LinearWarmupLinearDecay(LEARNING_RATE, WARMUP, STEPS)  # The schedule where each step puts it.
+    for row in rows:
+        assert abs(float(row["learning_rate"]) - float(schedule(int(row["step"])))) < 1e-9
+    assert float(rows[-1]["mlm_loss"]) < float(rows[0]["mlm_loss"]) - 0.5  # It trained.
+    arrays, reference = preset_arrays(output), preset_arrays(tmp_path / "uninterrupted")
+    assert arrays.keys() == reference.keys() and len(arrays) > 10
+    for key, value in reference.items():
+        assert (arrays[key] == value).all(), key
     assert os.path.isfile(output / "training_curves.png")
-    assert os.path.isfile(output / "preset" / "pretraining_heads.weights.h5")
 
 
 @pytest.mark.slow
@@ -106,11 +124,11 @@ def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_
     assert main([("mini" if a == "tiny" else a) for a in args]) == 2
     assert "other settings (model: 'tiny' -> 'mini')" in capsys.readouterr().err
 
-    checkpoint = output / "backup" / "latest.weights.h5"
+    checkpoint = output / "backup" / "checkpoint-1" / "model.weights.h5"
     checkpoint.write_bytes(checkpoint.read_bytes()[:1000])
     assert main(args) == 2
     refusal = capsys.readouterr().err
-    assert "Cannot resume from the checkpoint" in refusal and "latest.weights.h5" in refusal
+    assert "Cannot resume from the checkpoint" in refusal and str(checkpoint.parent) in refusal
 
 
 @pytest.mark.parametrize(
