@@ -54,6 +54,7 @@ class DataCounters:
     forced_random_next: int = 0
     dropped_for_nsp_balance: int = 0
     _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False, compare=False)
+    _last_logged: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def add(self, **counts) -> None:
         """Adds to the named counts (from the pipeline's worker threads too).
@@ -66,11 +67,27 @@ class DataCounters:
                 setattr(self, name, getattr(self, name) + int(value))
 
     def log_skips(self) -> None:
-        """Logs one warning that lists every non-zero skip count."""
-        skipped = {
-            name: getattr(self, name)
-            for name in ("empty_files", "empty_documents", "empty_sentences", "invalid_utf8_sentences", "split_documents")
-            if getattr(self, name)
-        }
-        if skipped:
-            logger.warning("Pretraining data: %s (of %d documents used so far).", skipped, self.documents)
+        """Logs one warning line listing what was skipped or repaired so far,
+        where that changed since the last line.
+
+        Example:
+        >>> counters.log_skips()  # doctest: +SKIP
+        Pretraining data so far: 296 sentences of invalid UTF-8 (kept, bad bytes replaced by U+FFFD) ...
+        """
+        skipped = {name: getattr(self, name) for name in SKIPS if getattr(self, name)}
+        with self._lock:
+            if not skipped or skipped == self._last_logged:
+                return
+            self._last_logged = skipped
+        listed = ", ".join(f"{count:,} {SKIPS[name]}" for name, count in skipped.items())
+        logger.warning("Pretraining data so far: %s; %s documents and %s sentences used.", listed,
+                       f"{self.documents:,}", f"{self.sentences:,}")  # fmt: skip
+
+
+SKIPS = {  # What each skip count means, for `log_skips`.
+    "empty_files": "empty files (skipped)",
+    "empty_documents": "documents with no token (skipped)",
+    "empty_sentences": "sentences with no token (skipped)",
+    "invalid_utf8_sentences": "sentences of invalid UTF-8 (kept, bad bytes replaced by U+FFFD)",
+    "split_documents": "documents cut in two at max_document_sentences",
+}

@@ -145,6 +145,18 @@ def _trim_history(path: str, epochs: int) -> None:
     os.replace(partial, path)
 
 
+class ReportSkippedData(keras.callbacks.Callback):
+    """One line at an epoch's end, where the data pipeline skipped or repaired
+    something new since the last line (`DataCounters.log_skips`)."""
+
+    def __init__(self, counters):
+        super().__init__()
+        self.counters = counters
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.counters.log_skips()
+
+
 class _LogStep(keras.callbacks.Callback):
     """Adds the optimizer step and the learning rate in force to each epoch's
     logs (for the CSV and the plot)."""
@@ -210,12 +222,18 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
                 f"--batch-size {config.batch_size} does not split evenly over the "
                 f"{replicas} replicas of strategy {config.strategy!r}: use a multiple of {replicas}."
             )
+        if not _is_prepared(corpus):
+            from keras_bert3.data.document_dataset import expand_files
+            from keras_bert3.data.text_file_check import check_text_files
+
+            check_text_files(expand_files(corpus))  # Before the vocabulary is learnt on it.
         tokenizer = _tokenizer(config, corpus)
+        _check_makes_a_batch(config, tokenizer, corpus)  # Before the model is built.
         return _train(config, tokenizer, corpus, verbose)
 
 
 def training_stream(config: PretrainingConfig, tokenizer, corpus: str, batch_size: int, *,
-                    start_step: int = 0, input_context=None):  # fmt: skip
+                    start_step: int = 0, input_context=None, counters=None):  # fmt: skip
     """This worker's training batches from optimizer step `start_step` on:
     exactly what an uninterrupted run reads from that step (so a resumed run
     goes on with the examples and masks it would have seen), given the same
@@ -226,7 +244,19 @@ def training_stream(config: PretrainingConfig, tokenizer, corpus: str, batch_siz
     examples/s: a minute per million examples skipped). Served by a `tf.data`
     service (`config.data_service`), the stream is not reproducible (workers
     race for the files), so nothing is replayed: a resumed run reads anew.
+    `counters` (a `DataCounters`, for a corpus of text files read here) counts
+    what the stream reads and skips.
     """
+    dataset = one_pass(config, tokenizer, corpus, batch_size, input_context=input_context, counters=counters)
+    # A step takes one batch from each of this worker's replicas.
+    per_step = 1 if input_context is None else max(1, input_context.num_replicas_in_sync // input_context.num_input_pipelines)
+    if config.data_service is not None:
+        return dataset.repeat()
+    return dataset.repeat().skip(start_step * per_step)
+
+
+def one_pass(config: PretrainingConfig, tokenizer, corpus: str, batch_size: int, *, input_context=None, counters=None):
+    """One pass over the corpus: the batches `training_stream` repeats."""
     from keras_bert3.data.paired_shards import read_paired_shards
     from keras_bert3.data.pretraining_dataset import pretraining_dataset
 
@@ -234,16 +264,40 @@ def training_stream(config: PretrainingConfig, tokenizer, corpus: str, batch_siz
                    max_predictions_per_seq=config.max_predictions_per_seq, input_context=input_context,
                    data_service=config.data_service)  # fmt: skip
     if _is_prepared(corpus):
-        dataset = read_paired_shards(corpus, tokenizer, sequence_length=config.sequence_length,
-                                     next_sentence_prediction=config.nsp, **options)  # fmt: skip
-    else:
-        dataset = pretraining_dataset(corpus, tokenizer, sequence_length=config.sequence_length,
-                                      next_sentence_prediction=config.nsp, **options)  # fmt: skip
-    # A step takes one batch from each of this worker's replicas.
-    per_step = 1 if input_context is None else max(1, input_context.num_replicas_in_sync // input_context.num_input_pipelines)
-    if config.data_service is not None:
-        return dataset.repeat()
-    return dataset.repeat().skip(start_step * per_step)
+        return read_paired_shards(corpus, tokenizer, sequence_length=config.sequence_length,
+                                  next_sentence_prediction=config.nsp, **options)  # fmt: skip
+    return pretraining_dataset(corpus, tokenizer, sequence_length=config.sequence_length,
+                               next_sentence_prediction=config.nsp, counters=counters, **options)  # fmt: skip
+
+
+def _check_makes_a_batch(config: PretrainingConfig, tokenizer, corpus: str) -> None:
+    """Refuses, before the model is built, a corpus whose pass cannot make one
+    batch (too little text, or one document for next sentence prediction)."""
+    import tensorflow as tf
+
+    if config.data_service is not None:  # Read by the service's workers, not here.
+        return
+    name = config.corpus or "the embedded corpus"
+    try:
+        batches = sum(1 for _ in one_pass(config, tokenizer, corpus, config.batch_size).take(1))
+    except tf.errors.InvalidArgumentError as error:  # The pipeline's own checks (tf.debugging asserts).
+        message = assertion_text(error).replace("pass next_sentence_prediction=False", "pass --no-nsp")
+        raise ValueError(f"--corpus {name}: {message}") from None
+    if batches == 0:
+        raise ValueError(
+            f"--corpus {name} cannot make one batch of --batch-size {config.batch_size} examples. Add text "
+            "(one sentence a line, a blank line between documents; a line longer than --sequence-length "
+            "makes one example), or lower --batch-size."
+        )
+
+
+def assertion_text(error) -> str:
+    """The message of a `tf.debugging.Assert` inside a TensorFlow error (the
+    first line of the error where it holds none)."""
+    import re
+
+    found = re.search(r"assertion failed: \[(.*?)\]\s*(\[\[|$)", error.message, re.DOTALL)
+    return found.group(1).strip() if found else error.message.strip().splitlines()[0]
 
 
 def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
@@ -272,9 +326,13 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
     done = completed_epochs(backup_dir)
     _trim_history(os.path.join(config.output, HISTORY_FILE), done)
 
+    from keras_bert3.data.data_counters import DataCounters
+
+    counters = DataCounters() if config.data_service is None and not _is_prepared(corpus) else None
+
     def make_dataset(input_context, batch_size):
         return training_stream(config, tokenizer, corpus, batch_size, start_step=done * config.checkpoint_every,
-                               input_context=input_context)  # fmt: skip
+                               input_context=input_context, counters=counters)  # fmt: skip
 
     dataset = worker_dataset(make_dataset, config.batch_size)
     callbacks = [
@@ -283,7 +341,7 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
         keras.callbacks.CSVLogger(os.path.join(config.output, HISTORY_FILE), append=True),
         ResumableBackup(backup_dir),  # After the CSV row: `_trim_history` drops a row its checkpoint lacks.
         keras.callbacks.TensorBoard(os.path.join(config.output, "logs")),
-    ]
+    ] + ([ReportSkippedData(counters)] if counters is not None else [])
     history = pretrainer.fit(
         dataset,
         epochs=epochs,
@@ -291,6 +349,13 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
         callbacks=callbacks,
         verbose=verbose,
     )
+    trained = int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations))
+    if trained < config.steps:
+        raise ValueError(
+            f"The data ran out at step {trained:,} of --steps {config.steps:,} (a worker's share of the corpus "
+            f"made no batch in a pass); no preset was written. The last checkpoint is kept in {backup_dir}: "
+            "add text to the corpus, or spread it over more files, and run the same command to go on."
+        )
     pretrainer.save_to_preset(os.path.join(config.output, PRESET_DIR), tokenizer=tokenizer)
     plot_training_curves(
         os.path.join(config.output, HISTORY_FILE),

@@ -218,3 +218,73 @@ def test_two_workers_pretrain_from_their_own_files(tmp_path, small_corpus):
     assert [row["step"] for row in first] == ["10", "20"]
     for a, b in zip(first, second):
         assert abs(float(a["loss"]) - float(b["loss"])) < 1e-5
+
+
+@pytest.fixture(scope="module")
+def real_sentences():
+    return [sentence for document in default_corpus_documents()[:200] for sentence in document]
+
+
+def refusal(main, args, capsys):
+    """Runs the CLI in this process; its exit code and its one error line."""
+    capsys.readouterr()
+    code = main(args)
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("keras-bert3 pretrain: ")]
+    return code, errors
+
+
+def test_a_corpus_that_is_not_text_is_refused_before_anything_runs(tmp_path, capsys):
+    """A program given as the corpus (it would train: invalid UTF-8 is repaired line by line)."""
+    import shutil
+
+    from keras_bert3.cli import main
+
+    program = tmp_path / "corpus" / "part-1.txt"
+    program.parent.mkdir()
+    shutil.copy(shutil.which("ls") or sys.executable, program)
+    code, errors = refusal(main, command(tmp_path / "run", str(tmp_path / "corpus" / "*.txt"))[3:], capsys)
+    assert code == 2 and len(errors) == 1, errors
+    assert f"{program} is not text: " in errors[0] and "lines are not UTF-8 text" in errors[0], errors
+    assert not os.path.exists(tmp_path / "run" / "vocabulary.txt")  # Refused before the vocabulary was learnt.
+
+
+def test_a_corpus_that_cannot_make_one_batch_is_refused_before_the_model(tmp_path, capsys, run_vocabulary, real_sentences):
+    from keras_bert3.cli import main
+
+    # One document: next sentence prediction has no other document to draw from.
+    single = tmp_path / "single.txt"
+    single.write_text("\n".join(real_sentences[:300]) + "\n", encoding="utf-8")
+    code, errors = refusal(main, command(run_vocabulary(tmp_path / "one"), str(single))[3:], capsys)
+    assert code == 2 and len(errors) == 1, errors
+    assert f"--corpus {single}: The corpus has a single document" in errors[0] and "pass --no-nsp" in errors[0], errors
+    assert not os.path.exists(tmp_path / "one" / "backup")  # No model built, nothing trained.
+
+    # One line of 300 sentences, without NSP: one example, not a batch of 8.
+    line = tmp_path / "line.txt"
+    line.write_text(" ".join(real_sentences[:300]) + "\n", encoding="utf-8")
+    code, errors = refusal(main, command(run_vocabulary(tmp_path / "line"), str(line), "--no-nsp")[3:], capsys)
+    assert code == 2 and len(errors) == 1, errors
+    assert f"--corpus {line} cannot make one batch of --batch-size 8 examples" in errors[0], errors
+    assert not os.path.exists(tmp_path / "line" / "preset")
+
+
+@pytest.mark.slow
+def test_repaired_text_is_reported_in_one_line(tmp_path, caplog, run_vocabulary, real_sentences):
+    """A corpus with invalid UTF-8 in some lines trains, and says so (a warning
+    of the `keras_bert3.data` logger: one line on stderr, where pytest captures it)."""
+    from keras_bert3.cli import main
+
+    corpus = tmp_path / "mixed.txt"
+    with open(corpus, "wb") as f:
+        for index, sentence in enumerate(real_sentences[:2000]):
+            encoded = sentence.encode("utf-8")
+            f.write((encoded[:5] + b"\xff\xc3" + encoded[5:] if index % 4 == 0 else encoded) + b"\n")
+            if index % 10 == 9:
+                f.write(b"\n")
+    args = command(run_vocabulary(tmp_path / "run"), str(corpus))[3:]
+    args[args.index("--steps") + 1] = "10"
+    assert main(args) == 0
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Pretraining data so far: ")]
+    assert lines and "sentences of invalid UTF-8 (kept, bad bytes replaced by U+FFFD)" in lines[0], lines
+    repaired = int(lines[-1].split("Pretraining data so far: ")[1].split(" sentences")[0].replace(",", ""))
+    assert 0 < repaired <= 500  # Every 4th of the first 2,000 sentences, as far as the run read.
