@@ -246,7 +246,8 @@ def load_task(preset_dir: str):
     tasks = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer)}
     path = os.path.join(preset_dir, TASK_CONFIG_FILE)
     if not os.path.isfile(path):
-        raise ValueError(f"{preset_dir} is not a fine-tuned preset (no {TASK_CONFIG_FILE}): fine-tune it first.")
+        raise ValueError(f"{preset_dir} is not a fine-tuned preset (no {TASK_CONFIG_FILE}): fine-tune it first "
+                         f"(keras-bert3 finetune --preset {preset_dir} --train FILE --output DIR).")  # fmt: skip
     name = read_json(path).get("class_name")
     if name not in tasks:
         raise ValueError(f"{path} names the task {name!r}; known tasks: {sorted(tasks)}.")
@@ -288,7 +289,10 @@ def predict(args) -> None:
     else:
         from keras_bert3.models.bert_classifier import BertClassifier
 
-        probabilities = BertClassifier.from_preset(args.model).predict_proba(args.texts, verbose=0)
+        task = load_task(args.model)
+        if not isinstance(task, BertClassifier):
+            raise ValueError(f"{args.model} holds a {type(task).__name__}; keras-bert3 predict runs classifiers.")
+        probabilities = task.predict_proba(args.texts, verbose=0)
     names = _class_names(args.model, probabilities.shape[-1])
     for text, p in zip(args.texts, probabilities):
         best = int(np.argmax(p))
@@ -471,12 +475,29 @@ def main(argv=None) -> int:
     debug = args.debug or os.environ.get("KERAS_BERT3_DEBUG", "") not in ("", "0")
     try:
         args.run(args)
-    except (ValueError, OSError, FloatingPointError) as error:  # What a user can cause: one line, exit 2.
-        if debug:
+    except Exception as error:
+        line = user_error_line(error)
+        if debug or line is None:  # Internal errors show their traceback.
             raise
-        print(f"keras-bert3 {args.command}: {error} (--debug shows where)", file=sys.stderr)
+        print(f"keras-bert3 {args.command}: {line} (--debug shows where)", file=sys.stderr)
         return 2
     return 0
+
+
+def user_error_line(error: Exception) -> str | None:
+    """The one line for an error a user can cause (bad settings, files or
+    data: ValueError, OSError, FloatingPointError, and TensorFlow's missing
+    files and the input pipeline's own checks); None for any other."""
+    if isinstance(error, (ValueError, OSError, FloatingPointError)):
+        return str(error)
+    tf = sys.modules.get("tensorflow")  # Not imported here for commands that never load it.
+    if tf is not None and isinstance(error, (tf.errors.NotFoundError, tf.errors.PermissionDeniedError)):
+        return error.message.strip().splitlines()[0]
+    if tf is not None and isinstance(error, tf.errors.InvalidArgumentError) and "assertion failed: [" in error.message:
+        from keras_bert3.training.pretraining_run import assertion_text
+
+        return assertion_text(error)
+    return None
 
 
 if __name__ == "__main__":

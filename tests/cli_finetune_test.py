@@ -126,3 +126,34 @@ def test_export_loads_the_task_a_preset_holds(files, minilm_dir, tmp_path):
                                       max_query_length=16)):  # fmt: skip
         task.save_to_preset(str(tmp_path / type(task).__name__))
         assert type(load_task(str(tmp_path / type(task).__name__))) is type(task)
+
+
+def test_predict_on_a_preset_never_fine_tuned_says_how_to_fine_tune_it(files, capsys):
+    preset = str(files / "pretrained")
+    assert main(["predict", "--model", preset, "Open the URL."]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"keras-bert3 predict: {preset} is not a fine-tuned preset"), lines
+    assert f"keras-bert3 finetune --preset {preset} --train FILE" in lines[0]  # A command, not a Python argument.
+
+
+def test_user_errors_from_tensorflow_are_one_line_and_internal_errors_are_not():
+    """TensorFlow's missing-file errors and the input pipeline's own checks are
+    the user's to fix (one line); any other error keeps its traceback (None)."""
+    import tensorflow as tf
+
+    from keras_bert3.cli import user_error_line
+
+    with pytest.raises(tf.errors.NotFoundError) as missing:
+        tf.io.read_file("/nonexistent/corpus.txt").numpy()
+    assert "/nonexistent/corpus.txt" in user_error_line(missing.value)
+    def checked(value):  # An input pipeline's check, as tf.data runs it (a graph).
+        with tf.control_dependencies([tf.debugging.Assert(value > 0, ["The corpus has a single document: add documents."])]):
+            return tf.identity(value)
+
+    with pytest.raises(tf.errors.InvalidArgumentError) as check:
+        list(tf.data.Dataset.from_tensors(0).map(checked))
+    assert user_error_line(check.value) == "The corpus has a single document: add documents."
+    with pytest.raises(tf.errors.InvalidArgumentError) as internal:
+        tf.reshape(tf.zeros([6]), [4]).numpy()
+    assert user_error_line(internal.value) is None
+    assert user_error_line(KeyError("internal")) is None
