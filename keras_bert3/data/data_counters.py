@@ -22,6 +22,8 @@ class DataCounters:
         empty_sentences: sentences that tokenize to nothing (skipped).
         invalid_utf8_sentences: sentences with invalid UTF-8 bytes, kept with each bad
             sequence replaced by U+FFFD (dropping them would break NSP continuations).
+        truncated_sentences: sentences of more tokens than one example holds
+            (a line that is a whole paragraph or file): cut to fit, their tail lost.
         split_documents: documents cut in two at `max_document_sentences` to bound memory.
         single_sentence_documents: documents of one sentence (they give only random-next pairs).
         shortened_documents: document visits whose target length was shortened (`short_seq_prob`).
@@ -46,6 +48,7 @@ class DataCounters:
     sentences: int = 0
     empty_sentences: int = 0
     invalid_utf8_sentences: int = 0
+    truncated_sentences: int = 0
     split_documents: int = 0
     single_sentence_documents: int = 0
     shortened_documents: int = 0
@@ -89,5 +92,6 @@ SKIPS = {  # What each skip count means, for `log_skips`.
     "empty_documents": "documents with no token (skipped)",
     "empty_sentences": "sentences with no token (skipped)",
     "invalid_utf8_sentences": "sentences of invalid UTF-8 (kept, bad bytes replaced by U+FFFD)",
+    "truncated_sentences": "sentences longer than an example holds (cut to fit: one sentence a line?)",
     "split_documents": "documents cut in two at max_document_sentences",
 }

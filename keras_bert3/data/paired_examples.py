@@ -14,8 +14,8 @@ ONE_DOCUMENT = (
 )
 # The counts each group reports, in order (see `DataCounters`).
 GROUP_COUNTS = ("documents", "empty_documents", "sentences", "empty_sentences", "invalid_utf8_sentences",
-                "single_sentence_documents", "shortened_documents", "examples", "random_next",
-                "forced_random_next", "dropped_for_nsp_balance")  # fmt: skip
+                "truncated_sentences", "single_sentence_documents", "shortened_documents", "examples",
+                "random_next", "forced_random_next", "dropped_for_nsp_balance")  # fmt: skip
 
 
 def paired_examples(
@@ -105,6 +105,7 @@ def pair_group(group: tf.RaggedTensor, group_seed, tokenizer, pairer: DocumentGr
         kept = tf.reduce_sum(sentence_counts)
         counts = tf.stack([
             usable, group.nrows() - usable, kept, tf.size(sentences, tf.int64) - kept, invalid,
+            tf.reduce_sum(tf.cast(ids.row_lengths() > pairer.max_tokens, tf.int64)),
             tf.reduce_sum(tf.cast(sentence_counts == 1, tf.int64)), shortened, made, random_next, forced, dropped,
         ])  # fmt: skip
         add = lambda counts: counters.add(**dict(zip(GROUP_COUNTS, counts.numpy().tolist())))  # noqa: E731

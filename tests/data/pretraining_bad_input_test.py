@@ -72,8 +72,13 @@ def test_a_sentence_of_100000_characters(tokenizer, tmp_path):
     path = real_corpus(tmp_path / "long.txt")
     with open(path, "a") as f:
         f.write(f"\nShort start.\n{long_sentence}\nShort end.\n")
-    data = collect(pretraining_dataset(path, tokenizer, batch_size=64))
+    counters = DataCounters()
+    data = collect(pretraining_dataset(path, tokenizer, batch_size=64, counters=counters))
     assert data["padding_mask"].sum(axis=1).max() == 128 and len(data["token_ids"]) > 10
+    # Cut to fit, and counted: every line of more tokens than an NSP example's 128 - 3 holds.
+    lines = [line for line in open(path, encoding="utf-8").read().split("\n") if line.strip()]
+    lengths = tokenizer.tokenize(tf.constant(lines)).row_lengths().numpy()
+    assert counters.truncated_sentences == (lengths > 125).sum() >= 1
 
 
 def test_max_predictions_larger_than_the_sequence(tokenizer, corpus_path):
