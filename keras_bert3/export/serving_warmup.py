@@ -10,10 +10,12 @@ import os
 
 import numpy as np
 
-from keras_bert3.corpora.default_corpus import default_corpus_documents
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
+# Plain English prose shipped with the package, cut (and repeated where a
+# model takes longer texts) to make the warm-up texts.
+WARMUP_TEXT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warmup_text.txt")
 
 
 def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, packed_inputs) -> int:
@@ -82,11 +84,14 @@ def read_warmup_requests(export_dir: str) -> list[tuple[str, dict]]:
 
 
 def warmup_texts(preprocessor) -> list[str]:
-    """Real text (the embedded corpus's longest document) cut to reach each
-    padded length of `preprocessor` as one segment, shortest first, and one
-    text longer than its `sequence_length` (which it truncates)."""
-    words = " ".join(max(default_corpus_documents(), key=len)).split()
-    counts = preprocessor.tokenizer.tokenize(words).row_lengths().numpy()
+    """Real text (`warmup_text.txt`) cut to reach each padded length of
+    `preprocessor` as one segment, shortest first, and one text longer than
+    its `sequence_length` (which it truncates)."""
+    with open(WARMUP_TEXT, encoding="utf-8") as f:
+        prose = f.read().split()
+    counts = preprocessor.tokenizer.tokenize(prose).row_lengths().numpy()
+    repeats = -(-(2 * preprocessor.sequence_length + 2) // max(int(counts.sum()), 1))  # Past twice the limit.
+    words, counts = prose * repeats, np.tile(counts, repeats)
     packed_lengths = 2 + np.cumsum(counts)  # [CLS] words [SEP]
     multiple, limit = preprocessor.pad_to_multiple_of, preprocessor.sequence_length
     texts = []

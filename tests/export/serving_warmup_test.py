@@ -17,7 +17,14 @@ def test_warmup_texts_reach_every_padded_length_and_one_is_overlong(tokenizer):
     assert padded == [16, 32, 48, 64, 80, 96, 100, 100]  # Every shape the preprocessor makes, shortest first.
     untruncated = len(tokenizer.tokenize(texts[-1]).numpy()) + 2
     assert untruncated > 100  # The last one is cut at sequence_length.
-    assert all(len(text.split()) > 3 for text in texts)  # Real words from the embedded corpus.
+    assert all(len(text.split()) > 3 for text in texts)  # Real words, from the text shipped for it.
+
+
+def test_warmup_texts_reach_lengths_past_the_text_shipped(tokenizer):
+    """At 2,048 tokens (longer than the shipped prose), the prose is repeated to get there."""
+    preprocessor = BertTextPreprocessor(tokenizer, sequence_length=2048, pad_to_multiple_of=512)
+    padded = [preprocessor([text])["token_ids"].shape[1] for text in warmup_texts(preprocessor)]
+    assert padded == [512, 1024, 1536, 2048, 2048]
 
 
 def test_requests_round_trip_through_tf_serving_protos(tokenizer, tmp_path):
