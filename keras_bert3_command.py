@@ -1,0 +1,65 @@
+"""The `keras-bert3` command: runs the command line (`python -m keras_bert3`)
+in a child process and keeps the C++ log lines of TensorFlow, XLA and Abseil
+out of the terminal; everything else the child writes passes through.
+
+Those lines (`I0000 ...`, `W0000 ...`, `E0000 ... failed call to cuInit` on a
+machine without a GPU, and Abseil's "All log messages before
+absl::InitializeLog() is called are written to STDERR") are written before any
+setting can silence them (`TF_CPP_MIN_LOG_LEVEL` no longer does), and read like
+failures. Errors a user can cause are the command's own one-line messages;
+anything else is a Python traceback, which passes through.
+
+The lines show with `--debug`, `KERAS_BERT3_DEBUG=1`, or where the user set
+`TF_CPP_MIN_LOG_LEVEL`: the command then runs unfiltered. This module sits
+outside the `keras_bert3` package so that its process imports neither
+TensorFlow nor JAX.
+"""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+# Abseil's log line prefix: severity and date (MMDD), time, thread, file:line.
+NATIVE_LOG_LINE = re.compile(
+    rb"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    rb"|[IWE]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ [\w./+-]+:\d+\] )"
+)
+# The second line of TensorFlow's CPU-instructions message, which is not indented.
+CONTINUATION = re.compile(rb"^To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags")
+
+
+def main() -> int:
+    arguments = sys.argv[1:]
+    command = [sys.executable, "-m", "keras_bert3", *arguments]
+    asked = "--debug" in arguments or os.environ.get("KERAS_BERT3_DEBUG", "") not in ("", "0")
+    if asked or "TF_CPP_MIN_LOG_LEVEL" in os.environ:
+        os.execv(sys.executable, command)
+    child = subprocess.Popen(command, stderr=subprocess.PIPE)
+    # Ctrl-C reaches the child too (same process group): wait for it to end. Other
+    # signals sent to this process alone are passed on.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda number, frame: child.send_signal(number))
+    forward_without_native_logs(child.stderr, sys.stderr.buffer)
+    code = child.wait()
+    return 128 - code if code < 0 else code
+
+
+def forward_without_native_logs(source, target) -> None:
+    """Copies lines from `source` to `target` (binary streams), leaving out
+    native log lines and the indented lines that continue them."""
+    dropping = False
+    for line in iter(source.readline, b""):
+        if NATIVE_LOG_LINE.match(line):
+            dropping = True
+            continue
+        if dropping and (line[:1] in (b"\t", b" ") or CONTINUATION.match(line)):
+            continue
+        dropping = False
+        target.write(line)
+        target.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
