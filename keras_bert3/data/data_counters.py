@@ -57,7 +57,7 @@ class DataCounters:
     forced_random_next: int = 0
     dropped_for_nsp_balance: int = 0
     _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False, compare=False)
-    _last_logged: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    _kinds_logged: set = dataclasses.field(default_factory=set, repr=False, compare=False)
 
     def add(self, **counts) -> None:
         """Adds to the named counts (from the pipeline's worker threads too).
@@ -71,7 +71,8 @@ class DataCounters:
 
     def log_skips(self) -> None:
         """Logs one warning line listing what was skipped or repaired so far,
-        where that changed since the last line.
+        where a kind of skip appeared since the last line (counts grow with
+        every pass; a line per pass would repeat the same news).
 
         Example:
         >>> counters.log_skips()  # doctest: +SKIP
@@ -79,9 +80,9 @@ class DataCounters:
         """
         skipped = {name: getattr(self, name) for name in SKIPS if getattr(self, name)}
         with self._lock:
-            if not skipped or skipped == self._last_logged:
+            if not skipped or set(skipped) <= self._kinds_logged:
                 return
-            self._last_logged = skipped
+            self._kinds_logged = set(skipped)
         listed = ", ".join(f"{count:,} {SKIPS[name]}" for name, count in skipped.items())
         logger.warning("Pretraining data so far: %s; %s documents and %s sentences used.", listed,
                        f"{self.documents:,}", f"{self.sentences:,}")  # fmt: skip

@@ -147,7 +147,7 @@ def _trim_history(path: str, epochs: int) -> None:
 
 class ReportSkippedData(keras.callbacks.Callback):
     """One line at an epoch's end, where the data pipeline skipped or repaired
-    something new since the last line (`DataCounters.log_skips`)."""
+    a kind of thing it had not before (`DataCounters.log_skips`)."""
 
     def __init__(self, counters):
         super().__init__()
