@@ -26,6 +26,7 @@ random state.
 import json
 import os
 import shutil
+import socket
 
 import keras
 import numpy as np
@@ -98,7 +99,8 @@ def write_checkpoint(model: keras.Model, backup_dir: str, epochs: int) -> str:
     """Writes `<backup_dir>/checkpoint-<epochs>` atomically (see the module's
     docstring), then removes older checkpoints; returns its path."""
     final = os.path.join(backup_dir, f"{CHECKPOINT_PREFIX}{epochs}")
-    partial = os.path.join(backup_dir, f".{CHECKPOINT_PREFIX}{epochs}.{os.getpid()}{PARTIAL_SUFFIX}")
+    writer = f"{socket.gethostname()}.{os.getpid()}"  # Workers on other hosts may share the folder.
+    partial = os.path.join(backup_dir, f".{CHECKPOINT_PREFIX}{epochs}.{writer}{PARTIAL_SUFFIX}")
     shutil.rmtree(partial, ignore_errors=True)
     os.makedirs(partial)
     write_checkpoint_files(model, partial, epochs)
