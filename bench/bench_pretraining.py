@@ -68,6 +68,7 @@ import numpy as np
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
+from bench.machine import describe_cpu  # noqa: E402
 from bench.model_flops import pretraining_flops_per_step  # noqa: E402
 
 VOCABULARY_SIZE = 30522
@@ -476,6 +477,7 @@ def main() -> None:
             print("RESULT " + json.dumps(worker(Config(**task["config"]))), flush=True)
         return
 
+    print(f"CPU: {describe_cpu()}", flush=True)
     print(f"load average before: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
     peaks = {backend: spawn({"peak": True, "backend": backend}) for backend in ("tensorflow", "jax")}
     print("Matmul peak, 2048x2048, GFLOP/s:")

@@ -38,6 +38,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.machine import describe_cpu  # noqa: E402
+
 SEQUENCE_LENGTH = 128
 WARMUP_CALLS = 20
 
@@ -233,6 +236,7 @@ def main():
         if row in args.rows and not os.path.isdir(models[row]):
             export_ours(hf_dir, models[row], backend, dtype, jit_compile)
 
+    print(f"CPU: {describe_cpu()}", flush=True)
     print(f"load average before: {load_average()}", flush=True)
     results = {row: [] for row in args.rows}
     for round_index in range(args.rounds):
