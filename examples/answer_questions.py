@@ -19,7 +19,7 @@ import os
 import keras
 
 from keras_bert3.corpora.docstring_questions import docstring_questions
-from keras_bert3.data.squad_scores import squad_scores
+from keras_bert3.metrics.squad_scores import squad_scores
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 
 # A raw passage (from `shutil`'s and `os.path`'s docstrings) for the reloaded export.

@@ -11,7 +11,9 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "keras_bert3"
 FLOORS = [
     {"upstream", "distribution"},  # Workarounds for upstream APIs; devices and cross-replica sums.
     {"tokenizers"},  # Text to WordPiece ids.
-    {"data", "layers", "optimizers"},  # The pretraining pipeline; Keras layers; optimizers.
+    # The pretraining pipeline; Keras layers; scores of predictions (SQuAD's EM and F1: plain
+    # Python, beside the layers so that models and tasks may use them); optimizers.
+    {"data", "layers", "metrics", "optimizers"},
     {"corpora", "preprocessing", "presets"},  # Embedded text; text to task inputs; checkpoint files.
     {"models"},  # Backbone, pretrainer, tasks.
     {"export", "training"},  # SavedModel writers; the pretraining run.

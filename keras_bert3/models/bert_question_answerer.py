@@ -154,7 +154,7 @@ class BertQuestionAnswerer(BertTask):
         """A tf.data pipeline of packed windows and their labels."""
         import tensorflow as tf
 
-        from keras_bert3.data.without_autotune import without_autotune
+        from keras_bert3.preprocessing.without_autotune import without_autotune
 
         if y is not None or sample_weight is not None:
             raise ValueError("Pass the answers inside x (answer_text, answer_start), not as y or sample_weight.")

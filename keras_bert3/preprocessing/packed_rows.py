@@ -5,7 +5,7 @@ batch is padded only to its own longest example."""
 
 import tensorflow as tf
 
-from keras_bert3.data.batch_by_length import batch_by_length
+from keras_bert3.preprocessing.batch_by_length import batch_by_length
 
 PAD_VALUES = {"labels": -100}  # Token labels the loss skips; other columns pad with 0.
 

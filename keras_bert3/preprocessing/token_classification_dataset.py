@@ -6,12 +6,12 @@ however many epochs read it."""
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.data.without_autotune import without_autotune
 from keras_bert3.preprocessing.packed_rows import as_rows
 from keras_bert3.preprocessing.packed_rows import concat_rows
 from keras_bert3.preprocessing.packed_rows import inputs_and_targets
 from keras_bert3.preprocessing.packed_rows import padded_batches
 from keras_bert3.preprocessing.text_inputs import python_texts
+from keras_bert3.preprocessing.without_autotune import without_autotune
 from keras_bert3.preprocessing.word_piece_alignment import split_on_whitespace
 
 TOKENIZE_CHUNK = 4096  # Sentences tokenized per call.
