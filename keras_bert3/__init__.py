@@ -25,6 +25,7 @@ from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocesso
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
 from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.export.question_answerer_export import export_question_answerer
+from keras_bert3.preprocessing.question_answering_dataset import question_answering_dataset
 from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
 from keras_bert3.export.text_classifier_export import export_text_classifier
 from keras_bert3.export.token_classifier_export import export_token_classifier
@@ -74,6 +75,7 @@ __all__ = [
     "export_token_classifier",
     "learn_wordpiece_vocabulary",
     "load_huggingface_heads",
+    "question_answering_dataset",
     "squad_scores",
     "text_classification_dataset",
     "token_classification_dataset",

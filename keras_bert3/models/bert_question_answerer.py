@@ -13,11 +13,9 @@ from keras_bert3.models.bert_task import is_dataset
 from keras_bert3.models.bert_task import packed_inputs
 from keras_bert3.models.task_inputs import check_task_input
 from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
+from keras_bert3.preprocessing.question_answering_dataset import SQUAD_FIELDS
+from keras_bert3.preprocessing.question_answering_dataset import check_questions_and_contexts
 from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
-from keras_bert3.preprocessing.task_preprocessor import trim_to_longest
-from keras_bert3.preprocessing.text_inputs import python_texts
-
-SQUAD_FIELDS = ("question", "context", "answer_text", "answer_start")
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -151,27 +149,13 @@ class BertQuestionAnswerer(BertTask):
     # === SQuAD examples in ===
 
     def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
-        """A tf.data pipeline of packed windows and their labels."""
-        import tensorflow as tf
-
-        from keras_bert3.preprocessing.without_autotune import without_autotune
+        """A tf.data pipeline of packed windows and their labels (`question_answering_dataset`)."""
+        from keras_bert3.preprocessing.question_answering_dataset import question_answering_dataset
 
         if y is not None or sample_weight is not None:
             raise ValueError("Pass the answers inside x (answer_text, answer_start), not as y or sample_weight.")
-        examples = squad_examples(x)
-        questions, contexts = examples["question"], examples["context"]
-        features = self.preprocessor((questions, contexts))
-        starts = np.array(examples["answer_start"], "int32")  # Characters (Python str indices).
-        ends = starts + np.array([len(text) for text in examples["answer_text"]], "int32")
-        start_positions, end_positions = self.preprocessor.labels(features, starts, ends)
-        inputs = self.preprocessor.model_inputs(features)
-        labels = {"start_logits": start_positions, "end_logits": end_positions}
-        dataset = tf.data.Dataset.from_tensor_slices((inputs, labels))
-        if shuffle:
-            dataset = dataset.shuffle(len(start_positions), seed=0, reshuffle_each_iteration=True)
-        multiple = self.preprocessor.pad_to_multiple_of
-        dataset = dataset.batch(batch_size or 32).map(lambda inputs, labels: (trim_to_longest(inputs, multiple), labels))
-        return without_autotune(dataset.prefetch(2))
+        return question_answering_dataset(x, preprocessor=self.preprocessor, batch_size=batch_size or 32,
+                                          shuffle=shuffle, seed=0)  # fmt: skip
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, *, validation_data=None, **kwargs):
         """As `keras.Model.fit`; `x` (and `validation_data`) may be SQuAD-style examples.
@@ -225,56 +209,3 @@ class BertQuestionAnswerer(BertTask):
         from keras_bert3.export.question_answerer_export import export_question_answerer
 
         return export_question_answerer(self, filepath, verbose=verbose, warmup=warmup, jit_compile=jit_compile)
-
-
-def squad_examples(x) -> dict[str, list]:
-    """Checks SQuAD-style examples and returns them as a dict of lists.
-
-    `x`: a dict of equal-length lists `question`, `context`, `answer_text`,
-    `answer_start`, or a list of dicts with those keys. Raises a ValueError
-    naming the example when an answer is not where `answer_start` says.
-    """
-    if isinstance(x, (list, tuple)) and x and isinstance(x[0], dict):
-        x = {field: [example.get(field) for example in x] for field in SQUAD_FIELDS}
-    if not isinstance(x, dict) or any(field not in x for field in SQUAD_FIELDS):
-        found = sorted(x) if isinstance(x, dict) else type(x).__name__
-        raise ValueError(
-            f"Question answering examples are a dict of lists with keys {list(SQUAD_FIELDS)} "
-            f"(or a list of dicts with them); got {found}."
-        )
-    columns = {field: list(np.asarray(x[field]).tolist()) if isinstance(x[field], np.ndarray) else list(x[field])
-               for field in SQUAD_FIELDS}  # fmt: skip
-    lengths = {field: len(values) for field, values in columns.items()}
-    if len(set(lengths.values())) != 1:
-        raise ValueError(f"The example fields have different lengths: {lengths}. Give one value per example.")
-    check_questions_and_contexts(columns["question"], columns["context"])
-    for i, (context, text, start) in enumerate(zip(columns["context"], columns["answer_text"], columns["answer_start"])):
-        if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"Example {i}: answer_text {text!r} is empty; every example needs its answer.")
-        if not isinstance(start, (int, np.integer)) or context[start : start + len(text)] != text:
-            found = context[start : start + len(text)] if isinstance(start, (int, np.integer)) else None
-            raise ValueError(
-                f"Example {i}: answer_start={start!r} does not point at answer_text {text!r} in its context "
-                f"(the context has {found!r} there). answer_start is the index of the answer's first "
-                "character in the context (a Python str index)."
-            )
-    return columns
-
-
-def check_questions_and_contexts(questions, contexts) -> tuple[list[str], list[str]]:
-    """Lists of strings of the same length, none empty; else a ValueError saying which."""
-    if contexts is None:
-        raise ValueError("predict takes questions and their contexts: qa.predict(questions, contexts).")
-    questions, contexts = python_texts(questions, decode=True), python_texts(contexts, decode=True)
-    questions = [questions] if isinstance(questions, str) else list(questions)
-    contexts = [contexts] if isinstance(contexts, str) else list(contexts)
-    if len(questions) != len(contexts):
-        raise ValueError(f"{len(questions)} questions but {len(contexts)} contexts: give one context per question.")
-    for name, texts in (("question", questions), ("context", contexts)):
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise ValueError(f"{name} {i} is a {type(text).__name__}, not a string.")
-            if not text.strip():
-                raise ValueError(f"{name} {i} is empty: every example needs a {name} with some text.")
-    return questions, contexts
-
