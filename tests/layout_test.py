@@ -23,7 +23,7 @@ FLOORS = [
 # Calls up a floor, each a function-local import with its reason.
 UPWARD = {
     ("tokenizers", "presets"): "BertTokenizer.from_preset / save_to_preset read and write preset files.",
-    ("models", "export"): "A task's write_saved_model calls its SavedModel writer (export takes a built task).",
+    ("models", "export"): "BertTask.export calls the task's SavedModel writer (export takes a built task).",
 }
 
 

@@ -86,6 +86,7 @@ class BertClassifier(BertTask):
     fine_tuned_settings = ("sentence_pairs",)
     head_size_argument = ("num_classes", "classes")
     huggingface_head = HuggingFaceHead("BertForSequenceClassification", prefix="classifier.", layer="output_dense")
+    saved_model_writer = "export_text_classifier"  # keras_bert3.export.export_text_classifier
     raw_inputs = "texts (a list, numpy array or tf.string tensor of strings; a tuple of two for sentence pairs)"
     takes_text_datasets = True
     per_token_outputs = False
@@ -178,11 +179,3 @@ class BertClassifier(BertTask):
     def predict_proba(self, x, **kwargs) -> np.ndarray:
         """Class probabilities `(n, num_classes)` (softmax of `predict`)."""
         return np.asarray(ops.softmax(self.predict(x, **kwargs), axis=-1))
-
-    # === Export and presets ===
-
-    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True, jit_compile: bool = False):
-        """The SavedModel `export` writes: see `keras_bert3.export_text_classifier`."""
-        from keras_bert3.export.text_classifier_export import export_text_classifier
-
-        return export_text_classifier(self, filepath, verbose=verbose, warmup=warmup, jit_compile=jit_compile)

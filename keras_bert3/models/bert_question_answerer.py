@@ -84,6 +84,7 @@ class BertQuestionAnswerer(BertTask):
     preset_settings = ("sequence_length", "doc_stride", "max_query_length", "max_windows", "pad_to_multiple_of",
                        "max_answer_length")  # fmt: skip
     huggingface_head = HuggingFaceHead("BertForQuestionAnswering", prefix="qa_outputs.", layer="span_dense")
+    saved_model_writer = "export_question_answerer"  # keras_bert3.export.export_question_answerer
     raw_inputs = (
         "SQuAD-style examples for fit (a dict of lists question, context, answer_text, answer_start, or a "
         "list of such dicts), questions and their contexts for predict (lists of strings)"
@@ -201,11 +202,3 @@ class BertQuestionAnswerer(BertTask):
         return self.preprocessor.best_spans(
             features, start_logits, end_logits, contexts, max_answer_length=self.max_answer_length
         )
-
-    # === Export and presets ===
-
-    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True, jit_compile: bool = False):
-        """The SavedModel `export` writes: see `keras_bert3.export_question_answerer`."""
-        from keras_bert3.export.question_answerer_export import export_question_answerer
-
-        return export_question_answerer(self, filepath, verbose=verbose, warmup=warmup, jit_compile=jit_compile)

@@ -76,10 +76,13 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     - `default_loss()`, `default_metrics()`: what `compile()` uses for "auto";
     - `_dataset(x, y, sample_weight, batch_size=, shuffle=)`: a `tf.data`
       pipeline of packed batches for raw inputs (`batches` calls it);
-    - `write_saved_model(filepath, verbose, warmup, jit_compile)`: what
-      `export` writes, a SavedModel whose `serving_default` takes the task's
-      raw inputs (with TF Serving warm-up records if `warmup`, see
-      `write_warmup_requests`; the model compiled by XLA if `jit_compile`).
+    - `saved_model_writer`: the name of its writer in `keras_bert3.export`
+      (e.g. "export_text_classifier"), which `export` calls as
+      `writer(task, filepath, verbose=, warmup=, jit_compile=)`: a SavedModel
+      whose `serving_default` takes the task's raw inputs (with TF Serving
+      warm-up records if `warmup`, see `write_warmup_requests`; the model
+      compiled by XLA if `jit_compile`). A name, not the function: export
+      sits a floor above models (tests/layout_test.py).
 
     A subclass that lacks one of these is refused when it is defined
     (`TypeError` naming what is missing).
@@ -89,9 +92,9 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     class MyTask(BertTask):
         preprocessor_cls = keras_bert3.BertTextPreprocessor
         preset_settings = ("sequence_length",)
+        saved_model_writer = "export_text_classifier"
         head_layers = property(lambda self: [self.output_dense])
         def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False): ...
-        def write_saved_model(self, filepath, verbose=False, warmup=True, jit_compile=False): ...
     ```
     """
 
@@ -99,13 +102,14 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     preset_settings: tuple[str, ...] = ()
     head_size_argument: tuple[str, str] | None = None
     huggingface_head: HuggingFaceHead | None = None
+    saved_model_writer: str | None = None  # A function of keras_bert3.export, by name.
     fine_tuned_settings: tuple[str, ...] = ()  # Settings a trained head depends on: a preset's must be kept.
     raw_inputs = "texts (a list, numpy array or tf.string tensor of strings)"  # For error messages.
     raw_dict_keys: tuple[str, ...] | None = None  # A dict of raw examples has these keys (else dicts are packed).
     takes_text_datasets = False  # Whether a tf.data.Dataset of raw texts is accepted (else only packed batches).
     per_token_outputs = True  # Outputs have a length axis (second); False for one output per example.
     loss_over_labelled_tokens = False  # The loss averages over labelled tokens (their labels mark empty rows).
-    REQUIRED_HOOKS = ("preprocessor_cls", "head_layers", "_dataset", "write_saved_model")
+    REQUIRED_HOOKS = ("preprocessor_cls", "head_layers", "_dataset", "saved_model_writer")
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -373,7 +377,7 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
 
     def export(self, filepath, format="tf_saved_model", verbose=None, warmup=True, jit_compile=False, **kwargs):
         """Writes a SavedModel for TF Serving whose `serving_default` takes the
-        task's raw inputs (strings; see `write_saved_model`), with warm-up
+        task's raw inputs (strings; see `saved_model_writer`), with warm-up
         records in `assets.extra/` unless `warmup=False` (the server runs them
         at load with `--enable_model_warmup`: `keras_bert3.export.serving_warmup`).
         `jit_compile=True` (TensorFlow) compiles the model part with XLA:
@@ -391,13 +395,16 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         """
         if format != "tf_saved_model":
             return super().export(filepath, format=format, verbose=verbose, **kwargs)
+        import keras_bert3.export  # A floor up (tests/layout_test.py): the writers take a built task.
+
+        write = getattr(keras_bert3.export, self.saved_model_writer)
         writing = contextlib.nullcontext()
         if keras.backend.backend() == "jax":  # JAX writes newer StableHLO than TensorFlow may read.
             from keras_bert3.upstream.stablehlo_target import written_for_installed_tensorflow
 
             writing = written_for_installed_tensorflow()
         with writing:
-            return self.write_saved_model(filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
+            return write(self, filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
 
     def task_config(self) -> dict:
         """What a preset stores besides the backbone, tokenizer and head weights:

@@ -85,6 +85,7 @@ class BertTokenClassifier(BertTask):
     head_size_argument = ("num_labels", "labels")
     loss_over_labelled_tokens = True  # Empty rows and unlabelled pieces carry label -100.
     huggingface_head = HuggingFaceHead("BertForTokenClassification", prefix="classifier.", layer="output_dense")
+    saved_model_writer = "export_token_classifier"  # keras_bert3.export.export_token_classifier
     raw_inputs = "sentences (a list of word lists or of strings, or a numpy array or tf.string tensor of them)"
 
     def __init__(
@@ -179,14 +180,6 @@ class BertTokenClassifier(BertTask):
             np.where(np.isnan(logits).any(-1), -1, np.argmax(np.nan_to_num(logits), -1)).astype("int32")
             for logits in self.predict(x, batch_size=batch_size)
         ]
-
-    # === Export and presets ===
-
-    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True, jit_compile: bool = False):
-        """The SavedModel `export` writes: see `keras_bert3.export_token_classifier`."""
-        from keras_bert3.export.token_classifier_export import export_token_classifier
-
-        return export_token_classifier(self, filepath, verbose=verbose, warmup=warmup, jit_compile=jit_compile)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")

@@ -27,7 +27,7 @@ def test_every_task_refuses_bad_input_kinds_with_one_clear_error(task, tokenizer
 
 
 def test_a_subclass_without_its_hooks_is_refused_when_defined():
-    with pytest.raises(TypeError, match="Incomplete subclasses BertTask but does not define preprocessor_cls, head_layers, write_saved_model"):
+    with pytest.raises(TypeError, match="Incomplete subclasses BertTask but does not define preprocessor_cls, head_layers, saved_model_writer"):
 
         class Incomplete(BertTask):
             def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
@@ -42,6 +42,14 @@ def test_a_subclass_without_its_hooks_is_refused_when_defined():
 
         class Misnamed(BertClassifier):
             preset_settings = ("sequence_length", "colour")
+
+
+@pytest.mark.parametrize("task_cls", [BertClassifier, BertTokenClassifier, BertQuestionAnswerer])
+def test_every_task_names_a_saved_model_writer_of_export(task_cls):
+    """Models sit a floor below export, so a task names its writer, and `export` looks it up."""
+    import keras_bert3.export
+
+    assert task_cls.saved_model_writer in keras_bert3.export.__all__
 
 
 # A valid value other than the default, for every setting a task preset stores.
