@@ -12,9 +12,7 @@ from keras_bert3.models.bert_task import HuggingFaceHead
 from keras_bert3.models.bert_task import dense_head
 from keras_bert3.models.bert_task import is_dataset
 from keras_bert3.models.bert_task import packed_inputs
-from keras_bert3.models.task_inputs import check_task_input
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
-from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -151,30 +149,28 @@ class BertClassifier(BertTask):
         options = dict(batch_size=batch_size or 32, shuffle=shuffle, bucket=bucket, sample_weight=sample_weight)
         return text_classification_dataset(x, y, preprocessor=self.preprocessor, num_classes=self.num_classes, **options)
 
-    def predict(self, x, batch_size=None, **kwargs):
-        """Logits `(n, num_classes)`, in input order; `x` may be texts or text
-        pairs, a dataset of them, or packed inputs.
+    # === Predict (`BertTask.predict`): logits `(n, num_classes)` for texts or pairs ===
 
-        Texts are tokenized once, run shortest first (little padding) and put
-        back in order (`predict_in_length_order`); other keyword arguments
-        (`verbose`) apply to datasets and packed inputs.
-        """
+    def _packed_for_predict(self, x):
+        """Texts or pairs packed `TOKENIZE_CHUNK` at a time, each chunk run on its own."""
         import tensorflow as tf
 
         from keras_bert3.preprocessing.text_classification_dataset import TOKENIZE_CHUNK
         from keras_bert3.preprocessing.text_classification_dataset import text_arrays
 
-        check_task_input(self, x, "predict")
-        if is_packed(x) or isinstance(x, tf.data.Dataset):
-            dataset = self.batches(x, batch_size=batch_size, bucket=False)
-            return super().predict(x if dataset is None else dataset, batch_size=batch_size, **kwargs)
         arrays = text_arrays(x, self.preprocessor)
-        logits = [np.zeros((0, self.num_classes), "float32")]
         for start in range(0, len(arrays[0]), TOKENIZE_CHUNK):
             texts = tuple(tf.constant(array[start : start + TOKENIZE_CHUNK], tf.string) for array in arrays)
             packed = self.preprocessor(texts if len(texts) == 2 else texts[0])
-            logits.append(self.predict_in_length_order({k: v.numpy() for k, v in packed.items()}, batch_size))
-        return np.concatenate(logits)
+            yield {name: value.numpy() for name, value in packed.items()}, None
+
+    def _predictions(self, logits, examples):
+        """The logits `(chunk, num_classes)` as they are."""
+        return logits
+
+    def _joined_predictions(self, chunks: list) -> np.ndarray:
+        """Logits `(n, num_classes)`; float32 `(0, num_classes)` for no texts."""
+        return np.concatenate([np.zeros((0, self.num_classes), "float32"), *chunks])
 
     def predict_proba(self, x, **kwargs) -> np.ndarray:
         """Class probabilities `(n, num_classes)` (softmax of `predict`)."""

@@ -12,7 +12,6 @@ from keras_bert3.models.bert_task import dense_head
 from keras_bert3.models.bert_task import is_dataset
 from keras_bert3.models.bert_task import packed_inputs
 from keras_bert3.models.task_inputs import check_task_input
-from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
 from keras_bert3.preprocessing.question_answering_dataset import SQUAD_FIELDS
 from keras_bert3.preprocessing.question_answering_dataset import check_questions_and_contexts
 from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
@@ -180,17 +179,24 @@ class BertQuestionAnswerer(BertTask):
         >>> qa.predict(["Who wrote it?"], ["It was written by Guido."])[0]["answer"]
         'Guido'  (a span of the original text, after fine-tuning)
         """
-        check_task_input(self, x, "predict")
-        if contexts is None and (is_packed(x) or is_dataset(x)):
-            return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
-        if contexts is None and isinstance(x, tuple) and len(x) == 2:
-            x, contexts = x
-        questions, contexts = check_questions_and_contexts(x, contexts)
-        if not questions:
-            return []
-        features = self.preprocessor((questions, contexts))
-        inputs = {name: np.asarray(value) for name, value in self.preprocessor.model_inputs(features).items()}
-        logits = self.predict_in_length_order(inputs, batch_size)  # Windows shortest first, back in order.
+        if contexts is not None:
+            check_task_input(self, x, "predict")  # The questions, as `x` alone would be.
+            x = (x, contexts)
+        return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+
+    def _packed_for_predict(self, x):
+        """The windows of `(questions, contexts)` packed in one call, with the
+        features and contexts that decoding needs; nothing for no questions."""
+        questions, contexts = x if isinstance(x, tuple) and len(x) == 2 else (x, None)  # Without contexts: refused.
+        questions, contexts = check_questions_and_contexts(questions, contexts)
+        if questions:
+            features = self.preprocessor((questions, contexts))
+            inputs = {name: np.asarray(value) for name, value in self.preprocessor.model_inputs(features).items()}
+            yield inputs, (features, contexts)
+
+    def _predictions(self, logits, examples) -> list[dict]:
+        """The best answer of each example over its windows (`best_spans`), as a dict."""
+        features, contexts = examples
         spans = self.best_spans(features, logits["start_logits"], logits["end_logits"], contexts)
         return [
             {"answer": answer.decode("utf-8"), "start": int(start), "end": int(end), "score": float(score)}

@@ -76,6 +76,10 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     - `default_loss()`, `default_metrics()`: what `compile()` uses for "auto";
     - `_dataset(x, y, sample_weight, batch_size=, shuffle=)`: a `tf.data`
       pipeline of packed batches for raw inputs (`batches` calls it);
+    - `_packed_for_predict(x)` and `_predictions(outputs, examples)`: what
+      `predict` does with raw inputs before and after running them (see
+      `predict`), and `_joined_predictions(chunks)` if a chunk's
+      predictions are not a list;
     - `saved_model_writer`: the name of its writer in `keras_bert3.export`
       (e.g. "export_text_classifier"), which `export` calls as
       `writer(task, filepath, verbose=, warmup=, jit_compile=)`: a SavedModel
@@ -95,6 +99,8 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         saved_model_writer = "export_text_classifier"
         head_layers = property(lambda self: [self.output_dense])
         def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False): ...
+        def _packed_for_predict(self, x): ...  # yield packed, examples
+        def _predictions(self, outputs, examples): ...
     ```
     """
 
@@ -109,7 +115,8 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     takes_text_datasets = False  # Whether a tf.data.Dataset of raw texts is accepted (else only packed batches).
     per_token_outputs = True  # Outputs have a length axis (second); False for one output per example.
     loss_over_labelled_tokens = False  # The loss averages over labelled tokens (their labels mark empty rows).
-    REQUIRED_HOOKS = ("preprocessor_cls", "head_layers", "_dataset", "saved_model_writer")
+    REQUIRED_HOOKS = ("preprocessor_cls", "head_layers", "_dataset", "_packed_for_predict", "_predictions",
+                      "saved_model_writer")  # fmt: skip
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -341,6 +348,40 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
             return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
         return super().evaluate(with_known_length(dataset), **kwargs)
 
+    # === Predict: raw inputs packed, run in length order, post-processed ===
+
+    def predict(self, x, batch_size=None, **kwargs):
+        """The task's predictions for `x`, in input order.
+
+        Raw inputs (`raw_inputs`) go through three steps: the task packs them,
+        each text tokenized once (`_packed_for_predict`: chunks of numpy
+        `(n, length)` inputs and what post-processing needs of their
+        examples); each chunk runs shortest first in batches cut to their
+        longest (`predict_in_length_order`); the task turns the outputs into
+        its predictions (`_predictions`), joined over chunks
+        (`_joined_predictions`). Packed inputs, and datasets of packed
+        batches (or of texts, where `takes_text_datasets`: packed in order),
+        give the model's outputs as `keras.Model.predict`; the other keyword
+        arguments (`verbose`) apply to those only.
+
+        Example:
+        >>> classifier.predict(["Some new text."])  # (1, num_classes) logits.
+        >>> classifier.predict({"token_ids": ids, "segment_ids": segments, "padding_mask": mask}, verbose=0)
+        """
+        check_task_input(self, x, "predict")
+        if is_packed(x) or is_dataset(x):
+            batches = self.batches(x, batch_size=batch_size, bucket=False)  # None unless texts.
+            return super().predict(x if batches is None else batches, batch_size=batch_size, **kwargs)
+        chunks = [
+            self._predictions(self.predict_in_length_order(packed, batch_size), examples)
+            for packed, examples in self._packed_for_predict(x)
+        ]
+        return self._joined_predictions(chunks)
+
+    def _joined_predictions(self, chunks: list):
+        """The predictions of `_packed_for_predict`'s chunks as one: their lists joined."""
+        return [prediction for chunk in chunks for prediction in chunk]
+
     def predict_in_length_order(self, packed: dict, batch_size: int | None = None):
         """The model's outputs for packed inputs (numpy `(n, length)`), in input
         order: examples run shortest first, `batch_size` (32) at a time, each
@@ -348,8 +389,7 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         `pad_to_multiple_of`), so little compute goes to padding. Per-token
         outputs (`per_token_outputs`) come back padded to `length` with zeros.
 
-        Every task's `predict` on raw inputs tokenizes them once (its
-        preprocessor), then calls this.
+        `predict` runs each chunk of packed raw inputs through this.
         """
         lengths = np.asarray(packed["padding_mask"]).sum(axis=1)
         width = np.shape(packed["token_ids"])[1]

@@ -12,8 +12,6 @@ from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_task import HuggingFaceHead
 from keras_bert3.models.bert_task import dense_head
 from keras_bert3.models.bert_task import packed_inputs
-from keras_bert3.models.task_inputs import check_task_input
-from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
 from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.preprocessing.word_piece_alignment import IGNORED_LABEL
 
@@ -143,31 +141,26 @@ class BertTokenClassifier(BertTask):
         options = dict(batch_size=batch_size or 32, shuffle=shuffle, bucket=bucket, sample_weight=sample_weight)
         return token_classification_dataset(x, y, preprocessor=self.preprocessor, num_labels=self.num_labels, **options)
 
-    def predict(self, x, batch_size=None, **kwargs):
-        """Per-word logits: a list (input order) of float32 `(num_words, num_labels)`
-        arrays, NaN rows for words without a piece in the sequence; per-token
-        logits `(batch, length, num_labels)` for packed inputs or datasets.
+    # === Predict (`BertTask.predict`): logits per word ===
 
-        Sentences are tokenized once, run shortest first (little padding),
-        `batch_size` (32) at a time, and put back in order
-        (`predict_in_length_order`); other keyword arguments (`verbose`) apply
-        to packed inputs only.
-        """
-        import tensorflow as tf
-
+    def _packed_for_predict(self, x):
+        """The sentences packed in one call, with each word's first piece
+        (`word_positions`) and the words a sentence; nothing for no sentences."""
         from keras_bert3.preprocessing.token_classification_dataset import word_batch
 
-        check_task_input(self, x, "predict")
-        if is_packed(x) or isinstance(x, tf.data.Dataset):
-            return super().predict(x, batch_size=batch_size, **kwargs)
         words = word_batch(x)
-        if int(words.nrows()) == 0:
-            return []
-        packed = {name: value.numpy() for name, value in self.preprocessor(words).items()}
-        logits = self.predict_in_length_order(packed, batch_size)  # (n, length, num_labels)
+        if int(words.nrows()) > 0:
+            packed = {name: value.numpy() for name, value in self.preprocessor(words).items()}
+            yield packed, (packed["word_positions"], words.row_lengths().numpy())
+
+    def _predictions(self, logits, words) -> list[np.ndarray]:
+        """Per-word logits from per-token `logits` `(n, length, num_labels)`: a
+        list (input order) of float32 `(num_words, num_labels)` arrays, each
+        word's first piece, NaN rows for words without a piece in the sequence."""
+        positions, counts = words
         results = []
-        for row, count in enumerate(words.row_lengths().numpy()):
-            where = packed["word_positions"][row, :count]
+        for row, count in enumerate(counts):
+            where = positions[row, :count]
             word_logits = np.asarray(logits[row, np.maximum(where, 0)], "float32")
             word_logits[where < 0] = np.nan
             results.append(word_logits)

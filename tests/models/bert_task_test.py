@@ -27,7 +27,7 @@ def test_every_task_refuses_bad_input_kinds_with_one_clear_error(task, tokenizer
 
 
 def test_a_subclass_without_its_hooks_is_refused_when_defined():
-    with pytest.raises(TypeError, match="Incomplete subclasses BertTask but does not define preprocessor_cls, head_layers, saved_model_writer"):
+    with pytest.raises(TypeError, match="Incomplete subclasses BertTask but does not define preprocessor_cls, head_layers, _packed_for_predict, _predictions, saved_model_writer"):
 
         class Incomplete(BertTask):
             def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
