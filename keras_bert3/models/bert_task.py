@@ -353,16 +353,16 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     def predict(self, x, batch_size=None, **kwargs):
         """The task's predictions for `x`, in input order.
 
-        Raw inputs (`raw_inputs`) go through three steps: the task packs them,
-        each text tokenized once (`_packed_for_predict`: chunks of numpy
-        `(n, length)` inputs and what post-processing needs of their
-        examples); each chunk runs shortest first in batches cut to their
-        longest (`predict_in_length_order`); the task turns the outputs into
-        its predictions (`_predictions`), joined over chunks
-        (`_joined_predictions`). Packed inputs, and datasets of packed
-        batches (or of texts, where `takes_text_datasets`: packed in order),
-        give the model's outputs as `keras.Model.predict`; the other keyword
-        arguments (`verbose`) apply to those only.
+        Raw inputs (`raw_inputs`): the task packs them, each text tokenized
+        once (`_packed_for_predict` yields chunks: numpy `(n, length)` inputs
+        and what post-processing needs of their examples); each chunk runs
+        shortest first in batches cut to their longest
+        (`predict_in_length_order`); the task turns its outputs into
+        predictions (`_predictions`; chunks joined by `_joined_predictions`).
+        Packed inputs, and datasets of packed batches (or of texts, where
+        `takes_text_datasets`: packed in order), give the model's outputs, as
+        `keras.Model.predict`; the other keyword arguments (`verbose`) apply
+        to those only.
 
         Example:
         >>> classifier.predict(["Some new text."])  # (1, num_classes) logits.
