@@ -9,7 +9,9 @@ import pathlib
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "keras_bert3"
 
 FLOORS = [
-    {"upstream", "distribution"},  # Workarounds for upstream APIs; devices and cross-replica sums.
+    # Workarounds for upstream APIs; devices and cross-replica sums; backend-specific
+    # fast ops, each beside its plain keras.ops reference (used by layers, models, optimizers).
+    {"upstream", "distribution", "ops"},
     {"tokenizers"},  # Text to WordPiece ids.
     # The pretraining pipeline; Keras layers; scores of predictions (SQuAD's EM and F1: plain
     # Python, beside the layers so that models and tasks may use them); optimizers.

@@ -6,7 +6,7 @@ from keras import ops
 from keras_bert3.layers.activations import get_activation
 from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
 from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
-from keras_bert3.layers.head_split import split_heads
+from keras_bert3.ops.split_heads import split_heads
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")

@@ -7,7 +7,8 @@ from keras import ops
 
 
 def split_heads(qkv):
-    """`(batch, seq, 3, heads, head_dim)` -> three `(batch, heads, seq, head_dim)`.
+    """`(batch, seq, 3, heads, head_dim)` -> three `(batch, heads, seq, head_dim)`:
+    the values of `split_heads_reference`.
 
     On JAX the gradient is one transposed concatenation of the three
     cotangents: JAX's own gradient of the split pads each to the full size
@@ -21,12 +22,22 @@ def split_heads(qkv):
     """
     if keras.backend.backend() == "jax":
         return _jax_split_heads()(qkv)
+    return split_heads_reference(qkv)
+
+
+def split_heads_reference(qkv):
+    """`split_heads` with `keras.ops` only: a transpose, then an unstack.
+
+    Example:
+    >>> q, k, v = split_heads_reference(np.zeros((2, 5, 3, 4, 8), "float32"))
+    """
     return tuple(ops.unstack(ops.transpose(qkv, (2, 0, 3, 1, 4)), 3, axis=0))
 
 
 @functools.cache
 def _jax_split_heads():
-    """The JAX function with its custom gradient, built on first use."""
+    """The JAX function with its custom gradient, built on first use (JAX is
+    imported only on that backend)."""
     import jax
     import jax.numpy as jnp
 

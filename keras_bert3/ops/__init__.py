@@ -1,0 +1,14 @@
+"""Backend-specific fast versions of plain `keras.ops` computations (custom
+gradients, raw TensorFlow kernels, cheaper random bits), one idea a file,
+each beside its plain reference written with `keras.ops` alone
+(`split_heads` and `split_heads_reference`); tests/ops checks that each
+pair agrees. Layers, models and optimizers call them by name, so their own
+code keeps one path for every backend."""
+
+from keras_bert3.ops.split_heads import split_heads
+from keras_bert3.ops.split_heads import split_heads_reference
+
+__all__ = [
+    "split_heads",
+    "split_heads_reference",
+]
