@@ -375,7 +375,7 @@ def matmul_peak(backend: str, n: int = 2048, repeats: int = 20) -> dict:
             a = jnp.asarray(np.random.randn(n, n), dtype)
             b = jnp.asarray(np.random.randn(n, n), dtype)
             rates[f"{dtype} XLA"] = rate(jax.jit(jnp.matmul), a, b)
-            if dtype == "bfloat16":  # As keras_bert3's dense layers ask for it (layers/float32_accumulating_dense.py).
+            if dtype == "bfloat16":  # As keras_bert3's dense layers ask for it (ops/dense_product.py).
                 product = jax.jit(lambda a, b: jnp.matmul(a, b, preferred_element_type=jnp.float32))
                 rates["bfloat16 XLA, float32 result"] = rate(product, a, b)
     return rates

@@ -6,7 +6,7 @@ from keras import ops
 
 from keras_bert3.layers.activations import get_activation
 from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
-from keras_bert3.layers.float32_accumulating_dense import dense_product
+from keras_bert3.ops.dense_product import dense_product
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")

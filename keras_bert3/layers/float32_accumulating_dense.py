@@ -1,92 +1,9 @@
 """A dense layer whose bfloat16 products accumulate in float32 on JAX, in the
-forward pass and in both gradients.
-
-XLA's CPU kernels for a bfloat16 matmul are fast when they write a float32
-result and slow when they write bfloat16, which is what `keras.ops.matmul`
-asks for (and what JAX's automatic gradient of a matmul asks for again).
-`dense_product` asks for float32 and rounds the result once. TensorFlow's
-oneDNN kernels accumulate in float32 either way, so there it is Keras' matmul.
-Measured by `bench/bench_pretraining.py` (its JAX rows and matmul peaks).
-"""
-
-import functools
+forward pass and in both gradients (`keras_bert3.ops.dense_product`)."""
 
 import keras
-from keras import ops
 
-
-def dense_product(x, kernel, bias=None, transpose_kernel=False):
-    """`x @ kernel + bias` for `x` of shape `(..., k)` and `kernel` `(k, n)`
-    (or `(n, k)` with `transpose_kernel`, as a tied embedding matrix is).
-
-    On JAX with bfloat16 operands the products accumulate and come out in
-    float32, then are rounded to bfloat16; the gradients are computed the
-    same way (the bias gradient as a product with a vector of ones). Values
-    equal `ops.matmul(x, kernel) + bias` up to bfloat16 rounding; anywhere
-    else it is exactly that.
-
-    Example:
-    >>> dense_product(np.ones((2, 3), "float32"), np.ones((3, 4), "float32")).shape
-    (2, 4)
-    """
-    x, kernel = ops.convert_to_tensor(x), ops.convert_to_tensor(kernel)
-    if keras.backend.backend() != "jax" or x.dtype != "bfloat16" or kernel.dtype != "bfloat16":
-        y = ops.matmul(x, ops.transpose(kernel) if transpose_kernel else kernel)
-        return y if bias is None else add_bias(y, ops.cast(bias, y.dtype))
-    units = kernel.shape[0] if transpose_kernel else kernel.shape[-1]
-    bias = ops.zeros((units,), "bfloat16") if bias is None else ops.cast(bias, "bfloat16")
-    return _jax_bfloat16_dense()(x, kernel, bias, transpose_kernel)
-
-
-def add_bias(y, bias):
-    """`y + bias` over the last axis; on TensorFlow as a `BiasAdd`, the form
-    TensorFlow's graph optimizer fuses into the matmul before it, together
-    with an exact GELU after it (one oneDNN kernel instead of five ops)."""
-    if keras.backend.backend() == "tensorflow":
-        import tensorflow as tf
-
-        return tf.nn.bias_add(y, bias)
-    return y + bias
-
-
-@functools.cache
-def _jax_bfloat16_dense():
-    """The JAX function with its custom gradient, built on first use (JAX is
-    imported only on that backend)."""
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
-
-    def matmul_float32(a, b, contracting):
-        return lax.dot_general(a, b, (contracting, ((), ())), preferred_element_type=jnp.float32)
-
-    def kernel_axis(transpose_kernel):
-        """The kernel's axis of length k (the one `x` contracts with)."""
-        return 1 if transpose_kernel else 0
-
-    @functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
-    def dense(x, kernel, bias, transpose_kernel):
-        y = matmul_float32(x, kernel, ((x.ndim - 1,), (kernel_axis(transpose_kernel),)))
-        return (y + bias.astype(jnp.float32)).astype(x.dtype)
-
-    def forward(x, kernel, bias, transpose_kernel):
-        return dense(x, kernel, bias, transpose_kernel), (x, kernel)
-
-    def backward(transpose_kernel, saved, grad):
-        x, kernel = saved
-        leading = tuple(range(x.ndim - 1))
-        # Contract over the output axis of both (no transposed copies).
-        grad_x = matmul_float32(grad, kernel, ((x.ndim - 1,), (1 - kernel_axis(transpose_kernel),)))
-        if transpose_kernel:  # (n, k), straight from the products.
-            grad_kernel = matmul_float32(grad, x, (leading, leading))
-        else:
-            grad_kernel = matmul_float32(x, grad, (leading, leading))
-        rows = grad.reshape(-1, grad.shape[-1])
-        grad_bias = matmul_float32(jnp.ones((1, rows.shape[0]), grad.dtype), rows, ((1,), (0,)))[0]
-        return grad_x.astype(x.dtype), grad_kernel.astype(kernel.dtype), grad_bias.astype(grad.dtype)
-
-    dense.defvjp(forward, backward)
-    return dense
+from keras_bert3.ops.dense_product import dense_product
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
