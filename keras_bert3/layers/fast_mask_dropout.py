@@ -1,34 +1,9 @@
-"""Dropout with masks that are cheaper to draw than Keras' and exact to 2**-16.
-
-BERT drops 10% of the attention probabilities and of three hidden states in
-every block, so a training step draws several random numbers per element of
-its largest tensors. Keras' dropout draws one uniform float per element in
-the input's dtype:
-- on JAX, from `jax.random`, which XLA's CPU backend generates in a loop that
-  is not vectorised (about 10 ns per element: at length 512 the attention
-  probabilities' mask cost more than the step's matrix products);
-- on TensorFlow, from Philox, a 32-bit word per element; in bfloat16 that
-  word becomes a uniform with 7 bits, so rate 0.1 drops 13/128 = 10.16% of
-  the elements (kept ones are still scaled by 1/0.9).
-
-Here, a mask needs independent-looking bits and the exact keep rate, no more:
-- JAX: two rounds of an avalanche hash (Wellons' "lowbias32") of each
-  element's position and the step's seed, a few vectorised integer operations
-  fused into the multiply; compared at 32 bits.
-- TensorFlow: Philox words cut into two 16-bit halves, one per element (half
-  the generator's work), compared at 16 bits.
-
-`tests/layers/fast_mask_dropout_test.py` checks keep rates, independence
-across calls and positions, and gradients against `keras.layers.Dropout`;
-`bench/bench_pretraining.py` measures the step.
-"""
-
-import functools
+"""`keras.layers.Dropout` drawing its masks with `keras_bert3.ops.dropout`:
+cheaper to draw than Keras' and, in bfloat16, the keep rate asked for."""
 
 import keras
 
-# Elements are numbered by a uint32 counter on JAX: a larger tensor would repeat a mask.
-MAX_ELEMENTS = 2**32
+from keras_bert3.ops.dropout import dropout
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -45,53 +20,4 @@ class FastMaskDropout(keras.layers.Dropout):
     def call(self, inputs, training=False):
         if not training or self.rate <= 0 or self.rate >= 1 or self.noise_shape is not None:
             return super().call(inputs, training=training)
-        backend = keras.backend.backend()
-        if backend == "jax" and inputs.size < MAX_ELEMENTS:
-            return _jax_hashed_dropout()(inputs, self.seed_generator.next(), self.rate)
-        if backend == "tensorflow":
-            return _tensorflow_half_word_dropout()(inputs, self.seed_generator.next(), self.rate)
-        return super().call(inputs, training=training)
-
-
-@functools.cache
-def _jax_hashed_dropout():
-    """The JAX function, built on first use (JAX is imported only on that backend)."""
-    import jax.numpy as jnp
-    from jax import lax
-
-    def lowbias32(v):
-        """A bijection of uint32 with strong avalanche (C. Wellons, "Hash
-        Prospector", 2018): each input bit flips each output bit with probability ~1/2."""
-        v = v ^ (v >> 16)
-        v = v * jnp.uint32(0x7FEB352D)
-        v = v ^ (v >> 15)
-        v = v * jnp.uint32(0x846CA68B)
-        return v ^ (v >> 16)
-
-    def hashed_dropout(inputs, seed, rate):
-        seed = seed.astype(jnp.uint32)
-        key = lowbias32(lowbias32(seed[0] ^ jnp.uint32(0x9E3779B9)) ^ seed[1])
-        position = lax.iota(jnp.uint32, inputs.size).reshape(inputs.shape)
-        bits = lowbias32(lowbias32(position ^ key) + key)
-        keep = bits >= jnp.uint32(round(rate * MAX_ELEMENTS))
-        return lax.select(keep, inputs / (1.0 - rate), jnp.zeros_like(inputs))
-
-    return hashed_dropout
-
-
-@functools.cache
-def _tensorflow_half_word_dropout():
-    """The TensorFlow function, built on first use."""
-    import tensorflow as tf
-
-    def half_word_dropout(inputs, seed, rate):
-        # Seeds as Keras' TensorFlow backend passes them (int32, which XLA needs).
-        seed = tf.cast(tf.math.floormod(tf.cast(seed, "int64"), tf.int32.max - 1), "int32")
-        size = tf.size(inputs)
-        words = tf.random.stateless_uniform([(size + 1) // 2], seed, minval=None, maxval=None, dtype=tf.uint32)
-        halves = tf.reshape(tf.bitcast(words, tf.uint16), [-1])[:size]  # Two per word.
-        keep = tf.reshape(halves, tf.shape(inputs)) >= tf.constant(round(rate * 2**16), tf.uint16)
-        # Kept values scaled as `tf.nn.dropout` scales them.
-        return tf.where(keep, inputs * tf.cast(1.0 / (1.0 - rate), inputs.dtype), tf.zeros((), inputs.dtype))
-
-    return half_word_dropout
+        return dropout(inputs, self.rate, seed=self.seed_generator)

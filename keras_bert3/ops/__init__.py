@@ -7,12 +7,16 @@ code keeps one path for every backend."""
 
 from keras_bert3.ops.dense_product import dense_product
 from keras_bert3.ops.dense_product import dense_product_reference
+from keras_bert3.ops.dropout import dropout
+from keras_bert3.ops.dropout import dropout_reference
 from keras_bert3.ops.split_heads import split_heads
 from keras_bert3.ops.split_heads import split_heads_reference
 
 __all__ = [
     "dense_product",
     "dense_product_reference",
+    "dropout",
+    "dropout_reference",
     "split_heads",
     "split_heads_reference",
 ]

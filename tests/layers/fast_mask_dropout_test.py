@@ -1,15 +1,16 @@
-"""`FastMaskDropout` drops like `keras.layers.Dropout`: the keep rate within the
-binomial spread, kept values scaled as Keras scales them, masks that are new
-at every call and show no pattern across positions, the same masks for the
-same seed, and a gradient through the same mask; in bfloat16 the keep rate
-asked for (Keras' TensorFlow dropout keeps 115/128 there); under XLA on
-TensorFlow (its GPU and TPU default) the same masks as in graph mode."""
+"""`FastMaskDropout` is `keras.layers.Dropout` drawing its masks with
+`keras_bert3.ops.dropout`: the keep rate and scaling of Keras' layer, the
+masks of `dropout` under the layer's seed, the same masks for the same seed,
+everything kept at inference, and Keras' own dropout where the fast masks do
+not apply (a `noise_shape`). The masks themselves are tested in
+tests/ops/dropout_test.py."""
 
 import keras
 import numpy as np
 import pytest
 
 from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
+from keras_bert3.ops.dropout import dropout
 
 SHAPE = (16, 4, 128, 128)  # An attention-probabilities tensor: 1M elements.
 
@@ -35,32 +36,11 @@ def test_keep_rate_and_scaling_match_keras_dropout(rate):
     np.testing.assert_allclose(kept_values, scaled, rtol=1e-6)  # `inputs / keep_prob`, as Keras scales.
 
 
-def test_bfloat16_keeps_the_rate_asked_for():
-    rate, x = 0.1, keras.ops.ones((64,) + SHAPE[1:], "bfloat16")  # 4.2M elements: 5 sigmas = 0.00073.
-    mask = kept(FastMaskDropout(rate, seed=2, dtype="bfloat16"), x)
-    assert abs(mask.mean() - (1 - rate)) < binomial_bound(1 - rate, mask.size), mask.mean()
-
-
-def test_masks_are_new_at_every_call_and_patternless():
-    rate, x = 0.1, np.ones(SHAPE, "float32")
-    layer = FastMaskDropout(rate, seed=3)
-    first, second = kept(layer, x), kept(layer, x)
-    n, keep = first.size, 1 - rate
-    # Two calls agree where two independent masks would: keep**2 + rate**2.
-    agree = np.mean(first == second)
-    assert abs(agree - (keep**2 + rate**2)) < binomial_bound(keep**2 + rate**2, n)
-    # Along every axis, neighbours are uncorrelated (a counter hashed badly shows stripes).
-    centred = first.astype("float64") - first.mean()
-    for axis in range(first.ndim):
-        a = np.take(centred, np.arange(first.shape[axis] - 1), axis=axis)
-        b = np.take(centred, np.arange(1, first.shape[axis]), axis=axis)
-        correlation = np.mean(a * b) / centred.var()
-        assert abs(correlation) < 5 / np.sqrt(a.size), (axis, correlation)
-    # Every column (last-axis position) and every row keep about the same share.
-    columns = first.reshape(-1, SHAPE[-1]).mean(axis=0)
-    assert np.abs(columns - keep).max() < binomial_bound(keep, n // SHAPE[-1])
-    rows = first.reshape(-1, SHAPE[-1]).mean(axis=1)
-    assert abs(rows.std() - np.sqrt(keep * rate / SHAPE[-1])) < 0.1 * np.sqrt(keep * rate / SHAPE[-1])
+def test_the_masks_are_those_of_ops_dropout_under_the_layers_seed():
+    x = np.random.default_rng(4).normal(size=(4, 64, 32)).astype("float32")
+    ours = keras.ops.convert_to_numpy(FastMaskDropout(0.3, seed=7)(x, training=True))
+    expected = keras.ops.convert_to_numpy(dropout(x, 0.3, seed=keras.random.SeedGenerator(7)))
+    np.testing.assert_array_equal(ours, expected)
 
 
 def test_the_same_seed_gives_the_same_masks_and_inference_keeps_everything():
@@ -73,40 +53,10 @@ def test_the_same_seed_gives_the_same_masks_and_inference_keeps_everything():
     assert (keras.ops.convert_to_numpy(keras.ops.cast(a(x, training=False), "float32")) == 1).all()
 
 
-def test_the_gradient_flows_through_the_same_mask():
-    layer = FastMaskDropout(0.2, seed=5)
-    x = np.random.default_rng(1).normal(size=(8, 32, 16)).astype("float32")
-    weights = np.random.default_rng(2).normal(size=x.shape).astype("float32")
-    layer.build(x.shape)
-    if keras.backend.backend() == "jax":
-        import jax
-
-        state = [v.value for v in layer.non_trainable_variables]
-
-        def loss(x):
-            out, _ = layer.stateless_call([], state, x, training=True)
-            return (out * weights).sum(), out
-
-        grad, out = jax.grad(loss, has_aux=True)(x)
-    else:
-        import tensorflow as tf
-
-        x = tf.constant(x)
-        with tf.GradientTape() as tape:
-            tape.watch(x)
-            out = layer(x, training=True)
-            loss = tf.reduce_sum(out * weights)
-        grad = tape.gradient(loss, x)
-    np.testing.assert_allclose(np.asarray(grad), (np.asarray(out) != 0) * weights / 0.8, rtol=1e-6)
-
-
-@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="TensorFlow's XLA")
-def test_xla_draws_the_masks_of_graph_mode():
-    import tensorflow as tf
-
-    x = tf.ones((4, 64, 33))  # An odd number of elements: the last word's second half unused.
-    masks = []
-    for jit_compile in (False, True):
-        layer = FastMaskDropout(0.1, seed=9)
-        masks.append(tf.function(lambda x: layer(x, training=True), jit_compile=jit_compile)(x).numpy() != 0)
-    np.testing.assert_array_equal(masks[0], masks[1])
+def test_a_noise_shape_drops_as_keras_dropout():
+    x = np.random.default_rng(5).normal(size=(4, 8, 16)).astype("float32")
+    ours = FastMaskDropout(0.5, noise_shape=(4, 1, 16), seed=3)(x, training=True)
+    theirs = keras.layers.Dropout(0.5, noise_shape=(4, 1, 16), seed=3)(x, training=True)
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(ours), keras.ops.convert_to_numpy(theirs))
+    rows = keras.ops.convert_to_numpy(ours) != 0
+    assert (rows == rows[:, :1]).all()  # One mask for every position along the noise shape's 1.
