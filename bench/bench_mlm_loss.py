@@ -5,7 +5,7 @@ logit` + `max` (a gather), loss, hits and the gradient for 640 masked
 positions (batch 32 x 20) over BERT's 30,522-token vocabulary. Each backend in
 its own process; rounds alternate the two; prints the best, the spread and
 the ratio, and checks that both give the same loss, hits and gradient.
-Both are `keras_bert3.models.sparse_cross_entropy`'s; `sparse_cross_entropy_with_hits`
+Both are `keras_bert3.ops.sparse_cross_entropy`'s; `sparse_cross_entropy_with_hits`
 takes the faster one per backend.
 
     python bench/bench_mlm_loss.py
@@ -52,14 +52,14 @@ def compiled_step(formulation, labels, weights):
 def run_backend() -> None:
     import keras
 
-    from keras_bert3.models.sparse_cross_entropy import gathered_cross_entropy_with_hits
-    from keras_bert3.models.sparse_cross_entropy import keras_cross_entropy_with_hits
+    from keras_bert3.ops.sparse_cross_entropy import gathered_cross_entropy_with_hits
+    from keras_bert3.ops.sparse_cross_entropy import sparse_cross_entropy_with_hits_reference
 
     rng = np.random.default_rng(0)
     logits = rng.normal(size=(ROWS, VOCABULARY)).astype("float32")
     labels = rng.integers(0, VOCABULARY, size=ROWS).astype("int32")
     weights = (rng.random(ROWS) < 0.9).astype("float32")
-    steps = {"keras_op": compiled_step(keras_cross_entropy_with_hits, labels, weights),
+    steps = {"keras_op": compiled_step(sparse_cross_entropy_with_hits_reference, labels, weights),
              "gather": compiled_step(gathered_cross_entropy_with_hits, labels, weights)}
     results = {name: step(logits) for name, step in steps.items()}
     (loss_a, hits_a), grad_a = results["keras_op"]

@@ -11,9 +11,9 @@ from keras_bert3.layers.nested_objects import deserialized
 from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.compile_on_load import CompileOnLoad
-from keras_bert3.models.sparse_cross_entropy import sparse_cross_entropy_with_hits
 from keras_bert3.models.training_precision import ChoosesTrainingPrecision
 from keras_bert3.models.training_precision import check_precision_name
+from keras_bert3.ops.sparse_cross_entropy import sparse_cross_entropy_with_hits
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
 from keras_bert3.upstream.multi_worker_fit import MultiWorkerFit
 

@@ -9,6 +9,9 @@ from keras_bert3.ops.dense_product import dense_product
 from keras_bert3.ops.dense_product import dense_product_reference
 from keras_bert3.ops.dropout import dropout
 from keras_bert3.ops.dropout import dropout_reference
+from keras_bert3.ops.sparse_cross_entropy import gathered_cross_entropy_with_hits
+from keras_bert3.ops.sparse_cross_entropy import sparse_cross_entropy_with_hits
+from keras_bert3.ops.sparse_cross_entropy import sparse_cross_entropy_with_hits_reference
 from keras_bert3.ops.split_heads import split_heads
 from keras_bert3.ops.split_heads import split_heads_reference
 
@@ -17,6 +20,9 @@ __all__ = [
     "dense_product_reference",
     "dropout",
     "dropout_reference",
+    "gathered_cross_entropy_with_hits",
+    "sparse_cross_entropy_with_hits",
+    "sparse_cross_entropy_with_hits_reference",
     "split_heads",
     "split_heads_reference",
 ]

@@ -8,10 +8,11 @@ from keras import ops
 
 def sparse_cross_entropy_with_hits(labels, logits):
     """Per-row cross-entropy of int `labels` under `logits`, and 1.0 where the
-    label has the largest logit, else 0.0: `gathered_cross_entropy_with_hits` on
-    JAX (Keras' op builds a one-hot as wide as the vocabulary, which XLA's CPU
-    code runs slowly, as it does `argmax`), `keras_cross_entropy_with_hits` on
-    TensorFlow (TensorFlow's fused kernel).
+    label has the largest logit, else 0.0: the values of
+    `sparse_cross_entropy_with_hits_reference`, computed as
+    `gathered_cross_entropy_with_hits` on JAX (Keras' op builds a one-hot as
+    wide as the vocabulary, which XLA's CPU code runs slowly, as it does
+    `argmax`) and as the reference on TensorFlow (TensorFlow's fused kernel).
 
     Args:
         labels: int `(...)` class ids.
@@ -28,7 +29,7 @@ def sparse_cross_entropy_with_hits(labels, logits):
     """
     if keras.backend.backend() == "jax":
         return gathered_cross_entropy_with_hits(labels, logits)
-    return keras_cross_entropy_with_hits(labels, logits)
+    return sparse_cross_entropy_with_hits_reference(labels, logits)
 
 
 def gathered_cross_entropy_with_hits(labels, logits):
@@ -45,12 +46,12 @@ def gathered_cross_entropy_with_hits(labels, logits):
     return loss, ops.cast(label_logits >= ops.max(logits, axis=-1), logits.dtype)
 
 
-def keras_cross_entropy_with_hits(labels, logits):
+def sparse_cross_entropy_with_hits_reference(labels, logits):
     """Keras' `sparse_categorical_crossentropy(from_logits=True)`, and hits from
     `argmax` (a tie goes to the first class).
 
     Example:
-    >>> loss, hits = keras_cross_entropy_with_hits(np.array([0]), np.array([[2.0, 1.0]]))
+    >>> loss, hits = sparse_cross_entropy_with_hits_reference(np.array([0]), np.array([[2.0, 1.0]]))
     >>> float(loss[0]), float(hits[0])
     (0.3132..., 1.0)
     """
