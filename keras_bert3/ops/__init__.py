@@ -5,6 +5,8 @@ each beside its plain reference written with `keras.ops` alone
 pair agrees. Layers, models and optimizers call them by name, so their own
 code keeps one path for every backend."""
 
+from keras_bert3.ops.adam_update import adam_update
+from keras_bert3.ops.adam_update import adam_update_reference
 from keras_bert3.ops.dense_product import dense_product
 from keras_bert3.ops.dense_product import dense_product_reference
 from keras_bert3.ops.dropout import dropout
@@ -16,6 +18,8 @@ from keras_bert3.ops.split_heads import split_heads
 from keras_bert3.ops.split_heads import split_heads_reference
 
 __all__ = [
+    "adam_update",
+    "adam_update_reference",
     "dense_product",
     "dense_product_reference",
     "dropout",

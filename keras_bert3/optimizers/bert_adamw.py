@@ -1,9 +1,8 @@
 """AdamW as PyTorch and Hugging Face compute it, for the BERT recipe."""
 
 import keras
-from keras import ops
 
-from keras_bert3.optimizers.fused_adam_update import fused_adam_update
+from keras_bert3.ops.adam_update import adam_update
 from keras_bert3.optimizers.weight_decay_exclusions import WeightDecayExclusions
 from keras_bert3.upstream.adam_moments import adam_moments
 from keras_bert3.upstream.replica_clipping import ClipAcrossReplicas
@@ -32,15 +31,5 @@ class BertAdamW(WeightDecayExclusions, ClipAcrossReplicas, keras.optimizers.Adam
         super().__init__(*args, **kwargs)
 
     def update_step(self, gradient, variable, learning_rate):
-        m, v = adam_moments(self, variable)
-        if keras.backend.backend() == "tensorflow":  # One kernel instead of a dozen element-wise passes.
-            return fused_adam_update(self, gradient, variable, learning_rate, m, v)
-        lr = ops.cast(learning_rate, variable.dtype)
-        gradient = ops.cast(gradient, variable.dtype)
-        step = ops.cast(self.iterations + 1, variable.dtype)
-        first_correction = 1 - ops.power(ops.cast(self.beta_1, variable.dtype), step)
-        second_correction = 1 - ops.power(ops.cast(self.beta_2, variable.dtype), step)
-        self.assign_add(m, ops.multiply(ops.subtract(gradient, m), 1 - self.beta_1))
-        self.assign_add(v, ops.multiply(ops.subtract(ops.square(gradient), v), 1 - self.beta_2))
-        denominator = ops.add(ops.sqrt(ops.divide(v, second_correction)), self.epsilon)
-        self.assign_sub(variable, ops.divide(ops.multiply(m, lr / first_correction), denominator))
+        # PyTorch's step (epsilon after the bias correction); one fused kernel on TensorFlow.
+        adam_update(self, gradient, variable, learning_rate, *adam_moments(self, variable))
