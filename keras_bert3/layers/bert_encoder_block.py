@@ -4,9 +4,12 @@ import keras
 from keras import ops
 
 from keras_bert3.layers.activations import get_activation
-from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
 from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
+from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
+from keras_bert3.ops.feed_forward_activation import feed_forward_activation
 from keras_bert3.ops.split_heads import split_heads
+from keras_bert3.ops.token_rows import from_token_rows
+from keras_bert3.ops.token_rows import token_rows
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -17,6 +20,9 @@ class BertEncoderBlock(keras.layers.Layer):
     Queries, keys and values come from one fused `qkv` projection, turned
     heads-major once; attention is two batched matmuls around a float32
     softmax, with dropout on the probabilities when training (BERT's recipe).
+    Backend-specific speed code is in `keras_bert3.ops`, called by name:
+    `split_heads`, the token layout of the dense layers (`token_rows`) and
+    the activation of a bfloat16 training step (`feed_forward_activation`).
 
     Args:
         num_heads: int. Number of attention heads; must divide the input width.
@@ -111,20 +117,33 @@ class BertEncoderBlock(keras.layers.Layer):
         self.output_dense.build(tuple(x_shape[:-1]) + (self.intermediate_dim,))
         self.output_layer_norm.build(x_shape)
 
-    def _query_key_value(self, x, first_token_only, training):
-        """Heads-major `(batch, heads, seq, head_dim)` queries, keys, values;
-        with `first_token_only`, the query of the first token alone."""
-        batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
-        if flatten_tokens(training):
-            x = ops.reshape(x, (-1, ops.shape(x)[-1]))
-        qkv = ops.reshape(self.qkv_dense(x), (batch_size, sequence_length, 3, self.num_heads, self.head_dim))
-        query, key, value = split_heads(qkv)
-        return (query[:, :, :1] if first_token_only else query), key, value
+    def call(self, x, padding_mask, training=None, first_token_only=False):
+        context = self._self_attention(x, padding_mask, training, first_token_only)
+        if first_token_only:
+            x = x[:, :1]
+        # Each token on its own from here on: (tokens, hidden) rows where that is faster.
+        shape = ops.shape(x)
+        x, context = token_rows(x, training=training), token_rows(context, training=training)
+        # Attention output, dropout, residual, LayerNorm.
+        attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
+        x = self.attention_layer_norm(x + attended)
+        # Feed-forward: dense, activation, dense, dropout; residual, LayerNorm.
+        hidden = feed_forward_activation(self.activation_fn, self.intermediate_dense(x), training=training)
+        hidden = self.output_dropout(self.output_dense(hidden), training=training)
+        x = self.output_layer_norm(x + hidden)
+        return from_token_rows(x, shape)
 
-    def _attend(self, x, padding_mask, training, first_token_only):
-        query, key, value = self._query_key_value(x, first_token_only, training)
-        # Scaled before the matmul: (batch, heads, seq, head_dim) is seq /
-        # head_dim times smaller than the scores (batch, heads, seq, seq),
+    def _self_attention(self, x, padding_mask, training, first_token_only):
+        """Multi-head self-attention over the real tokens: the context of each
+        query token, `(batch, queries, hidden)` (one query with `first_token_only`)."""
+        batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
+        qkv_shape = (batch_size, sequence_length, 3, self.num_heads, self.head_dim)
+        qkv = ops.reshape(self.qkv_dense(token_rows(x, training=training)), qkv_shape)
+        query, key, value = split_heads(qkv)  # (batch, heads, seq, head_dim) each.
+        if first_token_only:
+            query = query[:, :, :1]
+        # Scaled before the matmul: (batch, heads, queries, head_dim) is seq /
+        # head_dim times smaller than the scores (batch, heads, queries, seq),
         # where every element-wise pass costs most.
         query = query * ops.cast(1.0 / self.head_dim**0.5, query.dtype)
         scores = ops.matmul(query, ops.swapaxes(key, -1, -2))
@@ -134,28 +153,8 @@ class BertEncoderBlock(keras.layers.Layer):
         probs = ops.cast(ops.softmax(ops.cast(scores, "float32") + mask_bias, axis=-1), value.dtype)
         if training and self.attention_dropout > 0:
             probs = self.probs_dropout(probs, training=training)
-        context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
-        # (batch, queries, hidden)
-        return ops.reshape(context, (ops.shape(x)[0], ops.shape(query)[2], self.num_heads * self.head_dim))
-
-    def call(self, x, padding_mask, training=None, first_token_only=False):
-        context = self._attend(x, padding_mask, training, first_token_only)
-        if first_token_only:
-            x = x[:, :1]
-        shape = ops.shape(x)
-        flatten = flatten_tokens(training)
-        if flatten:
-            x, context = ops.reshape(x, (-1, shape[-1])), ops.reshape(context, (-1, shape[-1]))
-        attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
-        x = self.attention_layer_norm(x + attended)
-        hidden = self.intermediate_dense(x)
-        if training and hidden.dtype != "float32":
-            hidden = activation_in_float32(self.activation_fn, hidden)
-        else:
-            hidden = self.activation_fn(hidden)
-        hidden = self.output_dropout(self.output_dense(hidden), training=training)
-        x = self.output_layer_norm(x + hidden)
-        return ops.reshape(x, shape) if flatten else x
+        context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))  # (batch, queries, heads, head_dim)
+        return ops.reshape(context, (batch_size, ops.shape(query)[2], self.num_heads * self.head_dim))
 
     def compute_output_spec(self, x, padding_mask=None, training=None, first_token_only=False):
         shape = (x.shape[0], 1, x.shape[2]) if first_token_only else x.shape
@@ -174,17 +173,3 @@ class BertEncoderBlock(keras.layers.Layer):
         )
         return config
 
-
-def flatten_tokens(training) -> bool:
-    """Whether the dense layers see `(tokens, hidden)` matrices instead of
-    `(batch, seq, hidden)`: faster at inference (TensorFlow then fuses matmul,
-    bias and GELU into one oneDNN op) and when training on JAX, not when
-    training on TensorFlow (bench/profile_pretraining_step.py)."""
-    return not training or keras.backend.backend() == "jax"
-
-
-def activation_in_float32(activation_fn, hidden):
-    """The feed-forward activation of a bfloat16 training step, in float32:
-    training keeps the activation's input for its gradient (nothing to fuse),
-    and TensorFlow's bfloat16 element-wise kernels are slow on CPU."""
-    return ops.cast(activation_fn(ops.cast(hidden, "float32")), hidden.dtype)

@@ -11,11 +11,16 @@ from keras_bert3.ops.dense_product import dense_product
 from keras_bert3.ops.dense_product import dense_product_reference
 from keras_bert3.ops.dropout import dropout
 from keras_bert3.ops.dropout import dropout_reference
+from keras_bert3.ops.feed_forward_activation import feed_forward_activation
+from keras_bert3.ops.feed_forward_activation import feed_forward_activation_reference
 from keras_bert3.ops.sparse_cross_entropy import gathered_cross_entropy_with_hits
 from keras_bert3.ops.sparse_cross_entropy import sparse_cross_entropy_with_hits
 from keras_bert3.ops.sparse_cross_entropy import sparse_cross_entropy_with_hits_reference
 from keras_bert3.ops.split_heads import split_heads
 from keras_bert3.ops.split_heads import split_heads_reference
+from keras_bert3.ops.token_rows import from_token_rows
+from keras_bert3.ops.token_rows import token_rows
+from keras_bert3.ops.token_rows import token_rows_reference
 
 __all__ = [
     "adam_update",
@@ -24,9 +29,14 @@ __all__ = [
     "dense_product_reference",
     "dropout",
     "dropout_reference",
+    "feed_forward_activation",
+    "feed_forward_activation_reference",
+    "from_token_rows",
     "gathered_cross_entropy_with_hits",
     "sparse_cross_entropy_with_hits",
     "sparse_cross_entropy_with_hits_reference",
     "split_heads",
     "split_heads_reference",
+    "token_rows",
+    "token_rows_reference",
 ]
