@@ -64,7 +64,7 @@ def prepare_data(args) -> None:
     if args.preset:
         tokenizer = BertTokenizer.from_preset(args.preset)
     else:
-        from keras_bert3.data.document_dataset import document_dataset
+        from keras_bert3.data.corpus_reader import document_dataset
         from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
 
         os.makedirs(args.output, exist_ok=True)
@@ -87,7 +87,7 @@ def prepare_data(args) -> None:
 
 
 def data_service(args) -> None:
-    from keras_bert3.data.data_service_server import serve
+    from keras_bert3.distribution.data_service_server import serve
 
     port = args.port if args.port is not None else (5050 if args.role == "dispatcher" else 0)
     serve(args.role, port=port, dispatcher=args.dispatcher, worker_address=args.worker_address, work_dir=args.work_dir)

@@ -1,9 +1,36 @@
-"""The pretraining data pipeline: documents, sentence pairs, masking, shards
-(the embedded corpora and demo sets are in `keras_bert3.corpora`)."""
+"""The pretraining data pipeline: raw text to the batches `BertPretrainer.fit`
+takes, in four stages, each one module:
 
+1. read (`corpus_reader`): the corpus cut into byte ranges of about equal
+   size (`corpus_ranges`), each range read into windows of documents with
+   TensorFlow ops (`range_reader`);
+2. group (`document_groups`): each window shuffled and dealt into groups of
+   documents (`corpus_groups`);
+3. pair (`paired_examples`, `document_group_pairer`): each group tokenized
+   and cut into NSP pairs (`DocumentGroupPairer`);
+4. mask (`masked_batches`, `mlm_masker`): batches of pairs masked 80/10/10
+   afresh on every pass (`MlmMasker`).
+
+Every random draw is seeded by its place (range, window, group; batch) from
+one scheme (`pipeline_seeds`), so the same seed gives the same pairs whichever
+way the data goes. The entry points compose the same stages and differ only
+where the stream ends:
+
+- `pretraining_dataset`: streamed to `fit` (each worker reads its share of the
+  ranges; or computed by `tf.data` service workers, `data_service`);
+- `prepare_pretraining_data` (`paired_shards`, `shard_worker`): pairs written to
+  TFRecord shards, one range a shard, by local processes, or by Apache Beam
+  (`beam_shards`), then read with fresh masks by `read_paired_shards`;
+- `write_pretraining_shards` (`pretraining_shards`): masked examples in the
+  original's static-mask format, read back by `read_pretraining_shards`.
+
+`document_dataset` reads documents alone (e.g. to learn a vocabulary);
+`DataCounters` counts what the stages read, skipped and made. The embedded
+corpora and demo sets are in `keras_bert3.corpora`.
+"""
+
+from keras_bert3.data.corpus_reader import document_dataset
 from keras_bert3.data.data_counters import DataCounters
-from keras_bert3.data.document_dataset import document_dataset
-from keras_bert3.data.document_dataset import document_groups
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.paired_shards import prepare_pretraining_data
@@ -11,16 +38,13 @@ from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.data.pretraining_shards import read_pretraining_shards
 from keras_bert3.data.pretraining_shards import write_pretraining_shards
-from keras_bert3.data.sentence_pairer import SentencePairer
 from keras_bert3.data.sentence_splitter import split_sentences
 
 __all__ = [
     "DataCounters",
     "DocumentGroupPairer",
     "MlmMasker",
-    "SentencePairer",
     "document_dataset",
-    "document_groups",
     "prepare_pretraining_data",
     "pretraining_dataset",
     "read_paired_shards",

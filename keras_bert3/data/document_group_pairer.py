@@ -9,7 +9,7 @@ class DocumentGroupPairer:
     """Turns a group of tokenized documents into packed BERT pretraining pairs.
 
     The algorithm of google-research/bert `create_instances_from_document`
-    (and of `SentencePairer`, its Python version here): per document a target
+    (and of `SentencePairer`, its Python version in tests/data/): per document a target
     length `sequence_length - 3`, or with probability `short_seq_prob` a
     uniform one in `[2, sequence_length - 3]`; sentences accumulate into a
     chunk until the target is reached; A takes a random number of the chunk's

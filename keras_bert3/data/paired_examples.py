@@ -1,11 +1,11 @@
-"""Raw documents to packed NSP pairs with TensorFlow ops alone: groups of
-documents are tokenized and paired in parallel `tf.data` map workers."""
+"""Stage 3 of the pretraining pipeline, pair: groups of documents are
+tokenized and paired (`DocumentGroupPairer`) with TensorFlow ops alone, in
+parallel `tf.data` map workers."""
 
 import tensorflow as tf
 
 from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
-from keras_bert3.data.seed_stream import seed_stream
 
 NO_TEXT = "The corpus has no document with text: every file or document is empty."
 ONE_DOCUMENT = (
@@ -23,28 +23,25 @@ def paired_examples(
     tokenizer,
     pairer: DocumentGroupPairer,
     *,
-    seed: int = 0,
     counters: DataCounters | None = None,
     check_corpus: bool = True,
-    reproducible: bool = True,
 ) -> tf.data.Dataset:
     """Tokenizes and pairs groups of documents, groups in parallel.
 
     Invalid UTF-8 is replaced by U+FFFD; sentences that tokenize to nothing and
     documents left without sentences are dropped (and counted), as the original
     drops them. Random next segments come from the other documents of the same
-    group. Deterministic for `seed`; each pass over the dataset draws anew.
+    group. Each group's draws come from its seed.
 
     Args:
-        groups: `tf.data.Dataset` of tf.string `tf.RaggedTensor`s
-            `(documents, sentences)`, as `document_groups` gives.
+        groups: `tf.data.Dataset` of `(group, group_seed)`: tf.string
+            `tf.RaggedTensor`s `(documents, sentences)` and stateless seeds
+            `(2,)`, as `corpus_groups` gives.
         tokenizer: a `BertTokenizer`.
         pairer: a `DocumentGroupPairer`.
-        seed: int.
         counters: optional `DataCounters`; one small Python call per group adds to it.
         check_corpus: bool. Raise at the end of a stream without text or with
             a single document (False for a part of a corpus, e.g. one shard).
-        reproducible: bool. False: the groups' seeds also take in the clock (see `seed_stream`).
 
     Returns:
         `tf.data.Dataset` of one example per element: a tuple of int32
@@ -54,35 +51,34 @@ def paired_examples(
     for a corpus with no text, or, with next sentence prediction, a single document.
 
     Example:
-    >>> pairs = paired_examples(document_groups("corpus.txt", 256), tokenizer, DocumentGroupPairer(...))  # doctest: +SKIP
+    >>> pairs = paired_examples(groups_and_seeds, tokenizer, DocumentGroupPairer(...))  # doctest: +SKIP
     """
     # An end marker after the last group, where the documents seen are checked.
-    end = tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.string), tf.zeros([1], tf.int64))
-    marked = groups.map(lambda group: (group, False)).concatenate(tf.data.Dataset.from_tensors((end, True)))
+    end = (tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.string), tf.zeros([1], tf.int64)), tf.zeros([2], tf.int64))
+    marked = groups.map(lambda *group: (group, False)).concatenate(tf.data.Dataset.from_tensors((end, True)))
     needed = 2 if pairer.next_sentence_prediction else 1
 
     def check_at_end(seen, group_and_end):
-        group, is_end = group_and_end
+        (group, group_seed), is_end = group_and_end
         seen = seen + group.nrows()
         checks = [
             tf.debugging.Assert(~is_end | (seen > 0), [NO_TEXT]),
             tf.debugging.Assert(~is_end | (seen >= needed), [ONE_DOCUMENT]),
         ]
         with tf.control_dependencies(checks):
-            return seen, (tf.identity(group), is_end)
+            return seen, ((tf.identity(group), group_seed), is_end)
 
     if check_corpus:
         marked = marked.scan(tf.constant(0, tf.int64), check_at_end)
         groups = marked.filter(lambda group, is_end: ~is_end)
         groups = groups.map(lambda group, is_end: group)
-    seeds = seed_stream(seed, reproducible=reproducible)
 
     # Traced as written (explicit tf.cond / tf.while_loop): autograph would rewrite the pairer, the
     # tokenizer and tf-text's Python in every process that builds the pipeline, for nothing.
     pair = tf.autograph.experimental.do_not_convert(
         lambda group, group_seed: pair_group(group, group_seed, tokenizer, pairer, counters)
     )
-    pairs = tf.data.Dataset.zip(groups, seeds).map(pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    pairs = groups.map(pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return pairs.unbatch()
 
 

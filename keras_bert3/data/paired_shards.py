@@ -21,11 +21,11 @@ import time
 
 import tensorflow as tf
 
-from keras_bert3.data.corpus_ranges import corpus_ranges
+from keras_bert3.data.corpus_reader import corpus_ranges
+from keras_bert3.data.corpus_reader import expand_files
 from keras_bert3.data.data_service import served_by_data_service
-from keras_bert3.data.document_dataset import expand_files
+from keras_bert3.data.masked_batches import masked_batches
 from keras_bert3.data.mlm_masker import MlmMasker
-from keras_bert3.data.pretraining_dataset import masked_batches
 from keras_bert3.data.shard_worker import write_shards
 from keras_bert3.distribution.worker_input import files_for_worker
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
@@ -73,10 +73,11 @@ def prepare_pretraining_data(
 ) -> list[str]:
     """Pairs a corpus into `num_shards` TFRecord shards, `workers` processes at once.
 
-    Each shard holds the pairs of one byte range of the corpus (documents
-    shuffled in windows and paired within groups of `pairing_group`, exactly as
-    `pretraining_dataset` pairs them), seeded by the shard's index: the shards
-    are the same whatever the number of workers. Records: `input_ids`,
+    Each shard holds the pairs of one byte range of the corpus, made by the
+    stages `pretraining_dataset` streams through (documents shuffled in
+    windows, paired within groups of `pairing_group`) with the seeds of its
+    first pass (see `pipeline_seeds`): the shards are the same whatever the
+    number of workers, and hold the pairs of a streaming pass over the same ranges. Records: `input_ids`,
     `segment_ids` (unpadded) and `next_sentence_labels`. `prepared.json` records
     the settings and the tokenizer's fingerprint, which `read_paired_shards` checks.
 
@@ -149,7 +150,7 @@ def plan_shards(files, tokenizer, output_dir: str, *, num_shards: int | None, se
     if num_shards < 1:
         raise ValueError(f"num_shards must be at least 1, got {num_shards}.")
     info = {
-        "format": "keras_bert3 paired shards 1",
+        "format": "keras_bert3 paired shards 2",
         "tokenizer": tokenizer_fingerprint(tokenizer),
         "vocabulary_size": tokenizer.vocabulary_size(),
         "lowercase": tokenizer.lowercase,
@@ -202,7 +203,7 @@ def _in_worker_processes(tokenizer, info: dict, tasks: list, workers: int):
             processes.append((process, log))
             threading.Thread(target=_forward_lines, args=(process, reports), daemon=True).start()
         try:
-            for report in write_shards(tokenizer, info, tasks, file_claims(tasks, claims_dir)):
+            for report in write_shards(tokenizer, info, tasks, file_claims(claims_dir)):
                 yield report
                 yield from _drain(reports, processes, wait=False)
             yield from _drain(reports, processes, wait=True)

@@ -4,16 +4,18 @@ import os
 
 import tensorflow as tf
 
+from keras_bert3.data.corpus_reader import expand_files
+from keras_bert3.data.corpus_reader import streaming_ranges
 from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.data.data_service import check_servable
 from keras_bert3.data.data_service import served_by_data_service
-from keras_bert3.data.document_dataset import document_groups
-from keras_bert3.data.document_dataset import expand_files
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
+from keras_bert3.data.document_groups import corpus_groups
+from keras_bert3.data.masked_batches import masked_batches
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.paired_examples import paired_examples
-from keras_bert3.data.seed_stream import seed_stream
-from keras_bert3.distribution.worker_input import files_for_worker
+from keras_bert3.data.pipeline_seeds import seed_stream
+from keras_bert3.distribution.worker_input import check_same_on_workers
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
 
 
@@ -49,17 +51,20 @@ def pretraining_dataset(
     inside `tf.data` afresh on every pass over the dataset (dynamic masking,
     Liu et al. 2019). For the original's static masks, see `write_pretraining_shards`.
 
-    Pipeline, TensorFlow ops throughout (no Python on the way but the
-    "paragraphs" format's sentence splitting), so it runs on every core:
-    files -> `document_groups` (files read in parallel, documents shuffled in
-    windows of a few thousand and dealt into groups of `pairing_group`) ->
-    `paired_examples` (each group tokenized and paired, groups in parallel) ->
-    example shuffle -> batch -> `MlmMasker` (per batch).
+    Pipeline (the stages of `keras_bert3.data`), TensorFlow ops throughout (no
+    Python on the way but the "paragraphs" format's sentence splitting), so it
+    runs on every core: the corpus cut into byte ranges of at most 64 MB
+    (`streaming_ranges`), read a few at a time (`range_reader`) -> documents
+    shuffled in windows and dealt into groups of `pairing_group`
+    (`corpus_groups`) -> each group tokenized and paired, groups in parallel
+    (`paired_examples`) -> example shuffle -> batch -> masks (`masked_batches`).
     Deterministic for `seed`: the k-th pass over the dataset is the same for the
-    same seed, and each pass has new pairs and new masks.
+    same seed, and each pass has new pairs and new masks. The first pass pairs
+    a range as `prepare_pretraining_data` pairs it into a shard, for the same
+    seed and the same ranges.
 
     Args:
-        files: path, glob or list of them (see `document_groups`), or a
+        files: path, glob or list of them (see `document_dataset`), or a
             `tf.data.Dataset` of documents: tf.string `(sentences,)` tensors, or scalar
             strings with one sentence a line.
         tokenizer: a `BertTokenizer`.
@@ -80,13 +85,13 @@ def pretraining_dataset(
             to log the skips at the end of each pass).
         input_context: optional `tf.distribute.InputContext` (as
             `distribute_datasets_from_function` or `worker_dataset` give): this
-            worker reads only its share of the files, `files[id::count]` of the
-            sorted list, so the workers' passes together cover the corpus once.
-            Raises if there are more workers than files, or if the workers see
-            different files. (A dataset of documents is sharded by documents.)
+            worker reads only its share of the corpus's byte ranges (every
+            `count`-th), so the workers' passes together cover the corpus once.
+            Raises if the workers see different files. (A dataset of documents
+            is sharded by documents.)
         data_service: optional "host:port" of a `tf.data` service dispatcher:
             the pipeline runs on its workers, which share out the files (see
-            `served_by_data_service`; its random draws take in each worker's
+            `served_by_data_service`, which shares out the byte ranges; its random draws take in each worker's
             clock, so it is not reproducible; no `counters`, the "sentences"
             format only). Files must be paths the workers can read.
 
@@ -99,9 +104,8 @@ def pretraining_dataset(
 
     Examples:
 
-    >>> from keras_bert3.corpora import default_corpus_path
     >>> tokenizer = BertTokenizer.from_preset("path/to/bert-base-uncased")  # doctest: +SKIP
-    >>> dataset = pretraining_dataset(default_corpus_path(), tokenizer, batch_size=64)  # doctest: +SKIP
+    >>> dataset = pretraining_dataset("corpus/*.txt", tokenizer, batch_size=64)  # doctest: +SKIP
     >>> x, y, sample_weight = next(iter(dataset))  # doctest: +SKIP
     >>> x["token_ids"].shape, y["nsp"].shape  # doctest: +SKIP
     (TensorShape([64, 128]), TensorShape([64]))
@@ -123,55 +127,33 @@ def pretraining_dataset(
         check_servable(counters=counters, file_format=file_format)
         if isinstance(files, tf.data.Dataset):
             raise ValueError("data_service= needs files, which the service's workers share out, not a tf.data.Dataset.")
+    reproducible = data_service is None
     if isinstance(files, tf.data.Dataset):
         documents = _as_sentence_documents(files)
         if input_context is not None:
             documents = documents.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-        groups = documents.ragged_batch(pairing_group)
+        groups = tf.data.Dataset.zip(documents.ragged_batch(pairing_group), seed_stream(seed))
     else:
-        paths = files_for_worker(expand_files(files), input_context)
-        groups = document_groups(paths, pairing_group, file_format=file_format, seed=seed, counters=counters,
-                                 reproducible=data_service is None)  # fmt: skip
-    # A service worker may be handed no file: the corpus is checked as a whole only locally.
-    examples = paired_examples(groups, tokenizer, pairer, seed=seed, counters=counters,
-                               check_corpus=data_service is None, reproducible=data_service is None)  # fmt: skip
+        paths = expand_files(files)
+        count, index = (1, 0) if input_context is None else (input_context.num_input_pipelines, input_context.input_pipeline_id)
+        if count > 1:
+            check_same_on_workers(paths)
+        ranges = streaming_ranges(paths, file_format, multiple_of=count)
+        groups = corpus_groups(ranges, pairing_group, seed=seed, select=lambda positions: positions.shard(count, index),
+                               counters=counters, reproducible=reproducible)  # fmt: skip
+        groups = groups.map(lambda position, end, group, group_seed: (group, group_seed))
+    # A service worker may be handed no range: the corpus is checked as a whole only locally.
+    examples = paired_examples(groups, tokenizer, pairer, counters=counters, check_corpus=reproducible)
     if counters is not None:
         examples = examples.concatenate(_log_skips_at_end(counters, sequence_length))
     batches = examples.shuffle(example_buffer, seed=seed, reshuffle_each_iteration=True)
     batches = batches.batch(batch_size, drop_remainder=drop_remainder)
     masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
                        masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
-    dataset = masked_batches(batches, masker, sequence_length, next_sentence_prediction, seed,
-                             reproducible=data_service is None)  # fmt: skip
+    dataset = masked_batches(batches, masker, sequence_length, next_sentence_prediction, seed, reproducible=reproducible)
     if data_service is not None:
         dataset = served_by_data_service(dataset, data_service)
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)
-
-
-def masked_batches(batches: tf.data.Dataset, masker: MlmMasker, sequence_length: int,
-                   next_sentence_prediction: bool, seed: int, *, reproducible: bool = True) -> tf.data.Dataset:  # fmt: skip
-    """Batches of unmasked pairs `(token_ids, segment_ids, lengths, labels)` to
-    the `(x, y, sample_weight)` that `BertPretrainer.fit` takes, with fresh
-    masks on every pass (deterministic for `seed` if `reproducible`, see `seed_stream`)."""
-    mask_seeds = seed_stream(seed, reproducible=reproducible)
-
-    @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
-    def to_inputs(batch, mask_seed):
-        token_ids, segment_ids, lengths, labels = batch
-        padding_mask = tf.cast(tf.range(sequence_length)[None, :] < lengths[:, None], tf.int32)
-        masked = masker(token_ids, padding_mask, mask_seed)
-        x = {
-            "token_ids": masked["token_ids"],
-            "segment_ids": segment_ids,
-            "padding_mask": padding_mask,
-            "mask_positions": masked["mask_positions"],
-        }
-        y = {"mlm": masked["mask_ids"], "nsp": labels} if next_sentence_prediction else {"mlm": masked["mask_ids"]}
-        return x, y, {"mlm": masked["mask_weights"]}
-
-    dataset = tf.data.Dataset.zip(batches, mask_seeds)
-    dataset = dataset.map(to_inputs, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
-    return dataset.prefetch(tf.data.AUTOTUNE)
 
 
 def _log_skips_at_end(counters: DataCounters, sequence_length: int) -> tf.data.Dataset:

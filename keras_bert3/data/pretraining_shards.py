@@ -8,6 +8,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from keras_bert3.data.masked_batches import model_inputs
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 
 # Feature names of google-research/bert `create_pretraining_data.py`.
@@ -142,16 +143,9 @@ def read_pretraining_shards(
     def to_inputs(records):
         parsed = tf.io.parse_example(records, features)
         ints = {name: tf.cast(parsed[name], tf.int32) for name in _INT_FEATURES}
-        x = {
-            "token_ids": ints["input_ids"],
-            "segment_ids": ints["segment_ids"],
-            "padding_mask": ints["input_mask"],
-            "mask_positions": ints["masked_lm_positions"],
-        }
-        y = {"mlm": ints["masked_lm_ids"]}
-        if next_sentence_prediction:
-            y["nsp"] = ints["next_sentence_labels"][:, 0]
-        return x, y, {"mlm": parsed["masked_lm_weights"]}
+        return model_inputs(ints["input_ids"], ints["segment_ids"], ints["input_mask"], ints["masked_lm_positions"],
+                            ints["masked_lm_ids"], parsed["masked_lm_weights"],
+                            ints["next_sentence_labels"][:, 0] if next_sentence_prediction else None)  # fmt: skip
 
     dataset = tf.data.Dataset.from_tensor_slices(paths).shuffle(len(paths), seed=seed)
     dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=min(4, len(paths)))

@@ -10,9 +10,11 @@ import time
 
 import tensorflow as tf
 
-from keras_bert3.data.corpus_ranges import CorpusRange
+from keras_bert3.data.corpus_reader import corpus_ranges
+from keras_bert3.data.document_group_pairer import DocumentGroupPairer
+from keras_bert3.data.document_groups import corpus_groups
 from keras_bert3.data.example_records import pair_records
-from keras_bert3.data.range_pairs import range_pairs
+from keras_bert3.data.paired_examples import pair_group
 
 
 def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
@@ -20,22 +22,35 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
     `path.partial`, or the shard's "partial" path if it has one, renamed when
     whole); yields a report per shard written.
 
-    `claim(position)`: if given, a shard is made only if it returns True
+    `claim(index)`: if given, a shard is made only if it returns True
     (shards shared with other processes: the first to claim one makes it).
     """
-    ranges = [CorpusRange(**{k: tuple(v) if isinstance(v, list) else v for k, v in shard["range"].items()}) for shard in shards]
-    seeds = [info["seed"] * 1_000_003 + shard["index"] for shard in shards]
-    positions = None
-    if claim is not None:
-        positions = lambda: (position for position in range(len(shards)) if claim(position))  # noqa: E731
-    pairs = range_pairs(ranges, seeds, tokenizer, sequence_length=info["sequence_length"],
-                        short_seq_prob=info["short_seq_prob"], next_sentence_prediction=info["next_sentence_prediction"],
-                        balanced_nsp=info["balanced_nsp"], pairing_group=info["pairing_group"], positions=positions)  # fmt: skip
-    records = pairs.map(lambda position, end, *batch: (position, end, pair_records(*batch)),
-                        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)  # fmt: skip
+    some = shards[0]["range"]  # Every shard's range holds the corpus's files: all ranges follow from one.
+    ranges = corpus_ranges(some["paths"], info["num_shards"], some["file_format"], sizes=some["sizes"])
+    wanted = tf.constant([shard["index"] for shard in shards], tf.int64)
+
+    def select(positions):
+        positions = positions.filter(lambda position, seed: tf.reduce_any(tf.equal(wanted, position)))
+        if claim is None:
+            return positions
+        claimed = lambda position: claim(int(position))  # noqa: E731
+        return positions.filter(lambda position, seed: tf.py_function(claimed, [position], tf.bool))
+
+    groups = corpus_groups(ranges, info["pairing_group"], seed=info["seed"], select=select, in_order=True)
+    pairer = DocumentGroupPairer.for_tokenizer(
+        tokenizer, sequence_length=info["sequence_length"], short_seq_prob=info["short_seq_prob"],
+        next_sentence_prediction=info["next_sentence_prediction"], balanced_nsp=info["balanced_nsp"],
+    )  # fmt: skip
+
+    @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
+    def to_records(position, end, group, group_seed):
+        return position, end, pair_records(*pair_group(group, group_seed, tokenizer, pairer))
+
+    records = groups.map(to_records, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    by_index = {shard["index"]: shard for shard in shards}
     writer, count, start = None, 0, time.perf_counter()
     for position, end, serialized in records.as_numpy_iterator():
-        shard = shards[position]
+        shard = by_index[position]
         partial = shard.get("partial", shard["path"] + ".partial")
         if writer is None:
             writer = tf.io.TFRecordWriter(partial)
@@ -49,13 +64,13 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
             writer, count, start = None, 0, time.perf_counter()
 
 
-def file_claims(shards: list[dict], claims_dir: str):
-    """`claim(position)` through files created exclusively in a local
+def file_claims(claims_dir: str):
+    """`claim(index)` through files created exclusively in a local
     directory, so that the processes of one `prepare-data` split the shards."""
 
-    def claim(position) -> bool:
+    def claim(index) -> bool:
         try:
-            os.close(os.open(os.path.join(claims_dir, str(shards[position]["index"])), os.O_CREAT | os.O_EXCL))
+            os.close(os.open(os.path.join(claims_dir, str(index)), os.O_CREAT | os.O_EXCL))
             return True
         except FileExistsError:
             return False
@@ -72,7 +87,7 @@ def main(task_file: str) -> None:
     tf.config.threading.set_intra_op_parallelism_threads(tasks["threads"])
     tokenizer = BertTokenizer.from_config(tasks["tokenizer"])
     parent = os.getppid()
-    for report in write_shards(tokenizer, tasks["info"], tasks["shards"], file_claims(tasks["shards"], tasks["claims_dir"])):
+    for report in write_shards(tokenizer, tasks["info"], tasks["shards"], file_claims(tasks["claims_dir"])):
         print(json.dumps(report), flush=True)
         if os.getppid() != parent:  # The caller is gone: stop rather than work for nobody.
             sys.exit(1)

@@ -110,7 +110,7 @@ def _tokenizer(config: PretrainingConfig, corpus_files):
         return BertTokenizer.from_preset(corpus_files)  # The tokenizer the shards were written with.
     path = os.path.join(config.output, VOCABULARY_FILE)
     if not os.path.isfile(path):
-        from keras_bert3.data.document_dataset import document_dataset
+        from keras_bert3.data.corpus_reader import document_dataset
 
         sentences = document_dataset(corpus_files, seed=config.seed).unbatch()
         learn_wordpiece_vocabulary(sentences, config.vocabulary_size, vocabulary_output_file=path)
@@ -223,7 +223,7 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
                 f"{replicas} replicas of strategy {config.strategy!r}: use a multiple of {replicas}."
             )
         if not _is_prepared(corpus):
-            from keras_bert3.data.document_dataset import expand_files
+            from keras_bert3.data.corpus_reader import expand_files
             from keras_bert3.data.text_file_check import check_text_files
 
             check_text_files(expand_files(corpus))  # Before the vocabulary is learnt on it.

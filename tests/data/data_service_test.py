@@ -18,8 +18,8 @@ import tensorflow as tf
 from keras_bert3.corpora.site_packages_corpus import site_packages_corpus_path
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.data_counters import DataCounters
-from keras_bert3.data.data_service import check_dispatcher_answers
-from keras_bert3.data.data_service import check_dispatcher_has_workers
+from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_answers
+from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_has_workers
 from keras_bert3.data.data_service import served_by_data_service
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards

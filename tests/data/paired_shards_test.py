@@ -1,5 +1,4 @@
-"""`prepare-data`: a corpus cut into byte ranges that hold every document once;
-shards that are the same whatever the number of worker processes, finished by
+"""`prepare-data`: shards that are the same whatever the number of worker processes, finished by
 rerunning after a SIGKILL, refused when they do not match the run; read with
 fresh masks every pass."""
 
@@ -12,15 +11,12 @@ import time
 import numpy as np
 import pytest
 
-from keras_bert3.data.corpus_ranges import corpus_ranges
-from keras_bert3.data.corpus_ranges import range_documents
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.tokenizers import BertTokenizer
 from tests.data.conftest import collect
 from tests.data.conftest import write_corpus_parts
-from tests.data.document_dataset_test import MESSY
-from tests.data.document_dataset_test import plain_reading
+from tests.data.corpus_reader_test import MESSY
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -36,14 +32,6 @@ def corpus(tmp_path_factory):
 
 def shard_bytes(directory):
     return {name: open(os.path.join(directory, name), "rb").read() for name in sorted(os.listdir(directory)) if name.endswith(".tfrecord")}
-
-
-@pytest.mark.parametrize("count", [1, 3, 7, 64, 5000])
-def test_ranges_hold_every_document_once(corpus, count):
-    paths = sorted(str(path) for path in corpus.glob("*.txt"))
-    expected = sorted(tuple(document) for path in paths for document in plain_reading(path, 10_000))
-    read = sorted(tuple(document) for corpus_range in corpus_ranges(paths, count) for document in range_documents(corpus_range))
-    assert read == expected
 
 
 @pytest.mark.slow

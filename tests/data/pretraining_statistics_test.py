@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from keras_bert3.corpora import default_corpus_documents
 from keras_bert3.data import DataCounters
-from keras_bert3.data import SentencePairer
+from tests.data.sentence_pairer import SentencePairer
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from tests.data.conftest import collect

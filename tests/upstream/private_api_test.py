@@ -96,7 +96,7 @@ def test_data_service_servers_stop_when_asked():
     """The dispatcher's `GetWorkers` lists no worker, then the one that
     registered; `_stop` stops a dispatcher and its worker (the port then
     refuses), and a second stop, the one in the destructor, is harmless."""
-    from keras_bert3.data.data_service import check_dispatcher_answers
+    from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_answers
     from keras_bert3.upstream.data_service_stop import stop_within
     from keras_bert3.upstream.data_service_workers import registered_workers
 

@@ -44,8 +44,8 @@ def serve(role: str, *, port: int = 0, dispatcher: str | None = None, worker_add
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the tokenizer's ops in this process)
 
-    from keras_bert3.data.data_service import join_address
-    from keras_bert3.data.data_service import parse_address
+    from keras_bert3.distribution.data_service_dispatcher import join_address
+    from keras_bert3.distribution.data_service_dispatcher import parse_address
     from keras_bert3.upstream.data_service_stop import stop_within
 
     service = tf.data.experimental.service

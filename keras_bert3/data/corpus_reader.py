@@ -1,0 +1,292 @@
+"""Stage 1 of the pretraining pipeline, read: a corpus cut into byte ranges of
+about equal size, each range read into windows of documents by TensorFlow ops.
+
+A range is the unit of work that every entry point shares out: a worker's
+share of a pass, a shard of `prepare-data`, a Beam element, a `tf.data`
+service split. Files of any size and number give balanced ranges.
+"""
+
+import dataclasses
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from keras_bert3.data.data_counters import DataCounters
+from keras_bert3.data.sentence_splitter import split_sentences
+
+FILE_FORMATS = ("sentences", "paragraphs")
+# Bytes read at once.
+BLOCK_BYTES = 4 << 20
+# Documents shuffled together and dealt into pairing groups (see `document_groups`).
+WINDOW_DOCUMENTS = 4096
+# A streaming pass cuts the corpus into ranges of at most this many bytes.
+RANGE_BYTES = 64 << 20
+
+
+def expand_files(files: str | os.PathLike | list) -> list[str]:
+    """Expands a glob, a path, or a list of them, into a sorted list of paths.
+
+    Raises:
+        ValueError: if nothing matches, or every matched file is empty.
+    """
+    patterns = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    paths = sorted({path for pattern in patterns for path in tf.io.gfile.glob(os.fspath(pattern))})
+    paths = [path for path in paths if not tf.io.gfile.isdir(path)]
+    if not paths:
+        raise ValueError(f"No file matches {[os.fspath(p) for p in patterns]}: check the path or glob.")
+    if all(tf.io.gfile.stat(path).length == 0 for path in paths):
+        raise ValueError(f"The corpus is empty: all {len(paths)} files matching {patterns} have 0 bytes.")
+    return paths
+
+
+@dataclasses.dataclass(frozen=True)
+class CorpusRange:
+    """Bytes `[start, end)` of the corpus seen as its files laid end to end
+    (sorted). A document belongs to the range where it starts: where its file
+    starts, or at the blank line before it ("sentences" format); a file of the
+    "paragraphs" format is one document."""
+
+    paths: tuple
+    sizes: tuple
+    start: int
+    end: int
+    file_format: str = "sentences"
+
+
+def corpus_ranges(paths: list[str], count: int, file_format: str = "sentences", *, sizes=None) -> list[CorpusRange]:
+    """Cuts the files into `count` ranges of equal bytes (the last one takes
+    the rest). `sizes`: the files' sizes, where they are known already.
+
+    Example:
+    >>> ranges = corpus_ranges(expand_files("corpus/*.txt"), 64)  # doctest: +SKIP
+    """
+    if file_format not in FILE_FORMATS:
+        raise ValueError(f"file_format must be one of {FILE_FORMATS}, got {file_format!r}.")
+    sizes = tuple(sizes) if sizes is not None else tuple(tf.io.gfile.stat(path).length for path in paths)
+    total = sum(sizes)
+    bounds = [total * i // count for i in range(count + 1)]
+    return [CorpusRange(tuple(paths), sizes, bounds[i], bounds[i + 1], file_format) for i in range(count)]
+
+
+def range_pieces(corpus_range: CorpusRange) -> list[tuple[str, int, int, int]]:
+    """The range as `(path, size, start, end)` pieces of its files (bytes of
+    each file); a piece with `start` 0 holds the start of its file (an empty
+    file's piece belongs to the range at its offset)."""
+    pieces, offset = [], 0
+    total = sum(corpus_range.sizes)
+    for path, size in zip(corpus_range.paths, corpus_range.sizes):
+        start, end = corpus_range.start - offset, corpus_range.end - offset
+        if size == 0:
+            at_the_end = end == 0 and corpus_range.start < corpus_range.end == total  # The last file(s), empty.
+            if start <= 0 < end or at_the_end:
+                pieces.append((path, 0, 0, 0))
+        elif end > 0 and start < size:
+            pieces.append((path, size, max(start, 0), min(end, size)))
+        offset += size
+    return pieces
+
+
+def range_reader(ranges: list[CorpusRange], *, max_document_sentences: int = 10_000, counters: DataCounters | None = None,
+                 window: int = WINDOW_DOCUMENTS, block_bytes: int = BLOCK_BYTES):  # fmt: skip
+    """A function `read(position)` that gives the documents of
+    `ranges[position]` in windows of `window` documents (the last one
+    smaller): a `tf.data.Dataset` of tf.string `tf.RaggedTensor`s
+    `(documents, sentences)`, in file order. TensorFlow ops alone for the
+    "sentences" format (so `tf.data` service workers can run it); "paragraphs"
+    splits sentences in Python.
+
+    A document longer than `max_document_sentences` continues as a new
+    document, so that no document is unbounded. `counters` counts files,
+    empty files and cut documents (one small Python call per file or window).
+    """
+    pieces = [range_pieces(corpus_range) for corpus_range in ranges]
+    flat = [piece for range_of_pieces in pieces for piece in range_of_pieces] or [("", 0, 0, 0)]
+    paths = tf.constant([piece[0] for piece in flat])
+    sizes, starts, ends = (tf.constant([piece[k] for piece in flat], tf.int64) for k in (1, 2, 3))
+    splits = tf.constant(np.cumsum([0] + [len(p) for p in pieces]), tf.int64)
+    paragraphs = ranges[0].file_format == "paragraphs"
+
+    def read_piece(index):
+        path, size, start, end = paths[index], sizes[index], starts[index], ends[index]
+        if paragraphs:
+            windows = _paragraph_documents(path, start == 0, max_document_sentences)
+        else:
+            windows = _sentence_documents(path, size, start, end, max_document_sentences, block_bytes)
+        if counters is None:
+            return windows.map(lambda documents, cut: documents)
+        count_file = tf.py_function(lambda is_start, is_empty: counters.add(files=int(is_start), empty_files=int(is_empty)),
+                                    [start == 0, size == 0], [])  # fmt: skip
+        with tf.control_dependencies([count_file]):
+            windows = windows.map(lambda documents, cut: (tf.identity(documents), cut))
+
+        def count_cut(documents, cut):
+            count = tf.py_function(lambda n: counters.add(split_documents=int(n)), [tf.reduce_sum(tf.cast(cut, tf.int32))], [])
+            with tf.control_dependencies([count]):
+                return tf.identity(documents)
+
+        return windows.map(count_cut)
+
+    def read(position):
+        pieces = tf.data.Dataset.range(splits[position], splits[position + 1])
+        return pieces.flat_map(lambda index: read_piece(index).unbatch()).ragged_batch(window)
+
+    return read
+
+
+def document_dataset(
+    files: str | os.PathLike | list,
+    *,
+    file_format: str = "sentences",
+    seed: int = 0,
+    document_buffer: int = 1000,
+    max_document_sentences: int = 10_000,
+    counters: DataCounters | None = None,
+) -> tf.data.Dataset:
+    """Reads text files into a dataset of documents, each a 1-D tf.string tensor of sentences.
+
+    Formats:
+    - "sentences": the original BERT format (google-research/bert
+      `create_pretraining_data.py`): one sentence a line (stripped), a blank
+      line between documents.
+    - "paragraphs": plain prose; each file is one document, its paragraphs (blank-line
+      separated, lines joined) split into sentences by `split_sentences`.
+
+    The corpus is read range by range (see `corpus_ranges`), ranges in a new
+    order on each pass, and documents pass through a shuffle buffer of
+    `document_buffer` documents, deterministically for the seed. Bytes are
+    passed through as they are (invalid UTF-8 is handled by the tokenizing step).
+
+    Args:
+        files: a path, a glob (`"corpus/*.txt"`, `gs://` works), or a list of them.
+        file_format: "sentences" or "paragraphs".
+        seed: int. Seeds the range order and the document shuffle.
+        document_buffer: int. Documents held by the shuffle buffer.
+        max_document_sentences: int. Longest document, in sentences.
+        counters: optional `DataCounters`, updated while reading.
+
+    Returns:
+        `tf.data.Dataset` of tf.string tensors of shape `(sentences,)`.
+
+    Examples:
+
+    >>> documents = document_dataset("corpus/*.txt")  # doctest: +SKIP
+    >>> next(iter(documents))[:2]  # doctest: +SKIP
+    """
+    ranges = streaming_ranges(expand_files(files), file_format)
+    read = range_reader(ranges, max_document_sentences=max_document_sentences, counters=counters)
+    positions = tf.data.Dataset.range(len(ranges)).shuffle(len(ranges), seed=seed, reshuffle_each_iteration=True)
+    documents = positions.interleave(read, cycle_length=min(4, len(ranges)), num_parallel_calls=tf.data.AUTOTUNE,
+                                     deterministic=True).unbatch()  # fmt: skip
+    return documents.shuffle(document_buffer, seed=seed, reshuffle_each_iteration=True)
+
+
+def streaming_ranges(paths: list[str], file_format: str = "sentences", multiple_of: int = 1) -> list[CorpusRange]:
+    """The ranges of a streaming pass: at most `RANGE_BYTES` each, a multiple
+    of `multiple_of` of them (the input pipelines that share a pass)."""
+    total = sum(tf.io.gfile.stat(path).length for path in paths)
+    count = max(1, -(-total // RANGE_BYTES))
+    return corpus_ranges(paths, -(-count // multiple_of) * multiple_of, file_format)
+
+
+def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes: int) -> tf.data.Dataset:
+    """The documents of the original format that start in bytes `[start, end)`
+    of one file, in windows: `(documents, sentences)` and a flag per document
+    for the ones cut at `max_sentences`.
+
+    A document starts at offset 0 or after a blank line: it belongs to the
+    range that holds that blank line. The file is read from `start - 1` (the
+    line under way there is not ours) in blocks of `block_bytes`, till the
+    first blank line at or after `end`.
+    """
+    first = tf.maximum(start - 1, 0)
+    tail = (size - first) % block_bytes
+    last = tf.maximum(tail, 1)
+    blocks = tf.data.FixedLengthRecordDataset(path, block_bytes, header_bytes=first, footer_bytes=tail).concatenate(
+        tf.data.FixedLengthRecordDataset(path, last, header_bytes=size - last).take(tf.minimum(tail, 1))
+    )
+    blocks = blocks.concatenate(tf.data.Dataset.from_tensors(tf.constant("\n")))  # Ends the last line.
+
+    @tf.autograph.experimental.do_not_convert  # Traced as written: autograph would only slow this down.
+    def owned_lines(state, block):
+        """A block's lines: the stripped lines of our documents, "" for the blank lines between them."""
+        carry, offset, owner = state
+        parts = tf.strings.split(tf.strings.join([carry, block]), "\n")
+        lines = parts[:-1]
+        lengths = tf.cast(tf.strings.length(lines), tf.int64) + 1
+        offsets = offset + tf.cumsum(lengths, exclusive=True)
+        stripped = tf.strings.strip(lines)
+        blank = tf.equal(stripped, "") & (offsets >= start)  # Not the end of the line under way at `start`.
+        blank_offsets = tf.concat([[owner], tf.boolean_mask(offsets, blank)], axis=0)
+        owners = tf.gather(blank_offsets, tf.cumsum(tf.cast(blank, tf.int32), exclusive=True))
+        ours = tf.not_equal(stripped, "") & (owners >= start) & (owners < end)
+        kept = tf.boolean_mask(tf.where(ours, stripped, ""), ours | blank)
+        return (parts[-1], offset + tf.reduce_sum(lengths), blank_offsets[-1]), (kept, owner >= end)
+
+    owner = tf.where(start == 0, tf.constant(0, tf.int64), tf.constant(-1, tf.int64))
+    lines = blocks.scan((tf.constant(""), first, owner), owned_lines)
+    lines = lines.take_while(lambda kept, done: ~done).map(lambda kept, done: kept)
+    lines = lines.concatenate(tf.data.Dataset.from_tensors(tf.constant([""])))  # Ends the last document.
+
+    @tf.autograph.experimental.do_not_convert
+    def documents(carry, lines):
+        """Lines to documents, vector ops on a block; the open document (at most
+        `max_sentences` lines) is carried into the next block."""
+        lines = tf.concat([carry, lines], axis=0)
+        blank = tf.equal(lines, "")
+        document = tf.boolean_mask(tf.cumsum(tf.cast(blank, tf.int32), exclusive=True), ~blank)
+        lines = tf.boolean_mask(lines, ~blank)
+        open_document = tf.reduce_sum(tf.cast(blank, tf.int32))  # After the last blank line.
+        # Position of each line in its document, and the piece of `max_sentences` it falls in.
+        index = tf.range(tf.size(lines))
+        first_line = tf.math.unsorted_segment_min(index, document, open_document + 1)
+        piece = (index - tf.gather(first_line, document)) // max_sentences
+        last_piece = tf.math.unsorted_segment_max(piece, document, open_document + 1)
+        carried = (document == open_document) & (piece == tf.gather(last_piece, document))
+        new_row = tf.concat([[True], (document[1:] != document[:-1]) | (piece[1:] != piece[:-1])], axis=0)
+        row = tf.cumsum(tf.cast(new_row, tf.int32)) - 1
+        emitted = ~carried  # The carried lines are the last ones: the emitted rows are 0, 1, ...
+        rows = tf.RaggedTensor.from_value_rowids(tf.boolean_mask(lines, emitted), tf.cast(tf.boolean_mask(row, emitted), tf.int64))
+        cut = tf.boolean_mask(piece < tf.gather(last_piece, document), new_row & emitted)
+        return tf.boolean_mask(lines, carried), (rows, cut)
+
+    return lines.scan(tf.zeros([0], tf.string), documents)
+
+
+def _paragraph_documents(path, owned, max_sentences: int) -> tf.data.Dataset:
+    """A file of plain prose as one document (cut every `max_sentences`
+    sentences), if `owned` (its start is in the range)."""
+
+    def generate(path: bytes, owned: bool):
+        if owned:
+            for document, cut in read_paragraphs(path.decode(), max_sentences):
+                yield np.array(document, dtype=object), cut
+
+    spec = (tf.TensorSpec([None], tf.string), tf.TensorSpec([], tf.bool))
+    return tf.data.Dataset.from_generator(generate, output_signature=spec, args=(path, owned)).ragged_batch(64)
+
+
+def read_paragraphs(path: str, max_sentences: int):
+    """Plain prose: a file is a document; its paragraphs (blank-line separated,
+    lines joined) are split into sentences. Yields (sentences, was_cut)."""
+    document, paragraph = [], []
+
+    def flush():
+        text = b" ".join(paragraph).decode("utf-8", "surrogateescape")
+        document.extend(s.encode("utf-8", "surrogateescape") for s in split_sentences(text))
+        paragraph.clear()
+
+    with tf.io.gfile.GFile(path, "rb") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                paragraph.append(line)
+            elif paragraph:
+                flush()
+            if len(document) >= max_sentences:
+                yield document, True
+                document = []
+    if paragraph:
+        flush()
+    if document:
+        yield document, False

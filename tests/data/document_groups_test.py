@@ -1,0 +1,77 @@
+"""Grouping and its seeds: every document once per pass, shuffled anew each
+pass and the same for the same seed; and the same pairs whichever way the
+data goes (one reader or a share per worker, a stream or shards)."""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from keras_bert3.corpora import default_corpus_documents
+from keras_bert3.data.corpus_reader import corpus_ranges
+from keras_bert3.data.document_groups import corpus_groups
+from keras_bert3.data.paired_shards import prepare_pretraining_data
+from keras_bert3.data.pretraining_dataset import pretraining_dataset
+from tests.data.conftest import write_corpus_parts
+
+
+def decoded(groups):
+    return [[[s.decode() for s in document] for document in group.tolist()] for _, _, group, _ in groups.as_numpy_iterator()]
+
+
+def test_groups_hold_every_document_once_per_pass(tmp_path):
+    documents = default_corpus_documents()[:300]
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n\n".join("\n".join(d) for d in documents) + "\n")
+    groups = corpus_groups(corpus_ranges([str(path)], 3), 64, seed=4)
+    first, second = decoded(groups), decoded(groups)
+    sizes = [len(g) for g in first]
+    assert min(sizes) >= 1 and max(sizes) <= 64 and sum(sizes) == 300
+    for one_pass in (first, second):
+        assert sorted(map(tuple, (d for g in one_pass for d in g))) == sorted(map(tuple, documents))
+    assert first != second  # Each pass shuffles anew...
+    assert decoded(corpus_groups(corpus_ranges([str(path)], 3), 64, seed=4)) == first  # ...deterministically for the seed.
+    assert np.mean([d in documents[:150] for d in first[0]]) < 0.9  # Shuffled, not in file order.
+
+
+def pairs_of(dataset) -> list:
+    """The (token ids, segment ids, NSP label) of every example with its masks
+    undone (the original id put back at each masked position), sorted."""
+    rows = []
+    for x, y, weights in dataset.as_numpy_iterator():
+        token_ids = x["token_ids"].copy()
+        for row, (positions, ids, weight) in enumerate(zip(x["mask_positions"], y["mlm"], weights["mlm"])):
+            token_ids[row, positions[weight > 0]] = ids[weight > 0]
+        for ids, segment_ids, length, label in zip(token_ids, x["segment_ids"], x["padding_mask"].sum(1), y["nsp"]):
+            rows.append((tuple(ids[:length].tolist()), tuple(segment_ids[:length].tolist()), int(label)))
+    return sorted(rows)
+
+
+def test_the_same_seed_gives_the_same_pairs_whichever_way_the_data_goes(tmp_path, tokenizer, monkeypatch):
+    """A streaming pass read by one reader, read in two workers' shares, and the
+    shards of `prepare_pretraining_data` over the same four ranges hold the
+    same pairs (masks aside: the stream masks, the shards are unmasked)."""
+    import keras_bert3.data.corpus_reader as corpus_reader
+
+    files = write_corpus_parts(tmp_path, 2)
+    size = sum(os.path.getsize(tmp_path / f"part{k}.txt") for k in range(2))
+    monkeypatch.setattr(corpus_reader, "RANGE_BYTES", size // 4 + 1)  # Four ranges for a streaming pass.
+    options = dict(sequence_length=64, max_predictions_per_seq=8, batch_size=64, seed=5)
+    stream = pairs_of(pretraining_dataset(files, tokenizer, **options))
+
+    shares = []
+    for index in range(2):
+        context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=index, num_replicas_in_sync=2)
+        shares += pairs_of(pretraining_dataset(files, tokenizer, input_context=context, **options))
+    assert sorted(shares) == stream and len(stream) > 1000
+
+    prepare_pretraining_data(files, tokenizer, str(tmp_path / "shards"), num_shards=4, sequence_length=64, seed=5,
+                             workers=1, verbose=False)  # fmt: skip
+    records = tf.data.TFRecordDataset(sorted(str(p) for p in (tmp_path / "shards").glob("*.tfrecord")))
+    features = {"input_ids": tf.io.RaggedFeature(tf.int64), "segment_ids": tf.io.RaggedFeature(tf.int64),
+                "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64)}  # fmt: skip
+    shards = []
+    for record in records.batch(256).map(lambda r: tf.io.parse_example(r, features)).as_numpy_iterator():
+        for ids, segments, label in zip(record["input_ids"], record["segment_ids"], record["next_sentence_labels"]):
+            shards.append((tuple(ids.tolist()), tuple(segments.tolist()), int(label[0])))
+    assert sorted(shards) == stream
