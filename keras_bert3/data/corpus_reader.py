@@ -145,17 +145,13 @@ def document_dataset(
 ) -> tf.data.Dataset:
     """Reads text files into a dataset of documents, each a 1-D tf.string tensor of sentences.
 
-    Formats:
-    - "sentences": the original BERT format (google-research/bert
-      `create_pretraining_data.py`): one sentence a line (stripped), a blank
-      line between documents.
-    - "paragraphs": plain prose; each file is one document, its paragraphs (blank-line
-      separated, lines joined) split into sentences by `split_sentences`.
-
-    The corpus is read range by range (see `corpus_ranges`), ranges in a new
-    order on each pass, and documents pass through a shuffle buffer of
-    `document_buffer` documents, deterministically for the seed. Bytes are
-    passed through as they are (invalid UTF-8 is handled by the tokenizing step).
+    Formats: "sentences", the original BERT format (google-research/bert
+    `create_pretraining_data.py`: one sentence a line, a blank line between
+    documents); "paragraphs", plain prose (a file is a document, its
+    paragraphs split into sentences by `split_sentences`). Ranges are read in
+    a new order each pass, documents shuffled in a buffer of `document_buffer`,
+    deterministically for the seed. Bytes pass as they are (invalid UTF-8 is
+    handled by the tokenizing step).
 
     Args:
         files: a path, a glob (`"corpus/*.txt"`, `gs://` works), or a list of them.
@@ -191,13 +187,10 @@ def streaming_ranges(paths: list[str], file_format: str = "sentences", multiple_
 
 def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes: int) -> tf.data.Dataset:
     """The documents of the original format that start in bytes `[start, end)`
-    of one file, in windows: `(documents, sentences)` and a flag per document
-    for the ones cut at `max_sentences`.
-
-    A document starts at offset 0 or after a blank line: it belongs to the
-    range that holds that blank line. The file is read from `start - 1` (the
-    line under way there is not ours) in blocks of `block_bytes`, till the
-    first blank line at or after `end`.
+    of one file (at offset 0, or at a blank line in the range), in blocks:
+    `(documents, sentences)` and a flag per document cut at `max_sentences`.
+    The file is read from `start - 1` (the line under way there is not ours),
+    `block_bytes` at a time, till the first blank line at or after `end`.
     """
     first = tf.maximum(start - 1, 0)
     tail = (size - first) % block_bytes

@@ -26,8 +26,7 @@ class DocumentGroupPairer:
 
     NSP balance: the original makes every chunk of a single sentence a
     random-next pair (it has no continuation), so corpora of short documents
-    get fewer than 50% true continuations (44% on the embedded corpus and on
-    the installed packages' docstrings). With `balanced_nsp=True` the chunks of
+    get fewer than 50% true continuations. With `balanced_nsp=True` the chunks of
     two or more sentences are true continuations with the probability that
     makes each step's labels 50/50 in expectation (at most 1); where that is
     not enough, forced random-next pairs are dropped at random until the group

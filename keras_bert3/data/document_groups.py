@@ -29,11 +29,10 @@ def corpus_groups(
     """The groups of documents of `ranges`: `(position, end, group, group_seed)`
     with `group` a tf.string `tf.RaggedTensor` `(documents, sentences)`.
 
-    Ranges are read `cycle_length` at a time (in parallel), in a new order on
-    every pass; with `in_order`, one at a time in position order, each range's
-    groups followed by one empty group with `end` True (so that a range
-    without documents shows too). Every seed comes from `range_seeds`, so a
-    range's groups are the same in any order and any share.
+    Ranges are read `cycle_length` at a time, in a new order each pass; with
+    `in_order`, one at a time in position order, each range's groups followed
+    by an empty group with `end` True. Every seed comes from `range_seeds`, so
+    a range's groups are the same in any order and any share.
 
     Args:
         ranges: the corpus's `CorpusRange`s.

@@ -50,8 +50,7 @@ def default_num_shards(total_bytes: int) -> int:
 
 def default_workers() -> int:
     """One process per 8 cores: each process's `tf.data` already pairs on all
-    cores; more processes help where its Python parts (reading lines, writing
-    records) would bind. (Measured: 1 and 2 processes equal on 2 cores.)"""
+    cores; more processes help where its Python parts (writing records) would bind."""
     return max(1, len(os.sched_getaffinity(0)) // 8)
 
 
@@ -73,17 +72,13 @@ def prepare_pretraining_data(
 ) -> list[str]:
     """Pairs a corpus into `num_shards` TFRecord shards, `workers` processes at once.
 
-    Each shard holds the pairs of one byte range of the corpus, made by the
-    stages `pretraining_dataset` streams through (documents shuffled in
-    windows, paired within groups of `pairing_group`) with the seeds of its
-    first pass (see `pipeline_seeds`): the shards are the same whatever the
-    number of workers, and hold the pairs of a streaming pass over the same ranges. Records: `input_ids`,
-    `segment_ids` (unpadded) and `next_sentence_labels`. `prepared.json` records
-    the settings and the tokenizer's fingerprint, which `read_paired_shards` checks.
-
-    Rerunning the same command after a kill keeps the finished shards and builds
-    the others (half-written `.partial` files are deleted and rebuilt); other
-    settings in a directory that holds shards are refused.
+    Each shard holds the pairs of one byte range, made by the stages
+    `pretraining_dataset` streams through, with the seeds of its first pass:
+    the same shards whatever the number of workers. Records: `input_ids`,
+    `segment_ids` (unpadded), `next_sentence_labels`. `prepared.json` holds
+    the settings and the tokenizer's fingerprint (`read_paired_shards` checks
+    them). Rerun after a kill, the same command keeps the finished shards and
+    builds the rest; other settings in a directory of shards are refused.
 
     Args:
         files: a path, glob or list of them (see `document_dataset`).

@@ -42,26 +42,14 @@ def pretraining_dataset(
 ) -> tf.data.Dataset:
     """BERT pretraining batches from raw documents, streamed, with dynamic masking.
 
-    Reproduces google-research/bert `create_pretraining_data.py`: NSP pairs as
-    `DocumentGroupPairer` (label 0 = B is the true continuation, 1 = B is random,
-    as the original; 50% true continuations on any corpus unless
-    `balanced_nsp=False`) and 80/10/10 masks as `MlmMasker`. Unlike the original,
-    nothing is held in memory but bounded buffers (documents, a group of
-    documents to draw random next segments from, examples), and masks are drawn
-    inside `tf.data` afresh on every pass over the dataset (dynamic masking,
-    Liu et al. 2019). For the original's static masks, see `write_pretraining_shards`.
-
-    Pipeline (the stages of `keras_bert3.data`), TensorFlow ops throughout (no
-    Python on the way but the "paragraphs" format's sentence splitting), so it
-    runs on every core: the corpus cut into byte ranges of at most 64 MB
-    (`streaming_ranges`), read a few at a time (`range_reader`) -> documents
-    shuffled in windows and dealt into groups of `pairing_group`
-    (`corpus_groups`) -> each group tokenized and paired, groups in parallel
-    (`paired_examples`) -> example shuffle -> batch -> masks (`masked_batches`).
-    Deterministic for `seed`: the k-th pass over the dataset is the same for the
-    same seed, and each pass has new pairs and new masks. The first pass pairs
-    a range as `prepare_pretraining_data` pairs it into a shard, for the same
-    seed and the same ranges.
+    Reproduces google-research/bert `create_pretraining_data.py` (NSP pairs as
+    `DocumentGroupPairer`, 80/10/10 masks as `MlmMasker`) with bounded memory
+    and masks drawn afresh on every pass (dynamic masking, Liu et al. 2019).
+    The stages of `keras_bert3.data`, TensorFlow ops throughout: byte ranges
+    of at most 64 MB read a few at a time -> groups -> pairs -> example shuffle
+    -> batch -> masks. The k-th pass is the same for the same seed; each pass
+    has new pairs and masks; the first pass pairs a range as
+    `prepare_pretraining_data` pairs it into a shard.
 
     Args:
         files: path, glob or list of them (see `document_dataset`), or a
@@ -90,10 +78,9 @@ def pretraining_dataset(
             Raises if the workers see different files. (A dataset of documents
             is sharded by documents.)
         data_service: optional "host:port" of a `tf.data` service dispatcher:
-            the pipeline runs on its workers, which share out the files (see
-            `served_by_data_service`, which shares out the byte ranges; its random draws take in each worker's
-            clock, so it is not reproducible; no `counters`, the "sentences"
-            format only). Files must be paths the workers can read.
+            the pipeline runs on its workers, which share out the byte ranges
+            (see `served_by_data_service`; not reproducible, no `counters`, the
+            "sentences" format only). Files must be paths the workers can read.
 
     Returns:
         `tf.data.Dataset` of `(x, y, sample_weight)`: x = {"token_ids", "segment_ids",

@@ -224,7 +224,7 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
             )
         if not _is_prepared(corpus):
             from keras_bert3.data.corpus_reader import expand_files
-            from keras_bert3.data.text_file_check import check_text_files
+            from keras_bert3.training.text_file_check import check_text_files
 
             check_text_files(expand_files(corpus))  # Before the vocabulary is learnt on it.
         tokenizer = _tokenizer(config, corpus)
