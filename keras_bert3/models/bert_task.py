@@ -315,14 +315,17 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
             kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), PrecompileTrainSteps(specs)]
         return super().fit(dataset, epochs=epochs, validation_data=validation_data, shuffle=False, **kwargs)
 
-    def batches(self, x, y=None, sample_weight=None, **options):
+    def batches(self, x, y=None, sample_weight=None, *, fill_rows: bool = True, **options):
         """The task's `tf.data` pipeline (`_dataset`) for raw inputs; None for
-        packed inputs and datasets of packed batches, which Keras takes as they are."""
+        packed inputs and datasets of packed batches, which Keras takes as they are.
+        With fixed shapes, batches are padded to a length bucket and, if
+        `fill_rows`, to `batch_size` rows (empty ones)."""
         if x is None or is_packed(x) or (is_dataset(x) and yields_packed(x)):
             return None
         dataset = self._dataset(x, y, sample_weight, **options)
         if self.fixed_shapes:
-            dataset = fixed_shape_batches(dataset, batch_size=options.get("batch_size") or 32, buckets=self.length_buckets)
+            rows = (options.get("batch_size") or 32) if fill_rows else None
+            dataset = fixed_shape_batches(dataset, batch_size=rows, buckets=self.length_buckets)
         return dataset
 
     @property
@@ -370,7 +373,8 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         """
         check_task_input(self, x, "predict")
         if is_packed(x) or is_dataset(x):
-            batches = self.batches(x, batch_size=batch_size, bucket=False)  # None unless texts.
+            # Rows are not filled: a prediction per text, whatever the dataset's batches.
+            batches = self.batches(x, batch_size=batch_size, bucket=False, fill_rows=False)  # None unless texts.
             return super().predict(x if batches is None else batches, batch_size=batch_size, **kwargs)
         chunks = [
             self._predictions(self.predict_in_length_order(packed, batch_size), examples)

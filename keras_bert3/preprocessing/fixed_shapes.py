@@ -78,10 +78,10 @@ def bucket_width(width, buckets: tuple[int, ...]):
     return tf.where(chosen == 2**30, width, chosen)
 
 
-def fixed_shape_batches(dataset: tf.data.Dataset, *, batch_size: int, buckets: tuple[int, ...]) -> tf.data.Dataset:
+def fixed_shape_batches(dataset: tf.data.Dataset, *, batch_size: int | None, buckets: tuple[int, ...]) -> tf.data.Dataset:
     """Batches `inputs`, `(inputs, targets)` or `(inputs, targets,
     sample_weight)` of a task's pipeline, each padded to `batch_size` rows
-    (empty rows) and to the smallest bucket at least its length.
+    (empty rows; None: rows as they are) and to the smallest bucket at least its length.
 
     `inputs` and per-token targets (rank 2: `(batch, length)`) are padded
     along the length, inputs with 0 and targets with -100; per-example
@@ -95,7 +95,7 @@ def fixed_shape_batches(dataset: tf.data.Dataset, *, batch_size: int, buckets: t
         inputs, rest = element[0], element[1:]
         width = tf.shape(inputs["padding_mask"])[1]
         target_width = bucket_width(width, buckets)
-        rows = batch_size - tf.shape(inputs["padding_mask"])[0]
+        rows = 0 if batch_size is None else batch_size - tf.shape(inputs["padding_mask"])[0]
 
         def padded(tensor, value):
             paddings = [[0, rows]] + ([[0, target_width - width]] if tensor.shape.rank >= 2 else [])

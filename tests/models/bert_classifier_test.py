@@ -57,6 +57,19 @@ def test_fit_on_a_dataset_of_strings(tokenizer, topics):
     assert np.isfinite(classifier.evaluate(batched, verbose=0, return_dict=True)["loss"])
 
 
+def test_predict_on_a_dataset_of_texts_gives_a_row_per_text(tokenizer, topics):
+    """Batches of 5 texts (and a last one of 3), with the steps compiled
+    (fixed shapes where XLA runs them): 13 rows, those of the list."""
+    classifier = tiny_classifier(tokenizer, num_classes=6, sequence_length=16)
+    classifier.compile()
+    texts = topics["train_texts"][:13]
+    expected = classifier.predict(texts, verbose=0)
+    for dataset in (tf.data.Dataset.from_tensor_slices(texts).batch(5), tf.data.Dataset.from_tensor_slices(texts)):
+        logits = classifier.predict(dataset, batch_size=4, verbose=0)
+        assert logits.shape == (13, 6)
+        np.testing.assert_allclose(logits, expected, atol=1e-5)
+
+
 def test_sentence_pairs(tokenizer, topics):
     classifier = tiny_classifier(tokenizer, num_classes=2, sequence_length=16, sentence_pairs=True)
     first, second = topics["train_texts"][:12], topics["train_texts"][12:24]
