@@ -16,10 +16,10 @@ from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.data.sentence_splitter import split_sentences
 
 FILE_FORMATS = ("sentences", "paragraphs")
-# Bytes read at once.
-BLOCK_BYTES = 4 << 20
-# Documents shuffled together and dealt into pairing groups (see `document_groups`).
-WINDOW_DOCUMENTS = 4096
+# Bytes read at once: the documents that end in a block make a block of documents.
+BLOCK_BYTES = 1 << 20
+# Blocks of documents shuffled together and dealt into pairing groups (see `document_groups`).
+WINDOW_BLOCKS = 4
 # A streaming pass cuts the corpus into ranges of at most this many bytes.
 RANGE_BYTES = 64 << 20
 
@@ -88,11 +88,13 @@ def range_pieces(corpus_range: CorpusRange) -> list[tuple[str, int, int, int]]:
 
 
 def range_reader(ranges: list[CorpusRange], *, max_document_sentences: int = 10_000, counters: DataCounters | None = None,
-                 window: int = WINDOW_DOCUMENTS, block_bytes: int = BLOCK_BYTES):  # fmt: skip
+                 window: int = WINDOW_BLOCKS, block_bytes: int = BLOCK_BYTES):  # fmt: skip
     """A function `read(position)` that gives the documents of
-    `ranges[position]` in windows of `window` documents (the last one
-    smaller): a `tf.data.Dataset` of tf.string `tf.RaggedTensor`s
-    `(documents, sentences)`, in file order. TensorFlow ops alone for the
+    `ranges[position]` in windows of `window` blocks (a block: the documents
+    that end in `block_bytes` of a file): a `tf.data.Dataset` of tf.string
+    `tf.RaggedTensor`s `(documents, sentences)`, in file order. Blocks, not
+    single documents, pass between `tf.data`'s stages: per-element hand-offs
+    would cost more than the work. TensorFlow ops alone for the
     "sentences" format (so `tf.data` service workers can run it); "paragraphs"
     splits sentences in Python.
 
@@ -129,7 +131,7 @@ def range_reader(ranges: list[CorpusRange], *, max_document_sentences: int = 10_
 
     def read(position):
         pieces = tf.data.Dataset.range(splits[position], splits[position + 1])
-        return pieces.flat_map(lambda index: read_piece(index).unbatch()).ragged_batch(window)
+        return pieces.flat_map(read_piece).ragged_batch(window).map(lambda blocks: blocks.merge_dims(0, 1))
 
     return read
 

@@ -5,7 +5,7 @@ each group with its own seed."""
 
 import tensorflow as tf
 
-from keras_bert3.data.corpus_reader import WINDOW_DOCUMENTS
+from keras_bert3.data.corpus_reader import WINDOW_BLOCKS
 from keras_bert3.data.corpus_reader import CorpusRange
 from keras_bert3.data.corpus_reader import range_reader
 from keras_bert3.data.data_counters import DataCounters
@@ -21,7 +21,7 @@ def corpus_groups(
     select=None,
     in_order: bool = False,
     cycle_length: int = 4,
-    window: int = WINDOW_DOCUMENTS,
+    window: int = WINDOW_BLOCKS,
     max_document_sentences: int = 10_000,
     counters: DataCounters | None = None,
     reproducible: bool = True,
@@ -42,7 +42,7 @@ def corpus_groups(
             ranges to the ones to read (a worker's share, claimed ranges).
         in_order: bool. One range at a time, in order, with end markers.
         cycle_length: int. Ranges read at once.
-        window: int. Documents shuffled together before they are dealt.
+        window: int. Blocks of documents shuffled together before they are dealt.
         max_document_sentences, counters: see `range_reader`.
         reproducible: bool. False: the seeds take in the clock (see `seed_stream`).
 
