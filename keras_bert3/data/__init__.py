@@ -13,7 +13,7 @@ takes, in four stages, each one module:
 
 Every random draw is seeded by its place (range, window, group; batch) from
 one scheme (`pipeline_seeds`), so the same seed gives the same pairs whichever
-way the data goes. The entry points compose the same stages and differ only
+worker, process or Beam element reads a range. The entry points compose the same stages and differ only
 where the stream ends:
 
 - `pretraining_dataset`: streamed to `fit` (each worker reads its share of the

@@ -31,8 +31,9 @@ def corpus_groups(
 
     Ranges are read `cycle_length` at a time, in a new order each pass; with
     `in_order`, one at a time in position order, each range's groups followed
-    by an empty group with `end` True. Every seed comes from `range_seeds`, so
-    a range's groups are the same in any order and any share.
+    by an empty group with `end` True, seeded the same in every process and
+    pass (shards). Every seed comes from `range_seeds`, so a range's groups
+    are the same in any order and any share.
 
     Args:
         ranges: the corpus's `CorpusRange`s.
@@ -50,7 +51,7 @@ def corpus_groups(
     >>> groups = corpus_groups(corpus_ranges(expand_files("corpus/*.txt"), 4), 256, seed=0)  # doctest: +SKIP
     """
     read = range_reader(ranges, max_document_sentences=max_document_sentences, counters=counters, window=window)
-    positions = range_seeds(len(ranges), seed, reproducible=reproducible)
+    positions = range_seeds(len(ranges), seed, every_pass=not in_order, reproducible=reproducible)
     positions = select(positions) if select is not None else positions
     no_documents = tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.string), tf.zeros([1], tf.int64))
 

@@ -1,8 +1,9 @@
 """The one seeding scheme of the pretraining pipeline. Every random draw is a
-stateless op; its seed is the pass's seed for a position in the corpus (a
-range), folded with the draw's place in it (window, group), or the pass's seed
-for a batch. So a range gives the same pairs whichever worker, process or
-Beam element makes it, in whatever order, and each pass draws anew."""
+stateless op; its seed is a range's seed folded with the draw's place in it
+(window, group), or the pass's seed for a batch. A range's seed depends on its
+position alone: for a stream, the pass's; for shards, the seed's. So a range
+gives the same pairs whichever worker, process or Beam element makes it, in
+whatever order, and each streaming pass draws anew."""
 
 import tensorflow as tf
 
@@ -33,16 +34,22 @@ def seed_stream(seed: int, *, reproducible: bool = True) -> tf.data.Dataset:
     return seeds.map(with_clock)
 
 
-def range_seeds(count: int, seed: int, *, reproducible: bool = True) -> tf.data.Dataset:
+def range_seeds(count: int, seed: int, *, every_pass: bool = True, reproducible: bool = True) -> tf.data.Dataset:
     """`(position, seed)` for the `count` ranges of a corpus, in position
     order: range `position` takes the `position`-th seed of the pass's
-    `seed_stream`, whichever share of the ranges a reader keeps after this.
+    `seed_stream` (new each pass, and dependent on TensorFlow's global seed,
+    as every seeded `tf.data` op), whichever share of the ranges a reader keeps
+    after this; or, if not `every_pass`, `seed` folded with `position`, the same
+    in every process (shards).
 
     Example:
     >>> [int(p) for p, _ in range_seeds(3, 0)]
     [0, 1, 2]
     """
-    return tf.data.Dataset.zip(tf.data.Dataset.range(count), seed_stream(seed, reproducible=reproducible))
+    positions = tf.data.Dataset.range(count)
+    if not every_pass:
+        return positions.map(lambda position: (position, fold_seed(tf.constant([seed, 0], tf.int64), position)))
+    return tf.data.Dataset.zip(positions, seed_stream(seed, reproducible=reproducible))
 
 
 def fold_seed(seed, *places) -> tf.Tensor:

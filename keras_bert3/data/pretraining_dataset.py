@@ -48,8 +48,7 @@ def pretraining_dataset(
     The stages of `keras_bert3.data`, TensorFlow ops throughout: byte ranges
     of at most 64 MB read a few at a time -> groups -> pairs -> example shuffle
     -> batch -> masks. The k-th pass is the same for the same seed; each pass
-    has new pairs and masks; the first pass pairs a range as
-    `prepare_pretraining_data` pairs it into a shard.
+    has new pairs and masks; workers' shares of a pass hold its pairs.
 
     Args:
         files: path, glob or list of them (see `document_dataset`), or a

@@ -81,7 +81,8 @@ def bucket_width(width, buckets: tuple[int, ...]):
 def fixed_shape_batches(dataset: tf.data.Dataset, *, batch_size: int | None, buckets: tuple[int, ...]) -> tf.data.Dataset:
     """Batches `inputs`, `(inputs, targets)` or `(inputs, targets,
     sample_weight)` of a task's pipeline, each padded to `batch_size` rows
-    (empty rows; None: rows as they are) and to the smallest bucket at least its length.
+    (empty rows; a larger batch to a multiple of `batch_size`; None: rows as
+    they are) and to the smallest bucket at least its length.
 
     `inputs` and per-token targets (rank 2: `(batch, length)`) are padded
     along the length, inputs with 0 and targets with -100; per-example
@@ -95,13 +96,14 @@ def fixed_shape_batches(dataset: tf.data.Dataset, *, batch_size: int | None, buc
         inputs, rest = element[0], element[1:]
         width = tf.shape(inputs["padding_mask"])[1]
         target_width = bucket_width(width, buckets)
-        rows = 0 if batch_size is None else batch_size - tf.shape(inputs["padding_mask"])[0]
+        # Up to `batch_size` rows, or its next multiple for a larger batch (a dataset batched by its user).
+        rows = 0 if batch_size is None else -tf.shape(inputs["padding_mask"])[0] % batch_size
 
         def padded(tensor, value):
             paddings = [[0, rows]] + ([[0, target_width - width]] if tensor.shape.rank >= 2 else [])
             paddings += [[0, 0]] * (tensor.shape.rank - len(paddings))
             result = tf.pad(tensor, paddings, constant_values=tf.cast(value, tensor.dtype))
-            return tf.ensure_shape(result, [batch_size] + [None] * (tensor.shape.rank - 1))
+            return tf.ensure_shape(result, [None] * tensor.shape.rank)
 
         inputs = {name: padded(value, 0) for name, value in inputs.items()}
         rest = tf.nest.map_structure(lambda t: padded(t, IGNORED_LABEL if t.shape.rank >= 2 else 0), rest)

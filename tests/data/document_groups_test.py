@@ -1,6 +1,6 @@
 """Grouping and its seeds: every document once per pass, shuffled anew each
-pass and the same for the same seed; and the same pairs whichever way the
-data goes (one reader or a share per worker, a stream or shards)."""
+pass and the same for the same seed; and the same pairs whether one reader
+or two workers read a pass (shards: tests/data/paired_shards_test.py)."""
 
 import os
 
@@ -10,7 +10,6 @@ import tensorflow as tf
 from keras_bert3.corpora import default_corpus_documents
 from keras_bert3.data.corpus_reader import corpus_ranges
 from keras_bert3.data.document_groups import corpus_groups
-from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from tests.data.conftest import write_corpus_parts
 
@@ -47,10 +46,9 @@ def pairs_of(dataset) -> list:
     return sorted(rows)
 
 
-def test_the_same_seed_gives_the_same_pairs_whichever_way_the_data_goes(tmp_path, tokenizer, monkeypatch):
-    """A streaming pass read by one reader, read in two workers' shares, and the
-    shards of `prepare_pretraining_data` over the same four ranges hold the
-    same pairs (masks aside: the stream masks, the shards are unmasked)."""
+def test_workers_shares_of_a_pass_hold_its_pairs(tmp_path, tokenizer, monkeypatch):
+    """A streaming pass read by one reader and read in two workers' shares
+    (over the same four ranges) holds the same pairs, masks aside."""
     import keras_bert3.data.corpus_reader as corpus_reader
 
     files = write_corpus_parts(tmp_path, 2)
@@ -58,20 +56,8 @@ def test_the_same_seed_gives_the_same_pairs_whichever_way_the_data_goes(tmp_path
     monkeypatch.setattr(corpus_reader, "RANGE_BYTES", size // 4 + 1)  # Four ranges for a streaming pass.
     options = dict(sequence_length=64, max_predictions_per_seq=8, batch_size=64, seed=5)
     stream = pairs_of(pretraining_dataset(files, tokenizer, **options))
-
     shares = []
     for index in range(2):
         context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=index, num_replicas_in_sync=2)
         shares += pairs_of(pretraining_dataset(files, tokenizer, input_context=context, **options))
     assert sorted(shares) == stream and len(stream) > 1000
-
-    prepare_pretraining_data(files, tokenizer, str(tmp_path / "shards"), num_shards=4, sequence_length=64, seed=5,
-                             workers=1, verbose=False)  # fmt: skip
-    records = tf.data.TFRecordDataset(sorted(str(p) for p in (tmp_path / "shards").glob("*.tfrecord")))
-    features = {"input_ids": tf.io.RaggedFeature(tf.int64), "segment_ids": tf.io.RaggedFeature(tf.int64),
-                "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64)}  # fmt: skip
-    shards = []
-    for record in records.batch(256).map(lambda r: tf.io.parse_example(r, features)).as_numpy_iterator():
-        for ids, segments, label in zip(record["input_ids"], record["segment_ids"], record["next_sentence_labels"]):
-            shards.append((tuple(ids.tolist()), tuple(segments.tolist()), int(label[0])))
-    assert sorted(shards) == stream

@@ -62,6 +62,19 @@ def run_workers(tokenizer_dir, tmp_path, environments) -> list[list[collections.
     return results
 
 
+def share_in_this_process(corpus, tokenizer_dir, index) -> collections.Counter:
+    """Worker `index` of two's streaming share, read here, seeded as `worker_examples` seeds."""
+    from keras_bert3.data.pretraining_dataset import pretraining_dataset
+    from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+    from tests.distribution.worker_examples import BATCH
+    from tests.distribution.worker_examples import example_hashes
+
+    keras.utils.set_random_seed(0)
+    context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=index, num_replicas_in_sync=2)
+    dataset = pretraining_dataset(corpus, BertTokenizer.from_preset(tokenizer_dir), batch_size=BATCH, input_context=context)
+    return collections.Counter(hash for batch in dataset.as_numpy_iterator() for hash in example_hashes(*batch))
+
+
 def two_worker_environments():
     if keras.backend.backend() == "tensorflow":
         workers = [f"localhost:{free_port()}", f"localhost:{free_port()}"]
@@ -75,18 +88,17 @@ def two_worker_environments():
 @pytest.mark.slow
 def test_two_workers_read_their_own_share(tmp_path, corpus, prepared):
     """Prepared shards: the two workers' examples together are a one-process
-    pass, each example once. Streaming text: each worker's stream is the
-    one-process stream of its half of the files (not sharded again by
+    pass, each example once. Streaming text: each worker's stream is its share
+    of the corpus's ranges as one process reads it (not sharded again by
     tf.distribute, not the whole corpus). Then workers given different files are refused."""
     paths = sorted(tf.io.gfile.glob(corpus))
-    alone = {"strategy": "none", "data": [prepared, ",".join(paths[0::2]), ",".join(paths[1::2])]}
+    alone = {"strategy": "none", "data": [prepared]}
     # Last, a corpus glob that differs between the workers (one misses a file): refused on both.
     differing = [corpus, ",".join(paths[:3])]
     workers = [dict(environment, data=[prepared, corpus, differing[index]], fails_with="The workers see different files")
                for index, environment in enumerate(two_worker_environments())]  # fmt: skip
-    (single, alone_first, alone_second), (shards_first, first), (shards_second, second) = run_workers(
-        prepared, tmp_path, [alone] + workers
-    )
+    ((single,), (shards_first, first), (shards_second, second)) = run_workers(prepared, tmp_path, [alone] + workers)
+    alone_first, alone_second = (share_in_this_process(corpus, prepared, index) for index in range(2))
     assert sum(shards_first.values()) > 0 and sum(shards_second.values()) > 0
     assert shards_first + shards_second == single  # Every example once: none missing, none twice.
     assert sum(first.values()) > 0 and first == alone_first

@@ -57,6 +57,18 @@ def test_fit_on_a_dataset_of_strings(tokenizer, topics):
     assert np.isfinite(classifier.evaluate(batched, verbose=0, return_dict=True)["loss"])
 
 
+def test_batches_of_a_dataset_larger_than_batch_size(tokenizer, topics):
+    """A dataset batched by its user in 20s, `batch_size` 8: the same loss as
+    the texts batched by the task, steps compiled or not."""
+    classifier = tiny_classifier(tokenizer, num_classes=6, sequence_length=16)
+    classifier.compile()
+    texts, labels = topics["train_texts"][:33], np.array(topics["train_labels"][:33])
+    expected = classifier.evaluate(texts, labels, batch_size=8, verbose=0, return_dict=True)["loss"]
+    batched = tf.data.Dataset.from_tensor_slices((texts, labels)).batch(20)
+    loss = classifier.evaluate(batched, batch_size=8, verbose=0, return_dict=True)["loss"]
+    np.testing.assert_allclose(loss, expected, rtol=1e-5)
+
+
 def test_predict_on_a_dataset_of_texts_gives_a_row_per_text(tokenizer, topics):
     """Batches of 5 texts (and a last one of 3), with the steps compiled
     (fixed shapes where XLA runs them): 13 rows, those of the list."""
