@@ -195,6 +195,8 @@ def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes:
     `block_bytes` at a time, till the first blank line at or after `end`.
     """
     first = tf.maximum(start - 1, 0)
+    # A small range (a shard's) is read in one block of its size and a margin, not in `block_bytes`.
+    block_bytes = tf.minimum(tf.constant(block_bytes, tf.int64), end - first + 65536)
     tail = (size - first) % block_bytes
     last = tf.maximum(tail, 1)
     blocks = tf.data.FixedLengthRecordDataset(path, block_bytes, header_bytes=first, footer_bytes=tail).concatenate(
