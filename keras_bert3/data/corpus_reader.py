@@ -179,11 +179,12 @@ def document_dataset(
     return documents.shuffle(document_buffer, seed=seed, reshuffle_each_iteration=True)
 
 
-def streaming_ranges(paths: list[str], file_format: str = "sentences", multiple_of: int = 1) -> list[CorpusRange]:
-    """The ranges of a streaming pass: at most `RANGE_BYTES` each, a multiple
+def streaming_ranges(paths: list[str], file_format: str = "sentences", multiple_of: int = 1, *,
+                     range_bytes: int = RANGE_BYTES) -> list[CorpusRange]:  # fmt: skip
+    """The ranges of a streaming pass: at most `range_bytes` each, a multiple
     of `multiple_of` of them (the input pipelines that share a pass)."""
     total = sum(tf.io.gfile.stat(path).length for path in paths)
-    count = max(1, -(-total // RANGE_BYTES))
+    count = max(1, -(-total // range_bytes))
     return corpus_ranges(paths, -(-count // multiple_of) * multiple_of, file_format)
 
 

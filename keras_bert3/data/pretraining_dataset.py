@@ -4,6 +4,7 @@ import os
 
 import tensorflow as tf
 
+from keras_bert3.data.corpus_reader import RANGE_BYTES
 from keras_bert3.data.corpus_reader import expand_files
 from keras_bert3.data.corpus_reader import streaming_ranges
 from keras_bert3.data.data_counters import DataCounters
@@ -36,6 +37,7 @@ def pretraining_dataset(
     pairing_group: int = 256,
     example_buffer: int = 4096,
     drop_remainder: bool = False,
+    range_bytes: int = RANGE_BYTES,
     counters: DataCounters | None = None,
     input_context: tf.distribute.InputContext | None = None,
     data_service: str | None = None,
@@ -68,6 +70,7 @@ def pretraining_dataset(
         file_format: see `document_dataset`.
         example_buffer: int. Examples held by the shuffle buffer.
         drop_remainder: bool. Drop the last partial batch.
+        range_bytes: int. Most bytes of a range, the unit that workers share out.
         counters: optional `DataCounters`, to read what was skipped and made (and
             to log the skips at the end of each pass).
         input_context: optional `tf.distribute.InputContext` (as
@@ -124,7 +127,7 @@ def pretraining_dataset(
         count, index = (1, 0) if input_context is None else (input_context.num_input_pipelines, input_context.input_pipeline_id)
         if count > 1:
             check_same_on_workers(paths)
-        ranges = streaming_ranges(paths, file_format, multiple_of=count)
+        ranges = streaming_ranges(paths, file_format, multiple_of=count, range_bytes=range_bytes)
         groups = corpus_groups(ranges, pairing_group, seed=seed, select=lambda positions: positions.shard(count, index),
                                counters=counters, reproducible=reproducible)  # fmt: skip
         groups = groups.map(lambda position, end, group, group_seed: (group, group_seed))

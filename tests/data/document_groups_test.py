@@ -46,15 +46,12 @@ def pairs_of(dataset) -> list:
     return sorted(rows)
 
 
-def test_workers_shares_of_a_pass_hold_its_pairs(tmp_path, tokenizer, monkeypatch):
+def test_workers_shares_of_a_pass_hold_its_pairs(tmp_path, tokenizer):
     """A streaming pass read by one reader and read in two workers' shares
     (over the same four ranges) holds the same pairs, masks aside."""
-    import keras_bert3.data.corpus_reader as corpus_reader
-
     files = write_corpus_parts(tmp_path, 2)
     size = sum(os.path.getsize(tmp_path / f"part{k}.txt") for k in range(2))
-    monkeypatch.setattr(corpus_reader, "RANGE_BYTES", size // 4 + 1)  # Four ranges for a streaming pass.
-    options = dict(sequence_length=64, max_predictions_per_seq=8, batch_size=64, seed=5)
+    options = dict(sequence_length=64, max_predictions_per_seq=8, batch_size=64, seed=5, range_bytes=size // 4 + 1)
     stream = pairs_of(pretraining_dataset(files, tokenizer, **options))
     shares = []
     for index in range(2):
