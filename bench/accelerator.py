@@ -274,7 +274,7 @@ def model_dtype(row: dict) -> str | None:
 def run_pretrain(row: dict, args) -> dict:
     import keras
 
-    from keras_bert3.corpora.default_corpus import default_corpus_path
+    from keras_bert3_demo.default_corpus import default_corpus_path
     from keras_bert3.data.pretraining_dataset import pretraining_dataset
     from keras_bert3.distribution.devices import check_precision
     from keras_bert3.models.bert_backbone import BertBackbone
@@ -326,7 +326,7 @@ def run_finetune(row: dict, args) -> dict:
     import keras
     import numpy as np
 
-    from keras_bert3.corpora.docstring_topics import docstring_topics
+    from keras_bert3_demo.docstring_topics import docstring_topics
     from keras_bert3.distribution.devices import check_precision
     from keras_bert3.models.bert_backbone import BertBackbone
     from keras_bert3.models.bert_classifier import BertClassifier

@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--sizes-mb", type=int, nargs="+", default=[10, 100])
     args = parser.parse_args()
 
-    from keras_bert3.corpora import default_corpus_documents
+    from keras_bert3_demo import default_corpus_documents
 
     documents = default_corpus_documents()
     sizes = sorted(args.sizes_mb, reverse=True)

@@ -104,7 +104,7 @@ def main() -> None:
     parser.add_argument("--skip-shards", action="store_true")
     args = parser.parse_args()
 
-    from keras_bert3.corpora.site_packages_corpus import site_packages_corpus_path
+    from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path
 
     corpus = site_packages_corpus_path()
     with open(corpus, encoding="utf-8") as f:

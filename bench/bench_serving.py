@@ -72,7 +72,7 @@ def save_hf_classifier(directory: str, num_classes: int) -> str:
 def write_texts(path: str) -> dict:
     import transformers
 
-    from keras_bert3.corpora.docstring_topics import docstring_topics
+    from keras_bert3_demo.docstring_topics import docstring_topics
 
     data = docstring_topics()
     tokenizer = transformers.BertTokenizerFast.from_pretrained(minilm_dir())

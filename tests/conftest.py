@@ -52,7 +52,7 @@ def tokenizer(minilm_dir):
 @pytest.fixture(scope="session")
 def topics():
     """The embedded text-classification set: docstring sentences by topic."""
-    from keras_bert3.corpora.docstring_topics import docstring_topics
+    from keras_bert3_demo.docstring_topics import docstring_topics
 
     return docstring_topics()
 
@@ -60,7 +60,7 @@ def topics():
 @pytest.fixture(scope="session")
 def tags():
     """The embedded token-classification set: docstring words tagged as code or not."""
-    from keras_bert3.corpora.docstring_code_tags import docstring_code_tags
+    from keras_bert3_demo.docstring_code_tags import docstring_code_tags
 
     return docstring_code_tags()
 
@@ -73,7 +73,7 @@ def run_vocabulary(tmp_path_factory):
     (as a resumed run does): `run_vocabulary(output_dir)`."""
     import shutil
 
-    from keras_bert3.corpora.default_corpus import default_corpus_documents
+    from keras_bert3_demo.default_corpus import default_corpus_documents
     from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
 
     path = tmp_path_factory.mktemp("vocabulary") / "vocabulary.txt"

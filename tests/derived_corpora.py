@@ -8,10 +8,10 @@ that neither pass waits for a derivation inside a test:
     python -m tests.derived_corpora
 """
 
-from keras_bert3.corpora.default_corpus import default_corpus_path
-from keras_bert3.corpora.docstring_code_tags import docstring_code_tags
-from keras_bert3.corpora.docstring_topics import docstring_topics
-from keras_bert3.corpora.site_packages_corpus import site_packages_corpus_path
+from keras_bert3_demo.default_corpus import default_corpus_path
+from keras_bert3_demo.docstring_code_tags import docstring_code_tags
+from keras_bert3_demo.docstring_topics import docstring_topics
+from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path
 
 if __name__ == "__main__":
     print(site_packages_corpus_path(), default_corpus_path(), sep="\n")

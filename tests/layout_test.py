@@ -16,7 +16,7 @@ FLOORS = [
     # The pretraining pipeline; Keras layers; scores of predictions (SQuAD's EM and F1: plain
     # Python, beside the layers so that models and tasks may use them); optimizers.
     {"data", "layers", "metrics", "optimizers"},
-    {"corpora", "preprocessing", "presets"},  # Embedded text; text to task inputs; checkpoint files.
+    {"preprocessing", "presets"},  # Text to task inputs; checkpoint files.
     {"models"},  # Backbone, pretrainer, tasks.
     {"export", "training"},  # SavedModel writers; the pretraining run.
     {"cli", "__main__", "__init__"},  # Entry points.
@@ -71,3 +71,14 @@ def test_the_listed_upward_calls_still_exist():
     for path in PACKAGE.rglob("*.py"):
         found |= {(package_of(path), imported) for imported in imported_packages(path)}
     assert set(UPWARD) <= found, set(UPWARD) - found  # A mended one comes off the list.
+
+
+def test_only_the_cli_imports_the_demo_data():
+    importers = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if any(name.split(".")[0] == "keras_bert3_demo" for name in names):
+                importers.add(str(path.relative_to(PACKAGE)))
+    assert importers == {"cli.py"}, importers

@@ -11,13 +11,13 @@ takes, in four stages, each one module:
 4. mask (`masked_batches`, `mlm_masker`): batches of pairs masked 80/10/10
    afresh on every pass (`MlmMasker`).
 
-Every random draw is seeded by its place (range, window, group; batch) from
-one scheme (`pipeline_seeds`), so the same seed gives the same pairs whichever
-worker, process or Beam element reads a range. The entry points compose the same stages and differ only
-where the stream ends:
+Every random draw is seeded by its pass and place (range, window, group;
+batch) from one scheme (`pipeline_seeds`), so the same seed gives the same
+pairs whichever way the data goes. The entry points compose the same stages
+and differ only where the stream ends:
 
 - `pretraining_dataset`: streamed to `fit` (each worker reads its share of the
-  ranges; or computed by `tf.data` service workers, `data_service`);
+  ranges), or by `tf.data` service workers (`distribution.data_service_client`);
 - `prepare_pretraining_data` (`paired_shards`, `shard_worker`): pairs written to
   TFRecord shards, one range a shard, by local processes, or by Apache Beam
   (`beam_shards`), then read with fresh masks by `read_paired_shards`;
@@ -25,8 +25,8 @@ where the stream ends:
   original's static-mask format, read back by `read_pretraining_shards`.
 
 `document_dataset` reads documents alone (e.g. to learn a vocabulary);
-`DataCounters` counts what the stages read, skipped and made. The embedded
-corpora and demo sets are in `keras_bert3.corpora`.
+`DataCounters` counts what the stages read, skipped and made. The demo
+corpora are outside the library, in `keras_bert3_demo`.
 """
 
 from keras_bert3.data.corpus_reader import document_dataset

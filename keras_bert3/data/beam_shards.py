@@ -134,7 +134,6 @@ class WriteShard(beam.DoFn):
         task = dict(task, partial=f"{task['path']}.partial-{uuid.uuid4().hex[:12]}")
         for report in write_shards(self.tokenizer, self.info, [task]):
             beam.metrics.Metrics.counter("keras_bert3", "examples").inc(report["examples"])
-            beam.metrics.Metrics.counter("keras_bert3", "shards").inc()
             yield report
 
 

@@ -5,7 +5,6 @@ each group with its own seed."""
 
 import tensorflow as tf
 
-from keras_bert3.data.corpus_reader import WINDOW_BLOCKS
 from keras_bert3.data.corpus_reader import CorpusRange
 from keras_bert3.data.corpus_reader import range_reader
 from keras_bert3.data.data_counters import DataCounters
@@ -20,20 +19,17 @@ def corpus_groups(
     seed: int,
     select=None,
     in_order: bool = False,
-    cycle_length: int = 4,
-    window: int = WINDOW_BLOCKS,
-    max_document_sentences: int = 10_000,
     counters: DataCounters | None = None,
     reproducible: bool = True,
 ) -> tf.data.Dataset:
     """The groups of documents of `ranges`: `(position, end, group, group_seed)`
     with `group` a tf.string `tf.RaggedTensor` `(documents, sentences)`.
 
-    Ranges are read `cycle_length` at a time, in a new order each pass; with
+    Ranges are read four at a time, in a new order each pass; with
     `in_order`, one at a time in position order, each range's groups followed
-    by an empty group with `end` True, seeded the same in every process and
-    pass (shards). Every seed comes from `range_seeds`, so a range's groups
-    are the same in any order and any share.
+    by an empty group with `end` True, seeded as pass 0 every time (shards).
+    Every seed comes from `range_seeds`, so a range's groups are the same in
+    any order and any share.
 
     Args:
         ranges: the corpus's `CorpusRange`s.
@@ -42,16 +38,14 @@ def corpus_groups(
         select: optional function of the `(position, seed)` dataset of all the
             ranges to the ones to read (a worker's share, claimed ranges).
         in_order: bool. One range at a time, in order, with end markers.
-        cycle_length: int. Ranges read at once.
-        window: int. Blocks of documents shuffled together before they are dealt.
-        max_document_sentences, counters: see `range_reader`.
-        reproducible: bool. False: the seeds take in the clock (see `seed_stream`).
+        counters: see `range_reader`.
+        reproducible: bool. False: the seeds take in the clock (see `clock_seeds`).
 
     Example:
     >>> groups = corpus_groups(corpus_ranges(expand_files("corpus/*.txt"), 4), 256, seed=0)  # doctest: +SKIP
     """
-    read = range_reader(ranges, max_document_sentences=max_document_sentences, counters=counters, window=window)
-    positions = range_seeds(len(ranges), seed, every_pass=not in_order, reproducible=reproducible)
+    read = range_reader(ranges, counters=counters)
+    positions = range_seeds(len(ranges), seed, pass_index=0 if in_order else None, reproducible=reproducible)
     positions = select(positions) if select is not None else positions
     no_documents = tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.string), tf.zeros([1], tf.int64))
 
@@ -65,7 +59,7 @@ def corpus_groups(
         windows = positions.flat_map(windows_of)
     else:
         positions = positions.shuffle(len(ranges), seed=seed, reshuffle_each_iteration=True)
-        windows = positions.interleave(windows_of, cycle_length=min(cycle_length, len(ranges)),
+        windows = positions.interleave(windows_of, cycle_length=min(4, len(ranges)),
                                        num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)  # fmt: skip
 
     @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.

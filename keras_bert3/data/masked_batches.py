@@ -5,20 +5,21 @@
 import tensorflow as tf
 
 from keras_bert3.data.mlm_masker import MlmMasker
-from keras_bert3.data.pipeline_seeds import seed_stream
+from keras_bert3.data.pipeline_seeds import MASKS
+from keras_bert3.data.pipeline_seeds import counted_seeds
 
 
 def masked_batches(batches: tf.data.Dataset, masker: MlmMasker, sequence_length: int,
                    next_sentence_prediction: bool, seed: int, *, reproducible: bool = True) -> tf.data.Dataset:  # fmt: skip
     """Batches of pairs `(token_ids, segment_ids, lengths, labels)` (int32,
     `(batch, sequence_length)` and `(batch,)`) to model inputs with fresh masks
-    on every pass: batch k of a pass is masked with the k-th seed of the pass's
-    `seed_stream` (with the clock if not `reproducible`).
+    on every pass: batch k of a pass is masked with the pass's seed folded
+    with `MASKS` and k (`counted_seeds`; with the clock if not `reproducible`).
 
     Example:
     >>> dataset = masked_batches(pairs.batch(32), MlmMasker(tokenizer), 128, True, seed=0)  # doctest: +SKIP
     """
-    mask_seeds = seed_stream(seed, reproducible=reproducible)
+    mask_seeds = counted_seeds(seed, MASKS, reproducible=reproducible)
 
     @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def to_inputs(batch, mask_seed):

@@ -23,17 +23,15 @@ import tensorflow as tf
 
 from keras_bert3.data.corpus_reader import corpus_ranges
 from keras_bert3.data.corpus_reader import expand_files
-from keras_bert3.data.data_service import served_by_data_service
 from keras_bert3.data.masked_batches import masked_batches
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.shard_worker import write_shards
+from keras_bert3.distribution.data_service_client import served_by_data_service
 from keras_bert3.distribution.worker_input import files_for_worker
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
 
 INFO_FILE = "prepared.json"
 SHARD_NAME = "paired-{index:05d}-of-{count:05d}.tfrecord"
-# What must match between the shards and the run that reads them.
-MATCHING_FIELDS = ("tokenizer", "sequence_length", "next_sentence_prediction")
 
 
 def tokenizer_fingerprint(tokenizer) -> str:
@@ -110,11 +108,7 @@ def prepare_pretraining_data(
     if verbose and len(tasks) < num_shards:
         print(f"prepare_pretraining_data: {num_shards - len(tasks)} of {num_shards} shards already written; building {len(tasks)}.")
     start, examples = time.perf_counter(), 0
-    if workers == 1:
-        results = write_shards(tokenizer, info, tasks)
-    else:
-        results = _in_worker_processes(tokenizer, info, tasks, workers)
-    for done, result in enumerate(results, 1):
+    for done, result in enumerate(_in_worker_processes(tokenizer, info, tasks, workers), 1):
         examples += result["examples"]
         if verbose:
             print(f"prepare_pretraining_data: shard {result['index']} ({result['examples']:,} examples, "
@@ -182,7 +176,7 @@ def _in_worker_processes(tokenizer, info: dict, tasks: list, workers: int):
     them all if one fails or the caller stops."""
     from keras_bert3.data.shard_worker import file_claims
 
-    reports = queue.Queue()
+    reports = queue.Queue()  # (process, a report line, or None when its output ended)
     with tempfile.TemporaryDirectory() as tmp:
         claims_dir = os.path.join(tmp, "claims")
         os.makedirs(claims_dir)
@@ -190,18 +184,19 @@ def _in_worker_processes(tokenizer, info: dict, tasks: list, workers: int):
         with open(task_file, "w", encoding="utf-8") as f:
             json.dump({"tokenizer": tokenizer.get_config(), "info": info, "threads": 1,
                        "claims_dir": claims_dir, "shards": tasks}, f)  # fmt: skip
-        processes = []
+        logs = {}  # The logs of the processes whose output has not ended.
         for worker in range(min(workers, len(tasks)) - 1):
             log = open(os.path.join(tmp, f"worker{worker}.log"), "w+b")
             process = subprocess.Popen([sys.executable, "-m", "keras_bert3.data.shard_worker", task_file],
                                        stdout=subprocess.PIPE, stderr=log, text=True)  # fmt: skip
-            processes.append((process, log))
+            logs[process] = log
             threading.Thread(target=_forward_lines, args=(process, reports), daemon=True).start()
+        processes = list(logs.items())
         try:
             for report in write_shards(tokenizer, info, tasks, file_claims(claims_dir)):
                 yield report
-                yield from _drain(reports, processes, wait=False)
-            yield from _drain(reports, processes, wait=True)
+                yield from _drain(reports, logs, block=False)
+            yield from _drain(reports, logs, block=True)
         finally:
             for process, log in processes:
                 if process.poll() is None:
@@ -210,28 +205,21 @@ def _in_worker_processes(tokenizer, info: dict, tasks: list, workers: int):
                 log.close()
 
 
-def _drain(reports, processes, wait: bool):
-    """The workers' reports so far (all of them, till every worker has
-    exited, if `wait`); raises if a worker failed."""
-    while True:
-        if wait and all(process.poll() is not None and getattr(process, "reported_end", False) for process, _ in processes):
-            return
-        try:
-            process, line = reports.get(block=wait, timeout=1 if wait else None)
-        except queue.Empty:
-            if wait:
-                continue
-            return
+def _drain(reports, logs: dict, block: bool):
+    """The workers' reports so far (all of them, till every worker's output
+    has ended, if `block`); raises if a worker failed."""
+    while logs if block else not reports.empty():
+        process, line = reports.get()
         if line is not None:
             yield json.loads(line)
-            continue
-        process.reported_end = True
-        if process.wait() != 0:
-            log = next(log for p, log in processes if p is process)
+        elif process.wait() != 0:
+            log = logs.pop(process)
             log.seek(0)
             tail = log.read().decode(errors="replace")[-3000:]
             raise RuntimeError(f"A prepare-data worker failed (exit {process.returncode}); "
                                f"finished shards are kept, rerun to go on. Its log ends:\n{tail}")  # fmt: skip
+        else:
+            logs.pop(process)
 
 
 def _forward_lines(process, reports) -> None:

@@ -1,55 +1,87 @@
 """The one seeding scheme of the pretraining pipeline. Every random draw is a
-stateless op; its seed is a range's seed folded with the draw's place in it
-(window, group), or the pass's seed for a batch. A range's seed depends on its
-position alone: for a stream, the pass's; for shards, the seed's. So a range
-gives the same pairs whichever worker, process or Beam element makes it, in
-whatever order, and each streaming pass draws anew."""
+stateless op; its seed is the pass's seed `[seed, pass]` folded with the
+draw's place: a range's position (then its window and group), or a batch's
+index. The k-th iteration of a dataset is pass k, counted by the dataset
+itself, so nothing depends on TensorFlow's global seed or on the process:
+a range gives the same pairs whichever worker, process or Beam element makes
+it, in whatever order, and shards (pass 0) hold the pairs of a stream's first
+pass over the same ranges."""
+
+import itertools
 
 import tensorflow as tf
 
+# Places of the draws that are not a range's (whose places are its position, >= 0).
+MASKS = -1
+DOCUMENT_GROUPS = -2
 
-def seed_stream(seed: int, *, reproducible: bool = True) -> tf.data.Dataset:
-    """An endless `tf.data.Dataset` of int64 `(2,)` seeds for stateless random
-    ops: the same sequence for the same `seed` on the k-th pass, another on
-    each pass (`rerandomize_each_iteration`).
 
-    With `reproducible=False` each seed also takes in the clock of the machine
-    that runs the pipeline: `tf.data` service workers run copies of one graph,
-    whose seeded streams would otherwise be equal on every worker and restart
-    alike on every job (every pass).
+def pass_seeds(seed: int) -> tf.data.Dataset:
+    """A dataset of one int64 `(2,)` element, `[seed, k]` on its k-th
+    iteration (one small Python call a pass counts the passes).
 
     Example:
-    >>> seeds = seed_stream(0)
-    >>> next(iter(seeds)).shape
-    TensorShape([2])
+    >>> seeds = pass_seeds(7)
+    >>> [int(next(iter(seeds))[1]) for _ in range(2)]
+    [0, 1]
     """
-    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).batch(2)
-    if reproducible:
-        return seeds
+    passes = itertools.count()
 
-    def with_clock(pair):
-        clock = tf.bitcast(tf.timestamp(), tf.int64)  # Microseconds and below differ per call and machine.
-        return tf.stack([pair[0], tf.bitwise.bitwise_xor(pair[1], clock)])
+    def this_pass(_):
+        index = tf.ensure_shape(tf.py_function(lambda: next(passes), [], tf.int64), [])
+        return tf.stack([tf.constant(seed, tf.int64), index])
 
-    return seeds.map(with_clock)
+    return tf.data.Dataset.from_tensors(0).map(this_pass)
 
 
-def range_seeds(count: int, seed: int, *, every_pass: bool = True, reproducible: bool = True) -> tf.data.Dataset:
+def range_seeds(count: int, seed: int, *, pass_index: int | None = None, reproducible: bool = True) -> tf.data.Dataset:
     """`(position, seed)` for the `count` ranges of a corpus, in position
-    order: range `position` takes the `position`-th seed of the pass's
-    `seed_stream` (new each pass, and dependent on TensorFlow's global seed,
-    as every seeded `tf.data` op), whichever share of the ranges a reader keeps
-    after this; or, if not `every_pass`, `seed` folded with `position`, the same
-    in every process (shards).
+    order, each pass: range `position` is seeded by the pass's seed folded
+    with `position`, whichever share of the ranges a reader keeps after this.
+    `pass_index`: a fixed pass (shards are pass 0) instead of counting them.
+    Not `reproducible`: see `clock_seeds`.
 
     Example:
     >>> [int(p) for p, _ in range_seeds(3, 0)]
     [0, 1, 2]
     """
-    positions = tf.data.Dataset.range(count)
-    if not every_pass:
-        return positions.map(lambda position: (position, fold_seed(tf.constant([seed, 0], tf.int64), position)))
-    return tf.data.Dataset.zip(positions, seed_stream(seed, reproducible=reproducible))
+    if not reproducible:
+        return tf.data.Dataset.zip(tf.data.Dataset.range(count), clock_seeds(seed))
+    bases = pass_seeds(seed) if pass_index is None else tf.data.Dataset.from_tensors(tf.constant([seed, pass_index], tf.int64))
+    positions = lambda base: tf.data.Dataset.range(count).map(lambda p: (p, fold_seed(base, p)))  # noqa: E731
+    return bases.flat_map(positions)
+
+
+def counted_seeds(seed: int, place: int, *, reproducible: bool = True) -> tf.data.Dataset:
+    """An endless dataset of seeds, each pass: the k-th is the pass's seed
+    folded with `place` (`MASKS`, `DOCUMENT_GROUPS`) and k. Not
+    `reproducible`: see `clock_seeds`.
+
+    Example:
+    >>> seeds = counted_seeds(0, MASKS)
+    """
+    if not reproducible:
+        return clock_seeds(seed)
+    draws = lambda base: tf.data.Dataset.counter().map(lambda k: fold_seed(base, place, k))  # noqa: E731
+    return pass_seeds(seed).flat_map(draws)
+
+
+def clock_seeds(seed: int) -> tf.data.Dataset:
+    """Endless seeds that take in the clock of the machine that runs the
+    pipeline, for `tf.data` service workers: they run copies of one graph,
+    whose draws would otherwise be alike on every worker and every job. No
+    Python (the workers run TensorFlow ops alone), and no single-element
+    source, which the service would hand to one worker only.
+
+    Example:
+    >>> seeds = clock_seeds(0)
+    """
+
+    def with_clock(pair):
+        clock = tf.bitcast(tf.timestamp(), tf.int64)  # Microseconds and below differ per call and machine.
+        return tf.stack([pair[0], tf.bitwise.bitwise_xor(pair[1], clock)])
+
+    return tf.data.Dataset.random(seed=seed).batch(2).map(with_clock)
 
 
 def fold_seed(seed, *places) -> tf.Tensor:

@@ -8,14 +8,14 @@ from keras_bert3.data.corpus_reader import RANGE_BYTES
 from keras_bert3.data.corpus_reader import expand_files
 from keras_bert3.data.corpus_reader import streaming_ranges
 from keras_bert3.data.data_counters import DataCounters
-from keras_bert3.data.data_service import check_servable
-from keras_bert3.data.data_service import served_by_data_service
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from keras_bert3.data.document_groups import corpus_groups
 from keras_bert3.data.masked_batches import masked_batches
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.paired_examples import paired_examples
-from keras_bert3.data.pipeline_seeds import seed_stream
+from keras_bert3.data.pipeline_seeds import DOCUMENT_GROUPS
+from keras_bert3.data.pipeline_seeds import counted_seeds
+from keras_bert3.distribution.data_service_client import served_by_data_service
 from keras_bert3.distribution.worker_input import check_same_on_workers
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
 
@@ -71,8 +71,8 @@ def pretraining_dataset(
         example_buffer: int. Examples held by the shuffle buffer.
         drop_remainder: bool. Drop the last partial batch.
         range_bytes: int. Most bytes of a range, the unit that workers share out.
-        counters: optional `DataCounters`, to read what was skipped and made (and
-            to log the skips at the end of each pass).
+        counters: optional `DataCounters`, to read what was skipped and made
+            (`log_skips` logs the skips; `keras-bert3 pretrain` calls it each epoch).
         input_context: optional `tf.distribute.InputContext` (as
             `distribute_datasets_from_function` or `worker_dataset` give): this
             worker reads only its share of the corpus's byte ranges (every
@@ -113,15 +113,13 @@ def pretraining_dataset(
         balanced_nsp=balanced_nsp,
     )
     if data_service is not None:
-        check_servable(counters=counters, file_format=file_format)
-        if isinstance(files, tf.data.Dataset):
-            raise ValueError("data_service= needs files, which the service's workers share out, not a tf.data.Dataset.")
+        _check_servable(files, counters, file_format)
     reproducible = data_service is None
     if isinstance(files, tf.data.Dataset):
         documents = _as_sentence_documents(files)
         if input_context is not None:
             documents = documents.shard(input_context.num_input_pipelines, input_context.input_pipeline_id)
-        groups = tf.data.Dataset.zip(documents.ragged_batch(pairing_group), seed_stream(seed))
+        groups = tf.data.Dataset.zip(documents.ragged_batch(pairing_group), counted_seeds(seed, DOCUMENT_GROUPS))
     else:
         paths = expand_files(files)
         count, index = (1, 0) if input_context is None else (input_context.num_input_pipelines, input_context.input_pipeline_id)
@@ -133,8 +131,6 @@ def pretraining_dataset(
         groups = groups.map(lambda position, end, group, group_seed: (group, group_seed))
     # A service worker may be handed no range: the corpus is checked as a whole only locally.
     examples = paired_examples(groups, tokenizer, pairer, counters=counters, check_corpus=reproducible)
-    if counters is not None:
-        examples = examples.concatenate(_log_skips_at_end(counters, sequence_length))
     batches = examples.shuffle(example_buffer, seed=seed, reshuffle_each_iteration=True)
     batches = batches.batch(batch_size, drop_remainder=drop_remainder)
     masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
@@ -145,17 +141,21 @@ def pretraining_dataset(
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)
 
 
-def _log_skips_at_end(counters: DataCounters, sequence_length: int) -> tf.data.Dataset:
-    """An empty dataset of examples whose iteration logs the skips (one Python call)."""
-    rows = tf.zeros([0, sequence_length], tf.int32)
-
-    def log(_):
-        done = tf.py_function(lambda: counters.log_skips() or 0, [], tf.int32)
-        with tf.control_dependencies([done]):
-            return tf.identity(rows)
-
-    empty = tf.data.Dataset.from_tensors(0).map(log).unbatch()
-    return empty.map(lambda row: (row, row, row[0], row[0]))  # Never runs: it sets the element structure.
+def _check_servable(files, counters, file_format: str) -> None:
+    """Refuses what `tf.data` service workers cannot run or share out."""
+    if isinstance(files, tf.data.Dataset):
+        raise ValueError("data_service= needs files, which the service's workers share out, not a tf.data.Dataset.")
+    if counters is not None:
+        raise ValueError(
+            "counters= cannot be used with a tf.data service: the counts are Python callbacks, "
+            "and the service's workers run only TensorFlow ops. Count on a local pass instead."
+        )
+    if file_format != "sentences":
+        raise ValueError(
+            f"The {file_format!r} format splits sentences in Python, which tf.data service workers "
+            "cannot run: convert the corpus to one sentence a line (or prepare shards with "
+            "`keras-bert3 prepare-data --file-format paragraphs`) and serve that."
+        )
 
 
 def _as_sentence_documents(documents: tf.data.Dataset) -> tf.data.Dataset:

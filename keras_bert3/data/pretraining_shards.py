@@ -8,6 +8,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from keras_bert3.data.corpus_reader import expand_files
 from keras_bert3.data.masked_batches import model_inputs
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 
@@ -57,15 +58,8 @@ def write_pretraining_shards(
     """
     if dupe_factor < 1 or num_shards < 1:
         raise ValueError(f"dupe_factor and num_shards must be at least 1, got {dupe_factor} and {num_shards}.")
-    dataset = pretraining_dataset(
-        files,
-        tokenizer,
-        sequence_length=sequence_length,
-        max_predictions_per_seq=max_predictions_per_seq,
-        batch_size=256,
-        seed=seed,
-        **kwargs,
-    )
+    dataset = pretraining_dataset(files, tokenizer, sequence_length=sequence_length, batch_size=256, seed=seed,
+                                  max_predictions_per_seq=max_predictions_per_seq, **kwargs)  # fmt: skip
     tf.io.gfile.makedirs(output_dir)
     paths = [os.path.join(output_dir, f"pretraining-{i:05d}-of-{num_shards:05d}.tfrecord") for i in range(num_shards)]
     writers = [tf.io.TFRecordWriter(path) for path in paths]
@@ -81,10 +75,8 @@ def write_pretraining_shards(
                     pass_count += 1
             if verbose:
                 elapsed = time.perf_counter() - pass_start
-                print(
-                    f"write_pretraining_shards: pass {dupe + 1}/{dupe_factor}: {pass_count:,} examples "
-                    f"in {elapsed:.1f} s ({pass_count / max(elapsed, 1e-9):,.0f} examples/s); {count:,} in total."
-                )
+                print(f"write_pretraining_shards: pass {dupe + 1}/{dupe_factor}: {pass_count:,} examples in {elapsed:.1f} s "
+                      f"({pass_count / max(elapsed, 1e-9):,.0f} examples/s); {count:,} in total.")  # fmt: skip
     finally:
         for writer in writers:
             writer.close()
@@ -122,13 +114,10 @@ def read_pretraining_shards(
 
     >>> dataset = read_pretraining_shards("shards/*.tfrecord", batch_size=32)  # doctest: +SKIP
     """
-    patterns = [files] if isinstance(files, (str, os.PathLike)) else list(files)
-    paths = sorted({path for pattern in patterns for path in tf.io.gfile.glob(os.fspath(pattern))})
-    if not paths:
-        raise ValueError(f"No TFRecord shard matches {[os.fspath(p) for p in patterns]}.")
+    paths = expand_files(files)
     first = next(iter(tf.data.TFRecordDataset(paths)), None)
     if first is None:
-        raise ValueError(f"The {len(paths)} shards matching {patterns} hold no example.")
+        raise ValueError(f"The {len(paths)} shards matching {files} hold no example.")
     example = tf.train.Example.FromString(first.numpy()).features.feature
     sequence_length = len(example["input_ids"].int64_list.value)
     max_predictions = len(example["masked_lm_positions"].int64_list.value)

@@ -25,6 +25,8 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
     `claim(index)`: if given, a shard is made only if it returns True
     (shards shared with other processes: the first to claim one makes it).
     """
+    if not shards:
+        return
     some = shards[0]["range"]  # Every shard's range holds the corpus's files: all ranges follow from one.
     ranges = corpus_ranges(some["paths"], info["num_shards"], some["file_format"], sizes=some["sizes"])
     wanted = tf.constant([shard["index"] for shard in shards], tf.int64)
@@ -33,8 +35,7 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
         positions = positions.filter(lambda position, seed: tf.reduce_any(tf.equal(wanted, position)))
         if claim is None:
             return positions
-        claimed = lambda position: claim(int(position))  # noqa: E731
-        return positions.filter(lambda position, seed: tf.py_function(claimed, [position], tf.bool))
+        return positions.filter(lambda position, seed: tf.py_function(lambda p: claim(int(p)), [position], tf.bool))
 
     groups = corpus_groups(ranges, info["pairing_group"], seed=info["seed"], select=select, in_order=True)
     pairer = DocumentGroupPairer.for_tokenizer(

@@ -38,8 +38,9 @@ class PretrainingConfig:
         corpus: files or glob (one sentence a line, blank line between
             documents), or a directory of `keras-bert3 prepare-data` shards
             (read with fresh masks each pass, with the tokenizer they were
-            written with unless `preset` is given); None means the embedded
-            default corpus. Under a strategy each worker reads its own files.
+            written with unless `preset` is given). Under a strategy each
+            worker reads its own files. (`keras-bert3 pretrain` without
+            `--corpus` passes the demo corpus, `keras_bert3_demo`.)
         steps: total training steps.
         batch_size: global batch size.
         sequence_length: packed sequence length.
@@ -63,7 +64,7 @@ class PretrainingConfig:
     output: str
     model: str = "tiny"
     preset: str | None = None
-    corpus: str | None = None
+    corpus: str | list | None = None
     steps: int = 1000
     batch_size: int = 32
     sequence_length: int = 128
@@ -175,7 +176,7 @@ def check_settings(config: PretrainingConfig) -> None:
     Example:
     >>> check_settings(PretrainingConfig(output="run", batch_size=0))  # ValueError: --batch-size 0 ...
     """
-    problems = []
+    problems = [] if config.corpus else ["no --corpus: give files, a glob or a directory of prepared shards"]
     for flag, value in (("--steps", config.steps), ("--batch-size", config.batch_size),
                         ("--checkpoint-every", config.checkpoint_every), ("--vocabulary-size", config.vocabulary_size),
                         ("--max-predictions-per-seq", config.max_predictions_per_seq)):  # fmt: skip
@@ -202,8 +203,6 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     Example:
     >>> pretrain(PretrainingConfig(output="runs/tiny", steps=300))
     """
-    from keras_bert3.corpora.default_corpus import default_corpus_path
-
     check_settings(config)
     check_precision(config.precision)
     if config.devices is not None and config.strategy == "none":
@@ -212,7 +211,7 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     if config.precision in ("mixed_bfloat16", "mixed_float16"):
         keras.config.set_dtype_policy(config.precision)
     keras.utils.set_random_seed(config.seed)
-    corpus = config.corpus or default_corpus_path()
+    corpus = config.corpus
 
     # The model is built and trained under the distribution (a no-op for "none");
     # entered first, as MultiWorkerMirroredStrategy must start before any TF op runs.
@@ -277,7 +276,7 @@ def _check_makes_a_batch(config: PretrainingConfig, tokenizer, corpus: str) -> N
 
     if config.data_service is not None:  # Read by the service's workers, not here.
         return
-    name = config.corpus or "the embedded corpus"
+    name = config.corpus
     try:
         batches = sum(1 for _ in one_pass(config, tokenizer, corpus, config.batch_size).take(1))
     except tf.errors.InvalidArgumentError as error:  # The pipeline's own checks (tf.debugging asserts).

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from keras_bert3.corpora.site_packages_corpus import site_packages_corpus_path
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
+from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path
 from tests.data.bert_statistics import assert_bert_statistics
 from tests.reference import import_reference
 

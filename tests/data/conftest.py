@@ -3,7 +3,7 @@ the embedded default corpus (real English prose)."""
 
 import pytest
 
-from keras_bert3.corpora import default_corpus_path
+from keras_bert3_demo import default_corpus_path
 
 
 @pytest.fixture(scope="session")
@@ -14,7 +14,7 @@ def corpus_path():
 def write_corpus_parts(directory, parts: int) -> str:
     """Writes the embedded corpus into `parts` files of the original format
     (documents dealt round-robin), `part0.txt`, ...; returns their glob."""
-    from keras_bert3.corpora import default_corpus_documents
+    from keras_bert3_demo import default_corpus_documents
 
     documents = default_corpus_documents()
     for k in range(parts):

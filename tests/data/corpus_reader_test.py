@@ -5,9 +5,9 @@ reads it (a plain reading of the files in Python is the oracle)."""
 import pytest
 import tensorflow as tf
 
-from keras_bert3.corpora import default_corpus_documents
 from keras_bert3.data.corpus_reader import corpus_ranges
 from keras_bert3.data.corpus_reader import range_reader
+from keras_bert3_demo import default_corpus_documents
 
 # Blank lines of spaces and tabs, CRLF, a document cut by the cap, no final newline.
 MESSY = "\n\n  First doc, line one.  \r\nline two\n\n\n\t\nSecond.\nThird line\nfourth\nfifth\nsixth\n\nlast line, no newline"

@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert3.corpora.site_packages_corpus import site_packages_corpus_path
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_answers
 from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_has_workers
-from keras_bert3.data.data_service import served_by_data_service
+from keras_bert3.distribution.data_service_client import served_by_data_service
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.upstream.data_service_stop import stop_within
+from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path
 from tests.data.conftest import write_corpus_parts
 from tests.data.one_batch_then_exit import seconds_to_read_one_batch_and_exit
 from tests.distribution.distribution_test import free_port

@@ -7,10 +7,10 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.corpora import default_corpus_documents
 from keras_bert3.data.corpus_reader import corpus_ranges
 from keras_bert3.data.document_groups import corpus_groups
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
+from keras_bert3_demo import default_corpus_documents
 from tests.data.conftest import write_corpus_parts
 
 

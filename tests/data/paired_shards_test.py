@@ -11,12 +11,16 @@ import time
 import numpy as np
 import pytest
 
+import tensorflow as tf
+
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
+from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.tokenizers import BertTokenizer
 from tests.data.conftest import collect
 from tests.data.conftest import write_corpus_parts
 from tests.data.corpus_reader_test import MESSY
+from tests.data.document_groups_test import pairs_of
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -45,6 +49,17 @@ def test_shards_are_the_same_with_two_workers_and_read_with_new_masks(tmp_path, 
     assert len(first["token_ids"]) == len(second["token_ids"]) > 1000
     assert not np.array_equal(first["mask_positions"], second["mask_positions"])  # Dynamic masking.
     assert abs(np.mean(first["y_nsp"] == 0) - 0.5) < 0.03
+    # The shards hold the pairs of a stream's first pass over the same eight ranges, whatever
+    # TensorFlow's global seed (it orders the stream's shuffles, not its pairs); its second pass differs.
+    size = sum(os.path.getsize(path) for path in corpus.glob("*.txt"))
+    tf.random.set_seed(1234)
+    try:
+        stream = pretraining_dataset(str(corpus / "*.txt"), tokenizer, batch_size=64, range_bytes=-(-size // 8))
+        first_pass, second_pass = pairs_of(stream), pairs_of(stream)
+    finally:
+        tf.random.set_seed(None)
+    assert first_pass == pairs_of(dataset) and len(first_pass) > 1000
+    assert second_pass != first_pass
 
 
 @pytest.mark.slow

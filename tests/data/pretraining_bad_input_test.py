@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert3.corpora import default_corpus_documents
 from keras_bert3.data import DataCounters
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.tokenizers import BertTokenizer
+from keras_bert3_demo import default_corpus_documents
 from tests.data.conftest import collect
 
 

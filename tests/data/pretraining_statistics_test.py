@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert3.corpora import default_corpus_documents
 from keras_bert3.data import DataCounters
+from keras_bert3_demo import default_corpus_documents
 from tests.data.sentence_pairer import SentencePairer
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer

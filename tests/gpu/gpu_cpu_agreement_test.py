@@ -9,9 +9,9 @@ import sys
 import keras
 import numpy as np
 
-from keras_bert3.corpora.default_corpus import default_corpus_path
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3_demo.default_corpus import default_corpus_path
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CPU_ONLY = {"jax": {"JAX_PLATFORMS": "cpu"}, "tensorflow": {"CUDA_VISIBLE_DEVICES": "-1"}}

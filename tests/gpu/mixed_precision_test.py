@@ -9,13 +9,13 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert3.corpora.default_corpus import default_corpus_path
-from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3_demo.default_corpus import default_corpus_path
+from keras_bert3_demo.docstring_topics import docstring_topics
 
 
 def test_float16_pretraining_with_loss_scaling_learns(minilm_dir):

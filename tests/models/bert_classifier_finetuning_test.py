@@ -7,8 +7,8 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.models.bert_classifier import BertClassifier
+from keras_bert3_demo.docstring_topics import docstring_topics
 from tests.hf_finetuning import finetune_hf_once
 
 BUDGET = dict(epochs=2, batch_size=32, learning_rate=2e-4, sequence_length=64)

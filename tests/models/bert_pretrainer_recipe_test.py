@@ -8,10 +8,10 @@ decay on biases and LayerNorm, `get_linear_schedule_with_warmup`,
 import numpy as np
 import pytest
 
-from keras_bert3.corpora import default_corpus_path
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.tokenizers import BertTokenizer
+from keras_bert3_demo import default_corpus_path
 from tests.hf_helpers import tiny_hf_config
 from tests.reference import import_reference
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert3.corpora.docstring_questions import docstring_questions
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3_demo.docstring_questions import docstring_questions
 from tests.hf_helpers import save_hf_task
 from tests.qa_passages import LENGTHS
 from tests.qa_passages import passages

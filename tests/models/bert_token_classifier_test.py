@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert3.corpora.docstring_code_tags import docstring_code_tags
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
+from keras_bert3_demo.docstring_code_tags import docstring_code_tags
 from tests.hf_helpers import hf_first_pieces
 from tests.hf_helpers import hf_outputs
 from tests.hf_helpers import max_abs_diff

@@ -6,10 +6,10 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3_demo.docstring_topics import docstring_topics
 from tests.saved_model_client import assert_serving_ops
 from tests.saved_model_client import assert_warmup_served
 from tests.saved_model_client import call_in_fresh_process

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.preprocessing.labelled_files import read_labelled_file
+from keras_bert3_demo.docstring_topics import docstring_topics
 
 
 @pytest.fixture(scope="module")

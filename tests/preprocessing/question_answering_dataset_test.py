@@ -6,10 +6,10 @@ are refused naming the example."""
 import numpy as np
 import pytest
 
-from keras_bert3.corpora.docstring_questions import docstring_questions
 from keras_bert3.preprocessing.question_answering_dataset import question_answering_dataset
 from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3_demo.docstring_questions import docstring_questions
 from tests.qa_passages import LENGTHS
 
 

@@ -4,9 +4,9 @@ the labels map back to the answer text."""
 
 import numpy as np
 
-from keras_bert3.corpora.docstring_questions import docstring_questions
 from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3_demo.docstring_questions import docstring_questions
 from tests.qa_passages import LENGTHS
 from tests.qa_passages import passages
 from tests.reference import import_reference

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert3.corpora.docstring_code_tags import docstring_code_tags
-from keras_bert3.corpora.docstring_topics import docstring_topics
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.preprocessing.text_classification_dataset import text_classification_dataset
 from keras_bert3.preprocessing.token_classification_dataset import token_classification_dataset
+from keras_bert3_demo.docstring_code_tags import docstring_code_tags
+from keras_bert3_demo.docstring_topics import docstring_topics
 
 
 @pytest.fixture(scope="module")

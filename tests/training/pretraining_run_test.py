@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from keras_bert3.corpora.default_corpus import default_corpus_documents
 from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
+from keras_bert3_demo.default_corpus import default_corpus_documents
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STEPS, EVERY, LEARNING_RATE, WARMUP = 60, 10, 1e-3, 5

@@ -41,7 +41,7 @@ def read_batches(tmp_path, corpus, tokenizer_dir, runs):
 @pytest.mark.slow
 @pytest.mark.parametrize("data", ["text", "shards"])
 def test_resumed_stream_equals_the_uninterrupted_one(tmp_path, minilm_dir, data):
-    from keras_bert3.corpora.default_corpus import default_corpus_documents
+    from keras_bert3_demo.default_corpus import default_corpus_documents
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n\n".join("\n".join(d) for d in default_corpus_documents()[:20]) + "\n", encoding="utf-8")

@@ -1,6 +1,6 @@
-"""Pretraining input computed by `tf.data` service workers: the trainer sends
-its pipeline to a dispatcher, CPU hosts pair, tokenize and mask, the trainer
-only receives batches.
+"""Input computed by `tf.data` service workers: the trainer sends its input
+pipeline (pretraining's, `keras_bert3.data`) to a dispatcher, CPU hosts pair,
+tokenize and mask, the trainer only receives batches.
 
 The dispatcher hands out the pipeline's source elements (the corpus's byte
 ranges, or prepared shards) one at a time to whichever worker asks
@@ -16,6 +16,7 @@ from keras_bert3.distribution.data_service_dispatcher import CONNECT_TIMEOUT_S
 from keras_bert3.distribution.data_service_dispatcher import WORKER_TIMEOUT_S
 from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_answers
 from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_has_workers
+
 
 def served_by_data_service(dataset: tf.data.Dataset, address: str, *, connect_timeout: float = CONNECT_TIMEOUT_S,
                            worker_timeout: float = WORKER_TIMEOUT_S) -> tf.data.Dataset:  # fmt: skip
@@ -75,23 +76,3 @@ def _each_pass_gives_something(dataset: tf.data.Dataset, address: str) -> tf.dat
     checked = marked.scan(tf.constant(0, tf.int64), count).filter(lambda element, is_end: ~is_end)
     single = not isinstance(dataset.element_spec, tuple)
     return checked.map(lambda element, is_end: element[0] if single else element)
-
-
-def check_servable(*, counters=None, file_format: str = "sentences") -> None:
-    """Refuses what `tf.data` service workers cannot run: Python callbacks
-    (counters) and the "paragraphs" format (its sentence splitter is Python).
-
-    Example:
-    >>> check_servable(file_format="sentences")  # Nothing to refuse.
-    """
-    if counters is not None:
-        raise ValueError(
-            "counters= cannot be used with a tf.data service: the counts are Python callbacks, "
-            "and the service's workers run only TensorFlow ops. Count on a local pass instead."
-        )
-    if file_format != "sentences":
-        raise ValueError(
-            f"The {file_format!r} format splits sentences in Python, which tf.data service workers "
-            "cannot run: convert the corpus to one sentence a line (or prepare shards with "
-            "`keras-bert3 prepare-data --file-format paragraphs`) and serve that."
-        )

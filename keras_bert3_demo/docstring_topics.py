@@ -16,10 +16,10 @@ import random
 import re
 import sysconfig
 
-from keras_bert3.corpora.default_corpus import _docstring_nodes
-from keras_bert3.corpora.default_corpus import _is_prose
-from keras_bert3.corpora.derived_cache import cached_json
 from keras_bert3.data.sentence_splitter import split_sentences
+from keras_bert3_demo.default_corpus import _docstring_nodes
+from keras_bert3_demo.default_corpus import _is_prose
+from keras_bert3_demo.derived_cache import cached_json
 
 _VERSION = 1  # Bump when the derivation changes: it names the cache file.
 

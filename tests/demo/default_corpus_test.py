@@ -3,11 +3,11 @@
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.corpora import default_corpus_documents
-from keras_bert3.corpora import default_corpus_path
-from keras_bert3.corpora import python_docs_documents
 from keras_bert3.data import document_dataset
 from keras_bert3.data import split_sentences
+from keras_bert3_demo import default_corpus_documents
+from keras_bert3_demo import default_corpus_path
+from keras_bert3_demo import python_docs_documents
 
 
 def test_default_corpus(tmp_path):

@@ -15,10 +15,10 @@ import os
 import re
 import sysconfig
 
-from keras_bert3.corpora.derived_cache import derived_path
-from keras_bert3.corpora.derived_cache import write_atomically
-from keras_bert3.corpora.python_docs_corpus import python_docs_documents
 from keras_bert3.data.sentence_splitter import split_sentences
+from keras_bert3_demo.derived_cache import derived_path
+from keras_bert3_demo.derived_cache import write_atomically
+from keras_bert3_demo.python_docs_corpus import python_docs_documents
 
 _VERSION = 1  # Bump when the derivation changes: it names the cache file.
 _SKIPPED_DIRS = {"site-packages", "dist-packages", "test", "tests", "idle_test", "__pycache__", "pydoc_data"}

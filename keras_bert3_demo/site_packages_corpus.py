@@ -8,11 +8,11 @@ import multiprocessing
 import os
 import sysconfig
 
-from keras_bert3.corpora.default_corpus import _SKIPPED_DIRS
-from keras_bert3.corpora.default_corpus import _docstring_nodes
-from keras_bert3.corpora.default_corpus import _is_prose
-from keras_bert3.corpora.derived_cache import derived_path
 from keras_bert3.data.sentence_splitter import split_sentences
+from keras_bert3_demo.default_corpus import _SKIPPED_DIRS
+from keras_bert3_demo.default_corpus import _docstring_nodes
+from keras_bert3_demo.default_corpus import _is_prose
+from keras_bert3_demo.derived_cache import derived_path
 
 _VERSION = 1  # Bump when the derivation changes: it names the cache file.
 

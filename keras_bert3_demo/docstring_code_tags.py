@@ -23,10 +23,10 @@ import sysconfig
 import textwrap
 from pydoc_data import topics
 
-from keras_bert3.corpora.default_corpus import _SKIPPED_DIRS
-from keras_bert3.corpora.default_corpus import _docstring_nodes
-from keras_bert3.corpora.derived_cache import cached_json
 from keras_bert3.data.sentence_splitter import split_sentences
+from keras_bert3_demo.default_corpus import _SKIPPED_DIRS
+from keras_bert3_demo.default_corpus import _docstring_nodes
+from keras_bert3_demo.derived_cache import cached_json
 
 CODE_TAGS = ["O", "B-CODE", "I-CODE"]
 MIN_WORDS = 4  # Shorter sentences are dropped.
