@@ -75,26 +75,32 @@ def stdlib_docstring_documents() -> list[list[str]]:
     no doctest prompt, no indented code, at least six words, and at least 70% of
     them plain words.
     """
-    root = sysconfig.get_paths()["stdlib"]
     documents = []
+    for tree in stdlib_module_trees():
+        sentences = []
+        for node in _docstring_nodes(tree):
+            docstring = ast.get_docstring(node)
+            if docstring:
+                for paragraph in docstring.split("\n\n"):
+                    if _is_prose(paragraph):
+                        sentences.extend(split_sentences(paragraph))
+        if len(sentences) >= 2:
+            documents.append(sentences)
+    return documents
+
+
+def stdlib_module_trees():
+    """Yields the standard library's modules (test packages left out) as `ast`
+    trees, in sorted path order; modules are parsed, never imported."""
+    root = sysconfig.get_paths()["stdlib"]
     for directory, subdirectories, files in os.walk(root):
         subdirectories[:] = sorted(d for d in subdirectories if d not in _SKIPPED_DIRS and not d.startswith("config-"))
         for name in sorted(f for f in files if f.endswith(".py")):
             try:
                 with open(os.path.join(directory, name), encoding="utf-8") as f:
-                    tree = ast.parse(f.read())
+                    yield ast.parse(f.read())
             except (SyntaxError, UnicodeDecodeError, ValueError):
                 continue
-            sentences = []
-            for node in _docstring_nodes(tree):
-                docstring = ast.get_docstring(node)
-                if docstring:
-                    for paragraph in docstring.split("\n\n"):
-                        if _is_prose(paragraph):
-                            sentences.extend(split_sentences(paragraph))
-            if len(sentences) >= 2:
-                documents.append(sentences)
-    return documents
 
 
 def _derive_documents() -> list[list[str]]:

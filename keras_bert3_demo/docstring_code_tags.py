@@ -16,16 +16,14 @@ backticks: real text, no download.
 """
 
 import ast
-import os
 import random
 import re
-import sysconfig
 import textwrap
 from pydoc_data import topics
 
 from keras_bert3.data.sentence_splitter import split_sentences
-from keras_bert3_demo.default_corpus import _SKIPPED_DIRS
 from keras_bert3_demo.default_corpus import _docstring_nodes
+from keras_bert3_demo.default_corpus import stdlib_module_trees
 from keras_bert3_demo.derived_cache import cached_json
 
 CODE_TAGS = ["O", "B-CODE", "I-CODE"]
@@ -98,22 +96,14 @@ def _reads_as_prose(lines: list[str]) -> bool:
 
 def _docstring_paragraphs():
     """Docstring paragraphs of the standard library with backticks, doctests and code blocks left out."""
-    root = sysconfig.get_paths()["stdlib"]
-    for directory, subdirectories, files in os.walk(root):
-        subdirectories[:] = sorted(d for d in subdirectories if d not in _SKIPPED_DIRS and not d.startswith("config-"))
-        for name in sorted(f for f in files if f.endswith(".py")):
-            try:
-                with open(os.path.join(directory, name), encoding="utf-8") as f:
-                    tree = ast.parse(f.read())
-            except (SyntaxError, UnicodeDecodeError, ValueError):
-                continue
-            for node in _docstring_nodes(tree):
-                for paragraph in (ast.get_docstring(node) or "").split("\n\n"):
-                    lines = paragraph.strip("\n").split("\n")
-                    if "`" in paragraph and not any(
-                        line.lstrip().startswith((">>>", "...", "$ ")) or line.startswith((" ", "\t")) for line in lines
-                    ):
-                        yield paragraph
+    for tree in stdlib_module_trees():
+        for node in _docstring_nodes(tree):
+            for paragraph in (ast.get_docstring(node) or "").split("\n\n"):
+                lines = paragraph.strip("\n").split("\n")
+                if "`" in paragraph and not any(
+                    line.lstrip().startswith((">>>", "...", "$ ")) or line.startswith((" ", "\t")) for line in lines
+                ):
+                    yield paragraph
 
 
 def docstring_code_tags(*, test_fraction: float = 0.2, seed: int = 0) -> dict:
