@@ -6,11 +6,11 @@ import pytest
 import tensorflow as tf
 
 from keras_bert3.data import DataCounters
-from keras_bert3_demo import default_corpus_documents
-from tests.data.sentence_pairer import SentencePairer
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
+from keras_bert3_demo import default_corpus_documents
 from tests.data.conftest import collect
+from tests.data.sentence_pairer import SentencePairer
 
 
 @pytest.fixture(scope="module")
