@@ -1,6 +1,7 @@
 """The `keras-bert3` command: runs the command line (`python -m keras_bert3`)
 in a child process and keeps the C++ log lines of TensorFlow, XLA and Abseil
-out of the terminal; everything else the child writes passes through.
+(and Apache Beam's start-up lines) out of the terminal; everything else the
+child writes passes through.
 
 Those lines (`I0000 ...`, `W0000 ...`, `E0000 ... failed call to cuInit` on a
 machine without a GPU, and Abseil's "All log messages before
@@ -26,6 +27,10 @@ NATIVE_LOG_LINE = re.compile(
     rb"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     rb"|[IWE]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ [\w./+-]+:\d+\] )"
 )
+# What Apache Beam's processes (`prepare-data --beam`) log at start-up, before the
+# log level asked of their worker harness applies: a handler's creation, and a
+# warning about Google Cloud client libraries that the DirectRunner does not use.
+BEAM_START_UP_LINE = re.compile(rb"^(INFO:__main__:Logging handler created\.|WARNING:root:apitools not found, )")
 # The second line of TensorFlow's CPU-instructions message, which is not indented.
 CONTINUATION = re.compile(rb"^To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags")
 
@@ -51,7 +56,7 @@ def forward_without_native_logs(source, target) -> None:
     native log lines and the indented lines that continue them."""
     dropping = False
     for line in iter(source.readline, b""):
-        if NATIVE_LOG_LINE.match(line):
+        if NATIVE_LOG_LINE.match(line) or BEAM_START_UP_LINE.match(line):
             dropping = True
             continue
         if dropping and (line[:1] in (b"\t", b" ") or CONTINUATION.match(line)):

@@ -80,7 +80,8 @@ def prepare_data(args) -> None:
         from keras_bert3.data.beam_shards import prepare_pretraining_data_beam
 
         beam_options = shlex.split(args.beam_options) if args.beam_options else None
-        prepare_pretraining_data_beam(args.corpus, tokenizer, args.output, beam_options=beam_options, **settings)
+        prepare_pretraining_data_beam(args.corpus, tokenizer, args.output, beam_options=beam_options,
+                                      harness_log_level="INFO" if debug_asked(args) else "ERROR", **settings)  # fmt: skip
     else:
         prepare_pretraining_data(args.corpus, tokenizer, args.output, **settings)
     print(f"Train on them with: keras-bert3 pretrain --corpus {args.output} --sequence-length {args.sequence_length} ...")
@@ -353,6 +354,11 @@ def pipeline(args) -> None:
         print(f"[{number}/{len(stages)}] {argv[0]}: {time.perf_counter() - start:.0f} s", flush=True)
 
 
+def debug_asked(args) -> bool:
+    """`--debug` or `KERAS_BERT3_DEBUG`: tracebacks and the libraries' own logs."""
+    return args.debug or os.environ.get("KERAS_BERT3_DEBUG", "") not in ("", "0")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="keras-bert3", description=__doc__.split("\n")[0])
     parser.add_argument("--debug", action="store_true",
@@ -479,7 +485,7 @@ def main(argv=None) -> int:
     p.set_defaults(run=pipeline)
 
     args = parser.parse_args(argv)
-    debug = args.debug or os.environ.get("KERAS_BERT3_DEBUG", "") not in ("", "0")
+    debug = debug_asked(args)
     try:
         args.run(args)
     except Exception as error:

@@ -10,6 +10,7 @@ import sys
 
 import pytest
 
+from keras_bert3_command import BEAM_START_UP_LINE
 from keras_bert3_command import NATIVE_LOG_LINE
 
 pytestmark = pytest.mark.both_backends  # The command's own process loads no backend: one pass is enough.
@@ -53,4 +54,9 @@ def test_only_native_log_lines_and_their_continuations_match():
     assert NATIVE_LOG_LINE.match(b"W0000 00:00:1795684420.014719    5481 local_rendezvous.cc:412] Local rendezvous\n")
     for ours in (b"keras-bert3 pretrain: --batch-size 0 must be at least 1.\n", b"Traceback (most recent call last):\n",
                  b"Pretraining data so far: 3 empty files (skipped)\n", b"I0000 is a fine name for a file\n"):
-        assert not NATIVE_LOG_LINE.match(ours)
+        assert not NATIVE_LOG_LINE.match(ours) and not BEAM_START_UP_LINE.match(ours)
+    # Beam's worker processes, before their harness log level applies (copied from a `prepare-data --beam` run).
+    assert BEAM_START_UP_LINE.match(b"INFO:__main__:Logging handler created.\n")
+    assert BEAM_START_UP_LINE.match(b"WARNING:root:apitools not found, and bigquery client libraries are not available "
+                                    b"despite the import not raising an ImportError.\n")
+    assert not BEAM_START_UP_LINE.match(b"ERROR:apache_beam.runners.worker.sdk_worker:Error processing instruction\n")

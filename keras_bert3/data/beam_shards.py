@@ -31,6 +31,7 @@ def prepare_pretraining_data_beam(
     *,
     beam_options: list[str] | None = None,
     workers: int | None = None,
+    harness_log_level: str = "ERROR",
     num_shards: int | None = None,
     sequence_length: int = 128,
     seed: int = 0,
@@ -61,6 +62,7 @@ def prepare_pretraining_data_beam(
             Default: the DirectRunner in `workers` processes.
         workers: int. Processes of the DirectRunner (default: the cores, at
             most one per shard to build); refused with `beam_options`.
+        harness_log_level: str. The DirectRunner workers' log level ("INFO": Beam's pages of start-up lines).
 
     Returns:
         The shard paths, in order.
@@ -77,22 +79,19 @@ def prepare_pretraining_data_beam(
         return shard_paths(output_dir, num_shards)
     if beam_options is None:
         workers = min(workers or len(os.sched_getaffinity(0)), len(tasks))
-        beam_options = ["--runner=DirectRunner", "--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"]
+        beam_options = ["--runner=DirectRunner", "--direct_running_mode=multi_processing", f"--direct_num_workers={workers}",
+                        f"--default_sdk_harness_log_level={harness_log_level}"]  # fmt: skip
     elif workers is not None:
         raise ValueError("workers= sets the DirectRunner's processes; with beam_options, set the runner's own "
                          "(e.g. --direct_num_workers=N, or --num_workers / --max_num_workers on Dataflow).")  # fmt: skip
     if verbose and len(tasks) < num_shards:
         print(f"prepare_pretraining_data_beam: {num_shards - len(tasks)} of {num_shards} shards already written; "
               f"building {len(tasks)}.")  # fmt: skip
-    options = PipelineOptions(beam_options)
     start = time.perf_counter()
-    pipeline = beam.Pipeline(options=options)
-    _ = (
-        pipeline
-        | "Shards" >> beam.Create(tasks)
-        | "Spread" >> beam.Reshuffle()  # One shard per worker at a time, not one bundle of all.
-        | "PairAndWrite" >> beam.ParDo(WriteShard(tokenizer.get_config(), info))
-    )
+    pipeline = beam.Pipeline(options=PipelineOptions(beam_options))
+    _ = (pipeline | "Shards" >> beam.Create(tasks)
+         | "Spread" >> beam.Reshuffle()  # One shard per worker at a time, not one bundle of all.
+         | "PairAndWrite" >> beam.ParDo(WriteShard(tokenizer.get_config(), info)))  # fmt: skip
     result = pipeline.run()
     result.wait_until_finish()
     examples = _counter(result, "examples")

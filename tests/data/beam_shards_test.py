@@ -34,12 +34,15 @@ def small_corpus(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_beam_shards_equal_local_shards_and_keep_the_statistics(tmp_path, corpus, tokenizer):
+def test_beam_shards_equal_local_shards_and_keep_the_statistics(tmp_path, corpus, tokenizer, capfd):
     import_reference("apache_beam")
     from keras_bert3.data.beam_shards import prepare_pretraining_data_beam
 
     settings = dict(num_shards=4, seed=7, verbose=False)
+    capfd.readouterr()
     beam_paths = prepare_pretraining_data_beam(corpus, tokenizer, str(tmp_path / "beam"), workers=2, **settings)
+    # The two worker processes write to this process's stderr: their harness logs errors only by default.
+    assert "INFO:apache_beam.runners.worker" not in capfd.readouterr().err
     local_paths = prepare_pretraining_data(corpus, tokenizer, str(tmp_path / "local"), workers=1, **settings)
     assert [os.path.basename(p) for p in beam_paths] == [os.path.basename(p) for p in local_paths]
     for beam_path, local_path in zip(beam_paths, local_paths):
