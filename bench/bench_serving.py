@@ -222,6 +222,7 @@ def main():
         return
 
     workdir = args.workdir or tempfile.mkdtemp(prefix="bench_serving_")
+    os.makedirs(workdir, exist_ok=True)
     texts_file = os.path.join(workdir, "texts.json")
     texts = write_texts(texts_file)
     hf_dir = os.path.join(workdir, "hf")
