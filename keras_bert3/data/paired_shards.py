@@ -71,8 +71,8 @@ def prepare_pretraining_data(
     """Pairs a corpus into `num_shards` TFRecord shards, `workers` processes at once.
 
     Each shard holds the pairs of one byte range, made by the stages
-    `pretraining_dataset` streams through, seeded by `seed` and the shard's
-    index alone: the same shards whatever the number of workers or processes. Records: `input_ids`,
+    `pretraining_dataset` streams through, seeded as its first pass
+    (`pipeline_seeds`): the same shards in any process. Records: `input_ids`,
     `segment_ids` (unpadded), `next_sentence_labels`. `prepared.json` holds
     the settings and the tokenizer's fingerprint (`read_paired_shards` checks
     them). Rerun after a kill, the same command keeps the finished shards and

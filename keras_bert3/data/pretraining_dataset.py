@@ -49,8 +49,9 @@ def pretraining_dataset(
     and masks drawn afresh on every pass (dynamic masking, Liu et al. 2019).
     The stages of `keras_bert3.data`, TensorFlow ops throughout: byte ranges
     of at most 64 MB read a few at a time -> groups -> pairs -> example shuffle
-    -> batch -> masks. The k-th pass is the same for the same seed; each pass
-    has new pairs and masks; workers' shares of a pass hold its pairs.
+    -> batch -> masks. The k-th pass (iteration) is the same for the same seed;
+    each pass has new pairs and masks; workers' shares of a pass hold its
+    pairs, and the first pass those `prepare_pretraining_data` writes.
 
     Args:
         files: path, glob or list of them (see `document_dataset`), or a
