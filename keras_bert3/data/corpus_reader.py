@@ -223,7 +223,7 @@ def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes:
 
     owner = tf.where(start == 0, tf.constant(0, tf.int64), tf.constant(-1, tf.int64))
     lines = blocks.scan((tf.constant(""), first, owner), owned_lines)
-    lines = lines.take_while(lambda kept, done: ~done).map(lambda kept, done: kept)
+    lines = lines.take_while(lambda kept, done: ~done).map(lambda kept, _done: kept)  # Unlike signatures: autograph parses each.
     lines = lines.concatenate(tf.data.Dataset.from_tensors(tf.constant([""])))  # Ends the last document.
 
     @tf.autograph.experimental.do_not_convert
