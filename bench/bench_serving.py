@@ -20,7 +20,9 @@ spread over rounds, with the load average before and after.
 Rows: `ours` (float32), `ours-xla` (float32, `export(jit_compile=True)`),
 `ours-bf16` (the model built with `dtype="bfloat16"`: bfloat16 variables, so
 nothing is cast per call), `ours-jax` (the float32 model exported from the JAX
-backend), `hf` (float32), `hf-bf16` (the same pipeline under
+backend), `ours-fw` and `ours-bf16-fw` (the `ours` and `ours-bf16` exports
+in a server with `TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1`, see `SERVER_ENV`),
+`hf` (float32), `hf-bf16` (the same pipeline under
 `torch.autocast("cpu", torch.bfloat16)`), and `products` (not a server): the
 float32 matrix products that one call of our export computes, alone, in a
 TensorFlow function on random weights of the model's sizes, at each text's
@@ -43,6 +45,12 @@ from bench.machine import describe_cpu  # noqa: E402
 
 SEQUENCE_LENGTH = 128
 WARMUP_CALLS = 20
+# TensorFlow's oneDNN kernels then treat a model's weights as constants: each
+# matrix product reorders its weights into oneDNN's blocked layout once and
+# keeps them, instead of on every call (and bfloat16 products take the AMX
+# kernels). Right for a server, whose weights never change after loading.
+FROZEN_WEIGHTS = {"TF_ONEDNN_ASSUME_FROZEN_WEIGHTS": "1"}
+SERVER_ENV = {"ours-fw": FROZEN_WEIGHTS, "ours-bf16-fw": FROZEN_WEIGHTS}
 
 
 def minilm_dir() -> str:
@@ -213,7 +221,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rows", nargs="+", default=["ours", "ours-xla", "ours-bf16", "ours-jax", "hf", "hf-bf16", "products"])
+    parser.add_argument("--rows", nargs="+", default=["ours", "ours-fw", "ours-xla", "ours-bf16", "ours-bf16-fw", "ours-jax",
+                                                      "hf", "hf-bf16", "products"])  # fmt: skip
     parser.add_argument("--workdir", help="Keep the model, exports and texts here (default: a temporary directory).")
     parser.add_argument("--serve", nargs=3, metavar=("KIND", "MODEL_DIR", "TEXTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -236,13 +245,17 @@ def main():
         models[row] = os.path.join(workdir, row)
         if row in args.rows and not os.path.isdir(models[row]):
             export_ours(hf_dir, models[row], backend, dtype, jit_compile)
+    models["ours-fw"], models["ours-bf16-fw"] = models["ours"], models["ours-bf16"]  # The same exports, served differently.
+    for row, export in (("ours-fw", "ours"), ("ours-bf16-fw", "ours-bf16")):
+        if row in args.rows and not os.path.isdir(models[row]):
+            export_ours(hf_dir, models[row], *exports[export])
 
     print(f"CPU: {describe_cpu()}", flush=True)
     print(f"load average before: {load_average()}", flush=True)
     results = {row: [] for row in args.rows}
     for round_index in range(args.rounds):
         for row in args.rows:
-            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **SERVER_ENV.get(row, {}))
             env.pop("PYTHONPATH", None)  # Servers import no keras_bert3.
             command = [sys.executable, os.path.abspath(__file__), "--calls", str(args.calls),
                        "--serve", row, models[row], texts_file]  # fmt: skip

@@ -243,8 +243,9 @@ def _class_names(model_dir: str, num_classes: int) -> list[str]:
     return read_json(path)["class_names"] if os.path.isfile(path) else [str(i) for i in range(num_classes)]
 
 
-def load_task(preset_dir: str):
-    """The fine-tuned task a preset holds (its task.json names the class)."""
+def load_task(preset_dir: str, **kwargs):
+    """The fine-tuned task a preset holds (its task.json names the class);
+    `kwargs` go to its `from_preset` (e.g. `dtype`)."""
     from keras_bert3.models.bert_classifier import BertClassifier
     from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
     from keras_bert3.models.bert_token_classifier import BertTokenClassifier
@@ -259,13 +260,13 @@ def load_task(preset_dir: str):
     name = read_json(path).get("class_name")
     if name not in tasks:
         raise ValueError(f"{path} names the task {name!r}; known tasks: {sorted(tasks)}.")
-    return tasks[name].from_preset(preset_dir)
+    return tasks[name].from_preset(preset_dir, **kwargs)
 
 
 def export(args) -> None:
     import shutil
 
-    task = load_task(args.model)
+    task = load_task(args.model, dtype=args.dtype)
     task.export(args.output, warmup=not args.no_warmup, jit_compile=args.jit_compile)
     names = os.path.join(args.model, "class_names.json")
     if os.path.isfile(names):  # Beside the SavedModel, for `predict` and clients.
@@ -467,6 +468,8 @@ def main(argv=None) -> int:
     p.add_argument("--no-warmup", action="store_true", help="leave out TF Serving's warm-up records")
     p.add_argument("--jit-compile", action="store_true",
                    help="compile the model with XLA (faster on CPU; TF Serving needs --xla_cpu_compilation_enabled=true)")
+    p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
+                   help="bfloat16: weights and compute in bfloat16, for CPUs with amx_bf16 or avx512_bf16 (docs/serving.md)")
     p.set_defaults(run=export)
 
     p = commands.add_parser("predict", help="classify texts with a fine-tuned preset or its exported SavedModel")
