@@ -24,6 +24,9 @@ class BertEmbeddings(keras.layers.Layer):
     Call args:
         token_ids: int tensor `(batch, seq)`.
         segment_ids: int tensor `(batch, seq)`.
+        position_ids: optional int tensor `(batch, seq)`: each token's
+            position (packed rows restart them per sequence); default
+            0, 1, 2, ... along the row.
 
     Returns:
         float tensor `(batch, seq, hidden_dim)`.
@@ -82,13 +85,13 @@ class BertEmbeddings(keras.layers.Layer):
         )
         self.dropout_layer = FastMaskDropout(dropout, dtype=self.dtype_policy, name="dropout")
 
-    def build(self, token_ids_shape, segment_ids_shape=None):
+    def build(self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None):
         self.token_embedding.build(token_ids_shape)
         self.segment_embedding.build(token_ids_shape)
         self.position_embedding.build(token_ids_shape)
         self.layer_norm.build(tuple(token_ids_shape) + (self.hidden_dim,))
 
-    def call(self, token_ids, segment_ids, training=None):
+    def call(self, token_ids, segment_ids, position_ids=None, training=None):
         sequence_length = token_ids.shape[1]
         # Checked when the length is a number; symbolic lengths (e.g. jax2tf
         # shape polymorphism) cannot be compared in Python.
@@ -99,13 +102,16 @@ class BertEmbeddings(keras.layers.Layer):
                 f"the inputs (e.g. the tokenizer's `sequence_length="
                 f"{self.max_sequence_length}`)."
             )
-        positions = self.position_embedding.embeddings[: ops.shape(token_ids)[1]]
         x = self.token_embedding(token_ids) + self.segment_embedding(segment_ids)
-        x = x + ops.cast(positions[None, :, :], x.dtype)
+        if position_ids is None:
+            positions = self.position_embedding.embeddings[: ops.shape(token_ids)[1]][None, :, :]
+        else:
+            positions = self.position_embedding(position_ids)
+        x = x + ops.cast(positions, x.dtype)
         x = self.layer_norm(x)
         return self.dropout_layer(x, training=training)
 
-    def compute_output_shape(self, token_ids_shape, segment_ids_shape=None):
+    def compute_output_shape(self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None):
         return tuple(token_ids_shape) + (self.hidden_dim,)
 
     def get_config(self):

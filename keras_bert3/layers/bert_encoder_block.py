@@ -36,7 +36,9 @@ class BertEncoderBlock(keras.layers.Layer):
 
     Call args:
         x: float tensor `(batch, seq, hidden)`.
-        padding_mask: int or bool tensor `(batch, seq)`, 1 for real tokens.
+        padding_mask: int or bool tensor `(batch, seq)`, 1 for real tokens;
+            or `(batch, seq, seq)`, 1 where a query may attend to a key
+            (packed rows: `layers.packed_sequences.packed_attention_mask`).
         first_token_only: bool. Compute the output of the first ([CLS])
             token alone, `(batch, 1, hidden)`, attending to every token:
             the same values as `[:, :1]` of the full output, for a last
@@ -147,9 +149,14 @@ class BertEncoderBlock(keras.layers.Layer):
         # where every element-wise pass costs most.
         query = query * ops.cast(1.0 / self.head_dim**0.5, query.dtype)
         scores = ops.matmul(query, ops.swapaxes(key, -1, -2))
-        # (batch, 1, 1, seq): every query may attend to every real key; the
-        # softmax runs in float32, the padding keys' scores lowered by 1e9.
-        mask_bias = (ops.cast(padding_mask, "float32")[:, None, None, :] - 1.0) * 1e9
+        # (batch, 1, 1, seq): every query may attend to every real key; or
+        # (batch, 1, queries, seq) from an attention mask. The softmax runs in
+        # float32, the masked keys' scores lowered by 1e9.
+        if len(padding_mask.shape) == 3:
+            allowed = padding_mask[:, None, :1, :] if first_token_only else padding_mask[:, None, :, :]
+        else:
+            allowed = padding_mask[:, None, None, :]
+        mask_bias = (ops.cast(allowed, "float32") - 1.0) * 1e9
         probs = ops.cast(ops.softmax(ops.cast(scores, "float32") + mask_bias, axis=-1), value.dtype)
         if training and self.attention_dropout > 0:
             probs = self.probs_dropout(probs, training=training)

@@ -4,6 +4,8 @@ import keras
 
 from keras_bert3.layers.bert_embeddings import BertEmbeddings
 from keras_bert3.layers.bert_encoder_block import BertEncoderBlock
+from keras_bert3.layers.packed_sequences import packed_attention_mask
+from keras_bert3.layers.packed_sequences import packed_positions
 from keras_bert3.models.bert_sizes import BERT_UNCASED_VOCABULARY_SIZE
 from keras_bert3.models.bert_sizes import get_bert_size
 
@@ -168,6 +170,25 @@ class BertBackbone(keras.Model):
             first_token_only=True, training=training,
         )  # fmt: skip
         return self.pooler(x[:, 0, :])
+
+    def packed_sequence_output(self, token_ids, segment_ids, sequence_ids, training=None):
+        """The sequence output of packed rows, several sequences a row,
+        numbered in `sequence_ids` (1, 2, ...; 0 for padding): each token
+        attends to the tokens of its own sequence alone and takes its position
+        within it, so each sequence gets the outputs it would get alone
+        (`layers.packed_sequences`). Call it on `keras.Input`s to build a
+        model on the backbone's layers (as `BertPretrainer(packed=True)` does)
+        or on real inputs.
+
+        Example:
+        >>> x = backbone.packed_sequence_output(token_ids, segment_ids, sequence_ids)  # (batch, seq, hidden)
+        """
+        mask = packed_attention_mask(sequence_ids)
+        positions = packed_positions(sequence_ids)
+        x = self.embeddings(token_ids, segment_ids, position_ids=positions, training=training)
+        for block in self.encoder_blocks:
+            x = block(x, mask, training=training)
+        return x
 
     @property
     def token_embedding(self) -> keras.layers.Embedding:

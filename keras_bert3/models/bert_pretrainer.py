@@ -41,6 +41,13 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
     Args:
         backbone: a `BertBackbone`.
         nsp: bool. Train the next-sentence objective too.
+        packed: bool. Rows hold several pairs (`preprocessing.pair_packing.pack_pairs`): `padding_mask`
+            numbers each token's pair (1, 2, ...; 0 for padding), attention
+            and positions stay within a pair (`BertBackbone.packed_sequence_output`),
+            and NSP is predicted for each pair from its own [CLS] token at
+            `nsp_positions` (int32 `(batch, pairs)`), with labels
+            `(batch, pairs)` and sample weights `{"nsp": ...}` (0 for a row's
+            unused pair slots). The loss is that of the same pairs unpacked.
 
     Inputs: dict of int32 `(batch, seq)` `token_ids`, `segment_ids`,
     `padding_mask`, and int32 `(batch, predictions)` `mask_positions`.
@@ -63,7 +70,7 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
     ```
     """
 
-    def __init__(self, backbone: BertBackbone, *, nsp: bool = True, **kwargs):
+    def __init__(self, backbone: BertBackbone, *, nsp: bool = True, packed: bool = False, **kwargs):
         # === Layers ===
         self.backbone = backbone
         self.masked_lm_head = BertMaskedLMHead(
@@ -86,13 +93,18 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
             )
 
         # === Functional graph ===
-        inputs = {
-            name: keras.Input(shape=(None,), dtype="int32", name=name)
-            for name in ("token_ids", "segment_ids", "padding_mask", "mask_positions")
-        }
-        encoded = backbone({k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")})
-        outputs = {"mlm": self.masked_lm_head(encoded["sequence_output"], inputs["mask_positions"])}
-        if nsp:
+        names = ("token_ids", "segment_ids", "padding_mask", "mask_positions") + (("nsp_positions",) if packed and nsp else ())
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in names}
+        if packed:
+            sequence = backbone.packed_sequence_output(inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"])
+        else:
+            encoded = backbone({k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")})
+            sequence = encoded["sequence_output"]
+        outputs = {"mlm": self.masked_lm_head(sequence, inputs["mask_positions"])}
+        if nsp and packed:  # Each pair's [CLS] through the pooler: (batch, pairs, 2).
+            first_tokens = ops.take_along_axis(sequence, inputs["nsp_positions"][:, :, None], axis=1)
+            outputs["nsp"] = self.next_sentence_head(backbone.pooler(first_tokens))
+        elif nsp:
             outputs["nsp"] = self.next_sentence_head(encoded["pooled_output"])
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         # The backbone's dtype policy, so that mixed_float16 gets loss scaling in compile().
@@ -100,6 +112,7 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
 
         # === Config ===
         self.nsp = nsp
+        self.packed = packed
 
         # === Metrics ===
         self.mlm_loss_tracker = keras.metrics.Mean(name="mlm_loss")
@@ -244,15 +257,17 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
         self.mlm_accuracy_tracker.update_state(ops.sum(correct * weights) / total_weight * replicas)
         loss = mlm_loss
         if self.nsp:
-            nsp_logits = ops.cast(y_pred["nsp"], "float32")
+            # One label per row, or per pair of a packed row (weighted: 0 for unused pair slots).
+            nsp_logits = ops.reshape(ops.cast(y_pred["nsp"], "float32"), (-1, 2))
             nsp_labels = ops.reshape(ops.cast(y["nsp"], "int32"), (-1,))
-            examples = cross_replica_sum(ops.cast(ops.shape(nsp_labels)[0], "float32"))
-            nsp_loss = ops.sum(
-                keras.losses.sparse_categorical_crossentropy(nsp_labels, nsp_logits, from_logits=True)
-            ) / examples
+            nsp_weights = sample_weight.get("nsp")
+            nsp_weights = ops.ones_like(nsp_labels, "float32") if nsp_weights is None else ops.reshape(ops.cast(nsp_weights, "float32"), (-1,))
+            examples = cross_replica_sum(ops.sum(nsp_weights))
+            nsp_losses = keras.losses.sparse_categorical_crossentropy(nsp_labels, nsp_logits, from_logits=True)
+            nsp_loss = ops.sum(nsp_losses * nsp_weights) / examples
             nsp_correct = ops.cast(ops.equal(ops.argmax(nsp_logits, axis=-1), nsp_labels), "float32")
             self.nsp_loss_tracker.update_state(nsp_loss * replicas)
-            self.nsp_accuracy_tracker.update_state(ops.sum(nsp_correct) / examples * replicas)
+            self.nsp_accuracy_tracker.update_state(ops.sum(nsp_correct * nsp_weights) / examples * replicas)
             loss = loss + nsp_loss
         return loss
 
@@ -261,7 +276,8 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
         return self.get_metrics_result()
 
     def get_config(self):
-        return {**serialized(self, ("backbone",)), "nsp": self.nsp, "name": self.name, "trainable": self.trainable}
+        return {**serialized(self, ("backbone",)), "nsp": self.nsp, "packed": self.packed, "name": self.name,
+                "trainable": self.trainable}  # fmt: skip
 
     @classmethod
     def from_config(cls, config):
