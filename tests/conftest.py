@@ -12,25 +12,35 @@ import pytest  # noqa: E402
 from tests.reference import import_reference  # noqa: E402
 
 
+# Tests that one pass covers, by marker, and the variable that tests/run_all.sh
+# sets to the pass (tensorflow or jax) that runs them; the other pass skips them.
+ONE_PASS_MARKERS = {
+    # Picks its backends itself (the other backend, or a fixed one, in a subprocess).
+    "both_backends": "KERAS_BERT3_BOTH_BACKENDS_PASS",
+    # Tests TensorFlow code that no Keras backend reaches (the pretraining data
+    # pipeline); tests/data/backends_agree_on_data_test.py shows its batches are
+    # the same under either backend.
+    "backend_free": "KERAS_BERT3_BACKEND_FREE_PASS",
+}
+
+
 def pytest_collection_modifyitems(config, items):
-    """A test marked `both_backends` picks its backends itself (the other
-    backend, or a fixed one, in a subprocess), so either pass covers it.
-    tests/run_all.sh names the pass that runs it in
-    KERAS_BERT3_BOTH_BACKENDS_PASS; the other pass skips it. Without that
-    variable every pass runs it."""
-    only_in = os.environ.get("KERAS_BERT3_BOTH_BACKENDS_PASS")
-    if not only_in:
-        return
-    if only_in not in ("tensorflow", "jax"):  # A typo would skip these tests in every pass.
-        raise pytest.UsageError(f"KERAS_BERT3_BOTH_BACKENDS_PASS={only_in!r}: set it to 'tensorflow' or 'jax', or unset it")
+    """Skips, in this pass, the tests of each `ONE_PASS_MARKERS` marker that
+    another pass runs. Without its variable, every pass runs them."""
     import keras
 
-    if keras.backend.backend() == only_in:
-        return
-    skip = pytest.mark.skip(reason=f"picks its backends itself: runs once per CI run, in the {only_in} pass")
-    for item in items:
-        if "both_backends" in item.keywords:
-            item.add_marker(skip)
+    for marker, variable in ONE_PASS_MARKERS.items():
+        only_in = os.environ.get(variable)
+        if not only_in:
+            continue
+        if only_in not in ("tensorflow", "jax"):  # A typo would skip these tests in every pass.
+            raise pytest.UsageError(f"{variable}={only_in!r}: set it to 'tensorflow' or 'jax', or unset it")
+        if keras.backend.backend() == only_in:
+            continue
+        skip = pytest.mark.skip(reason=f"{marker}: runs once per CI run, in the {only_in} pass")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,8 @@ from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path
 from tests.data.bert_statistics import assert_bert_statistics
 from tests.reference import import_reference
 
+pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
+
 
 def corpus_head(tmp_path_factory, characters: int) -> str:
     """The first `characters` of the large docstring corpus, cut at a document boundary."""

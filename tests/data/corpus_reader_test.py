@@ -9,6 +9,8 @@ from keras_bert3.data.corpus_reader import corpus_ranges
 from keras_bert3.data.corpus_reader import range_reader
 from keras_bert3_demo import default_corpus_documents
 
+pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
+
 # Blank lines of spaces and tabs, CRLF, a document cut by the cap, no final newline.
 MESSY = "\n\n  First doc, line one.  \r\nline two\n\n\n\t\nSecond.\nThird line\nfourth\nfifth\nsixth\n\nlast line, no newline"
 

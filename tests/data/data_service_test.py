@@ -68,6 +68,7 @@ def example_counts(dataset) -> collections.Counter:
     return collections.Counter(h for x, y, w in dataset.as_numpy_iterator() for h in example_hashes(x, y, w))
 
 
+@pytest.mark.backend_free
 @pytest.mark.slow
 def test_a_served_pass_is_a_local_pass(service, tmp_path, corpus, tokenizer):
     """Prepared shards through the service: each example of a local pass once,
@@ -89,6 +90,7 @@ def test_a_served_pass_is_a_local_pass(service, tmp_path, corpus, tokenizer):
     assert abs(np.mean(labels["served"] == 0) - 0.5) < 0.03
 
 
+@pytest.mark.backend_free
 @pytest.mark.slow
 def test_served_passes_have_fresh_masks(service, tmp_path, corpus, tokenizer):
     """Each served pass (a new job, whose workers rebuild the pipeline) draws
@@ -105,6 +107,7 @@ def test_served_passes_have_fresh_masks(service, tmp_path, corpus, tokenizer):
     assert same < 0.2, same  # ...masked anew (only the shortest can draw the same positions by chance).
 
 
+@pytest.mark.backend_free
 def test_a_pass_without_examples_raises(service, tmp_path, tokenizer):
     """A document of one sentence makes no NSP pair: the served pass says so
     instead of `repeat()` waiting for batches forever."""
@@ -114,6 +117,7 @@ def test_a_pass_without_examples_raises(service, tmp_path, tokenizer):
         next(iter(dataset))
 
 
+@pytest.mark.backend_free
 @pytest.mark.slow
 def test_reading_one_batch_then_exiting_ends(service, minilm_dir):
     """On the 21 MB corpus, one served batch, then the reading process exits."""
@@ -146,6 +150,7 @@ def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corp
         assert process.returncode == 0 and "stopping" in output, output[-2000:]
 
 
+@pytest.mark.backend_free
 def test_an_address_without_dispatcher_is_refused_in_bounded_time(corpus, tokenizer):
     address = f"localhost:{free_port()}"
     local = pretraining_dataset(corpus, tokenizer)  # What `data_service=` sends to the service (10 s default wait).
@@ -157,6 +162,7 @@ def test_an_address_without_dispatcher_is_refused_in_bounded_time(corpus, tokeni
         pretraining_dataset(corpus, tokenizer, data_service="localhost")
 
 
+@pytest.mark.backend_free
 def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokenizer):
     """A job there would wait for a worker forever: the run is refused, naming
     the command that starts one; a worker that registers within the time is waited for."""
@@ -181,6 +187,7 @@ def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokeniz
     stop_within(dispatcher, 10, "dispatcher")
 
 
+@pytest.mark.backend_free
 def test_what_service_workers_cannot_run_is_refused(corpus, tokenizer):
     with pytest.raises(ValueError, match="counters= cannot be used with a tf.data service"):
         pretraining_dataset(corpus, tokenizer, counters=DataCounters(), data_service="localhost:1")

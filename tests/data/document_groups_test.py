@@ -5,6 +5,7 @@ or two workers read a pass (shards: tests/data/paired_shards_test.py)."""
 import os
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from keras_bert3.data.corpus_reader import corpus_ranges
@@ -12,6 +13,8 @@ from keras_bert3.data.document_groups import corpus_groups
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3_demo import default_corpus_documents
 from tests.data.conftest import write_corpus_parts
+
+pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
 
 def decoded(groups):

@@ -14,6 +14,8 @@ from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path
 from tests.data.bert_statistics import assert_bert_statistics
 from tests.data.one_batch_then_exit import seconds_to_read_one_batch_and_exit
 
+pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
+
 
 @pytest.fixture(scope="module")
 def large_corpus():

@@ -1,10 +1,13 @@
 """MlmMasker on a tiny vocabulary: counts, padding, whole words, tf.data."""
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from keras_bert3.data import MlmMasker
 from keras_bert3.tokenizers import BertTokenizer
+
+pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[unused0]", "the", "fox", "jump", "##s", "##ed", "over", "dog", "."]
 

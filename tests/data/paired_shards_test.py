@@ -22,6 +22,8 @@ from tests.data.conftest import write_corpus_parts
 from tests.data.corpus_reader_test import MESSY
 from tests.data.document_groups_test import pairs_of
 
+pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 

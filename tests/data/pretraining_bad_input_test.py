@@ -12,6 +12,8 @@ from keras_bert3.tokenizers import BertTokenizer
 from keras_bert3_demo import default_corpus_documents
 from tests.data.conftest import collect
 
+pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
+
 
 def write(path, text) -> str:
     mode = "wb" if isinstance(text, bytes) else "w"

@@ -1,9 +1,12 @@
 """Same seed, same examples; different seeds, different masks; new masks on each pass."""
 
 import numpy as np
+import pytest
 
 from keras_bert3.data import pretraining_dataset
 from tests.data.conftest import collect
+
+pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
 
 def first_batches(dataset, count: int = 3) -> list:

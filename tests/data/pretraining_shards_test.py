@@ -1,10 +1,13 @@
 """Static masks: shards hold exactly the dynamic pipeline's first dupe_factor passes."""
 
 import numpy as np
+import pytest
 
 from keras_bert3.data import pretraining_dataset, read_pretraining_shards, write_pretraining_shards
 from tests.data.conftest import collect
 from tests.data.pretraining_bad_input_test import real_corpus
+
+pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
 
 def rows(data) -> set:

@@ -12,6 +12,8 @@ from keras_bert3_demo import default_corpus_documents
 from tests.data.conftest import collect
 from tests.data.sentence_pairer import SentencePairer
 
+pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
+
 
 @pytest.fixture(scope="module")
 def run(tokenizer, corpus_path):

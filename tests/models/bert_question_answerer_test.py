@@ -1,6 +1,6 @@
 """BertQuestionAnswerer against real oracles: Hugging Face's
 `BertForQuestionAnswering` and its question-answering pipeline's decoding, a
-real fine-tuning run, and the SavedModel served in a fresh TF-only process.
+real fine-tuning run, and the SavedModel served in the TF-only serving runtime.
 Its windows and labels are tested in tests/preprocessing/."""
 
 import keras
@@ -17,7 +17,7 @@ from tests.qa_passages import passages
 from tests.reference import import_reference
 from tests.saved_model_client import assert_serving_ops
 from tests.saved_model_client import assert_warmup_served
-from tests.saved_model_client import call_in_fresh_process
+from tests.saved_model_client import call_in_serving_runtime
 from tests.test_case import tiny_backbone
 
 
@@ -168,7 +168,7 @@ def test_bad_input_raises_clear_errors(minilm_dir):
 
 
 @pytest.mark.slow
-def test_export_answers_like_predict_in_a_fresh_process(minilm_dir, tmp_path):
+def test_export_answers_like_predict_in_the_serving_runtime(minilm_dir, tmp_path):
     qa = tiny_answerer(minilm_dir, max_windows=8)
     questions, contexts = map(list, zip(*passages()[:6]))
     contexts[1] = "Café 東京 naïve — " + contexts[1]  # Non-ASCII before the answer: offsets count characters.
@@ -180,7 +180,7 @@ def test_export_answers_like_predict_in_a_fresh_process(minilm_dir, tmp_path):
     qa.export(str(export_dir))
     bad_questions = [b"", b"What?", b"\xff\xfe\xc3(caf\xc3\xa9", b"Why?"]
     bad_contexts = [b"Some text.", b"", b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80 ok", b"word " * 20000]
-    served = call_in_fresh_process(export_dir, tmp_path, {
+    served = call_in_serving_runtime(export_dir, tmp_path, {
         "answers": ("serving_default", {"question": questions, "context": contexts}),
         "bad": ("serving_default", {"question": bad_questions, "context": bad_contexts}),
         "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),

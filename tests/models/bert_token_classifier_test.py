@@ -1,7 +1,7 @@
 """BertTokenClassifier: logits and loss equal to `BertForTokenClassification`
 (the word/WordPiece alignment is tested in tests/preprocessing/), a short real
 fine-tuning run on the embedded code-tagging set, presets, config, bad input
-and the SavedModel served in a fresh process (tiny backbone on MiniLM's real
+and the SavedModel served in the TF-only serving runtime (tiny backbone on MiniLM's real
 vocabulary; the real MiniLM checkpoint where parity is concerned)."""
 
 import os
@@ -21,7 +21,7 @@ from tests.hf_helpers import save_hf_task
 from tests.reference import import_reference
 from tests.saved_model_client import assert_serving_ops
 from tests.saved_model_client import assert_warmup_served
-from tests.saved_model_client import call_in_fresh_process
+from tests.saved_model_client import call_in_serving_runtime
 from tests.test_case import tiny_backbone
 
 BAD_TEXTS = ["", "   \t\n ", "word " * 20_000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
@@ -221,7 +221,7 @@ def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
     token_logits = tagger.predict({k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}, verbose=0)
     export_dir = tmp_path / "export"
     tagger.export(str(export_dir))
-    served = call_in_fresh_process(export_dir, tmp_path, {
+    served = call_in_serving_runtime(export_dir, tmp_path, {
         "text": ("serving_default", {"text": np.array([t.encode() for t in texts], dtype=bytes)}),
         "bad": ("serving_default", {"text": np.array([t if isinstance(t, bytes) else t.encode() for t in BAD_TEXTS], dtype=bytes)}),
         "ids": ("serve_token_ids", {k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}),

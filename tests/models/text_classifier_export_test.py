@@ -1,5 +1,5 @@
-"""SavedModels that take strings, checked in a fresh Python process that
-imports only tensorflow and tensorflow_text (no keras, no keras_bert3), on the
+"""SavedModels that take strings, checked in the serving runtime: a Python
+process that loads each export from disk and imports only tensorflow and tensorflow_text (no keras, no keras_bert3), on the
 backend the suite runs on (TensorFlow directly, JAX through jax2tf)."""
 
 import keras
@@ -12,12 +12,12 @@ from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert3_demo.docstring_topics import docstring_topics
 from tests.saved_model_client import assert_serving_ops
 from tests.saved_model_client import assert_warmup_served
-from tests.saved_model_client import call_in_fresh_process
+from tests.saved_model_client import call_in_serving_runtime
 
 BAD_TEXTS = [b"", b"   \t\n ", b"word " * 20000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
 
 
-def serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs=None, warmup=True) -> dict:
+def serve_in_serving_runtime(export_dir, tmp_path, texts, packed, pairs=None, warmup=True) -> dict:
     """Texts (and bad input) to serving_default, the packed ids to serve_token_ids;
     checks the export's ops, returns the outputs and serving_default's input dtypes."""
     inputs, bad_inputs = {"text": texts}, {"text": BAD_TEXTS}
@@ -36,7 +36,7 @@ def serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs=None, warm
     }
     if pairs is not None:  # A request without the second text.
         calls["refused_missing"] = ("serving_default", {"text": texts})
-    served = call_in_fresh_process(export_dir, tmp_path, calls)
+    served = call_in_serving_runtime(export_dir, tmp_path, calls)
     assert_serving_ops(served)  # TensorFlow core and tf-text ops only.
     requests = assert_warmup_served(served, export_dir) if warmup else []
     # Bad requests, in the serving runtime: an empty batch answers with no rows; a wrong dtype or a
@@ -66,7 +66,7 @@ def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5, warmup=True
     packed = classifier.preprocessor(x)
     export_dir = tmp_path / "export"
     classifier.export(str(export_dir), warmup=warmup, jit_compile=jit_compile)
-    served = serve_in_fresh_process(export_dir, tmp_path, texts, packed, pairs, warmup)
+    served = serve_in_serving_runtime(export_dir, tmp_path, texts, packed, pairs, warmup)
     assert served["inputs"] == ({"text": "DT_STRING"} if pairs is None else {"text": "DT_STRING", "text_pair": "DT_STRING"})
     np.testing.assert_allclose(served["logits"], expected, atol=atol)
     np.testing.assert_allclose(served["probabilities"], keras.ops.convert_to_numpy(keras.ops.softmax(expected)), atol=atol)

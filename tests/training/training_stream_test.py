@@ -9,6 +9,8 @@ import sys
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.backend_free  # The stream is the data pipeline's: TensorFlow under either backend.
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READ = """
 import sys, keras, numpy as np
