@@ -186,6 +186,7 @@ def pretrain(args) -> None:
         devices=args.devices,
         seed=args.seed,
         data_service=args.data_service,
+        packed_length=args.packed_length,
     )
     history = run(config, verbose=args.verbose)
     if history.get("loss"):
@@ -375,6 +376,9 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--sequence-length", type=int, default=128)
     p.add_argument("--max-predictions-per-seq", type=int, default=20)
+    p.add_argument("--packed-length", type=int, metavar="TOKENS",
+                   help="pack pairs (of at most --sequence-length tokens) whole into rows of TOKENS, attention and "
+                        "positions kept within each pair; --batch-size counts rows")  # fmt: skip
     p.add_argument("--no-nsp", action="store_true", help="MLM only, no next-sentence prediction")
     p.add_argument("--learning-rate", type=float, default=1e-4)
     p.add_argument("--warmup-steps", type=int, help="default: 1%% of --steps")

@@ -9,7 +9,8 @@ takes, in four stages, each one module:
 3. pair (`paired_examples`, `document_group_pairer`): each group tokenized
    and cut into NSP pairs (`DocumentGroupPairer`);
 4. mask (`masked_batches`, `mlm_masker`): batches of pairs masked 80/10/10
-   afresh on every pass (`MlmMasker`).
+   afresh on every pass (`MlmMasker`); then, if asked (`packed_length`),
+   packed whole into long rows (`pair_packing`).
 
 Every random draw is seeded by its pass and place (range, window, group;
 batch) from one scheme (`pipeline_seeds`), so the same seed gives the same

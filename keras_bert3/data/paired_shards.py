@@ -29,6 +29,7 @@ from keras_bert3.data.shard_worker import write_shards
 from keras_bert3.distribution.data_service_client import served_by_data_service
 from keras_bert3.distribution.worker_input import files_for_worker
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
+from keras_bert3.data import pair_packing
 
 INFO_FILE = "prepared.json"
 SHARD_NAME = "paired-{index:05d}-of-{count:05d}.tfrecord"
@@ -279,6 +280,7 @@ def read_paired_shards(
     next_sentence_prediction: bool | None = None,
     input_context: tf.distribute.InputContext | None = None,
     data_service: str | None = None,
+    packed_length: int | None = None,
 ) -> tf.data.Dataset:
     """Reads the shards of `prepare_pretraining_data` into the same `(x, y,
     sample_weight)` batches as `pretraining_dataset`, with new masks every pass.
@@ -295,6 +297,7 @@ def read_paired_shards(
         next_sentence_prediction: bool or None. If given, must be the shards'.
         data_service: optional "host:port" of a `tf.data` service dispatcher
             whose workers read the shards (see `pretraining_dataset`).
+        packed_length: pairs packed into rows, as `pretraining_dataset`.
 
     Raises:
         ValueError: shards missing (an unfinished `prepare-data`), or written by
@@ -326,6 +329,7 @@ def read_paired_shards(
             f"{'without --no-nsp' if next_sentence_prediction else 'with --no-nsp'}, or train {'with' if nsp else 'without'} NSP."
         )
     sequence_length = info["sequence_length"]
+    pair_packing.check_packed_length(packed_length, sequence_length)
     paths = files_for_worker(shard_paths(directory, info["num_shards"]), input_context, "shards")
     features = {
         "input_ids": tf.io.RaggedFeature(tf.int64),
@@ -347,10 +351,11 @@ def read_paired_shards(
     dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=min(8, len(paths)),
                                  num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)  # fmt: skip
     dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
-    batches = dataset.batch(batch_size, drop_remainder=drop_remainder).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+    batches = pair_packing.pair_batches(dataset, batch_size, drop_remainder, packed_length).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
                        masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
     dataset = masked_batches(batches, masker, sequence_length, nsp, seed, reproducible=data_service is None)
+    dataset = pair_packing.packed_rows(dataset, packed_length, batch_size, masked_lm_prob=masked_lm_prob, drop_remainder=drop_remainder)
     if data_service is not None:
         dataset = served_by_data_service(dataset, data_service)
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)

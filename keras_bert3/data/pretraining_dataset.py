@@ -18,6 +18,7 @@ from keras_bert3.data.pipeline_seeds import counted_seeds
 from keras_bert3.distribution.data_service_client import served_by_data_service
 from keras_bert3.distribution.worker_input import check_same_on_workers
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
+from keras_bert3.data import pair_packing
 
 
 def pretraining_dataset(
@@ -41,6 +42,7 @@ def pretraining_dataset(
     counters: DataCounters | None = None,
     input_context: tf.distribute.InputContext | None = None,
     data_service: str | None = None,
+    packed_length: int | None = None,
 ) -> tf.data.Dataset:
     """BERT pretraining batches from raw documents, streamed, with dynamic masking.
 
@@ -84,21 +86,22 @@ def pretraining_dataset(
             the pipeline runs on its workers, which share out the byte ranges
             (see `served_by_data_service`; not reproducible, no `counters`, the
             "sentences" format only). Files must be paths the workers can read.
+        packed_length: int or None. Pairs packed into rows of this many tokens for
+            `BertPretrainer(packed=True)`, `batch_size` rows a batch (`pair_packing.packed_rows`).
 
     Returns:
         `tf.data.Dataset` of `(x, y, sample_weight)`: x = {"token_ids", "segment_ids",
         "padding_mask", "mask_positions"} (int32 `(batch, seq)`, mask_positions
         `(batch, max_predictions_per_seq)`), y = {"mlm": mask_ids int32,
         "nsp": next_sentence_label int32 `(batch,)`}, sample_weight = {"mlm":
-        mask_weights float32}.
+        mask_weights float32}. Packed: as `pack_pairs` returns.
 
     Examples:
-
     >>> tokenizer = BertTokenizer.from_preset("path/to/bert-base-uncased")  # doctest: +SKIP
-    >>> dataset = pretraining_dataset("corpus/*.txt", tokenizer, batch_size=64)  # doctest: +SKIP
-    >>> x, y, sample_weight = next(iter(dataset))  # doctest: +SKIP
+    >>> x, y, sample_weight = next(iter(pretraining_dataset("corpus/*.txt", tokenizer, batch_size=64)))  # doctest: +SKIP
     >>> x["token_ids"].shape, y["nsp"].shape  # doctest: +SKIP
     (TensorShape([64, 128]), TensorShape([64]))
+    >>> rows = pretraining_dataset("corpus/*.txt", tokenizer, sequence_length=512, packed_length=512)  # doctest: +SKIP
     """
     maskable = sequence_length - (3 if next_sentence_prediction else 2)
     if max_predictions_per_seq > maskable:
@@ -106,13 +109,9 @@ def pretraining_dataset(
             f"max_predictions_per_seq={max_predictions_per_seq} is larger than the sequence: "
             f"sequence_length={sequence_length} leaves at most {maskable} maskable tokens."
         )
-    pairer = DocumentGroupPairer.for_tokenizer(
-        tokenizer,
-        sequence_length=sequence_length,
-        short_seq_prob=short_seq_prob,
-        next_sentence_prediction=next_sentence_prediction,
-        balanced_nsp=balanced_nsp,
-    )
+    pair_packing.check_packed_length(packed_length, sequence_length)
+    pairer = DocumentGroupPairer.for_tokenizer(tokenizer, sequence_length=sequence_length, short_seq_prob=short_seq_prob,
+                                               next_sentence_prediction=next_sentence_prediction, balanced_nsp=balanced_nsp)  # fmt: skip
     if data_service is not None:
         _check_servable(files, counters, file_format)
     reproducible = data_service is None
@@ -132,11 +131,12 @@ def pretraining_dataset(
         groups = groups.map(lambda position, end, group, group_seed: (group, group_seed))
     # A service worker may be handed no range: the corpus is checked as a whole only locally.
     examples = paired_examples(groups, tokenizer, pairer, counters=counters, check_corpus=reproducible)
-    batches = examples.shuffle(example_buffer, seed=seed, reshuffle_each_iteration=True)
-    batches = batches.batch(batch_size, drop_remainder=drop_remainder)
+    shuffled = examples.shuffle(example_buffer, seed=seed, reshuffle_each_iteration=True)
+    batches = pair_packing.pair_batches(shuffled, batch_size, drop_remainder, packed_length)
     masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
                        masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
     dataset = masked_batches(batches, masker, sequence_length, next_sentence_prediction, seed, reproducible=reproducible)
+    dataset = pair_packing.packed_rows(dataset, packed_length, batch_size, masked_lm_prob=masked_lm_prob, drop_remainder=drop_remainder)
     if data_service is not None:
         dataset = served_by_data_service(dataset, data_service)
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)
@@ -147,25 +147,19 @@ def _check_servable(files, counters, file_format: str) -> None:
     if isinstance(files, tf.data.Dataset):
         raise ValueError("data_service= needs files, which the service's workers share out, not a tf.data.Dataset.")
     if counters is not None:
-        raise ValueError(
-            "counters= cannot be used with a tf.data service: the counts are Python callbacks, "
-            "and the service's workers run only TensorFlow ops. Count on a local pass instead."
-        )
+        raise ValueError("counters= cannot be used with a tf.data service: the counts are Python callbacks, and the "
+                         "service's workers run only TensorFlow ops. Count on a local pass instead.")  # fmt: skip
     if file_format != "sentences":
-        raise ValueError(
-            f"The {file_format!r} format splits sentences in Python, which tf.data service workers "
-            "cannot run: convert the corpus to one sentence a line (or prepare shards with "
-            "`keras-bert3 prepare-data --file-format paragraphs`) and serve that."
-        )
+        raise ValueError(f"The {file_format!r} format splits sentences in Python, which tf.data service workers cannot "
+                         "run: convert the corpus to one sentence a line (or prepare shards with "
+                         "`keras-bert3 prepare-data --file-format paragraphs`) and serve that.")  # fmt: skip
 
 
 def _as_sentence_documents(documents: tf.data.Dataset) -> tf.data.Dataset:
     spec = documents.element_spec
     if not isinstance(spec, tf.TensorSpec) or spec.dtype != tf.string or spec.shape.rank not in (0, 1):
-        raise ValueError(
-            "A dataset of documents must yield tf.string tensors: (sentences,) or a scalar "
-            f"with one sentence a line; got {spec}."
-        )
+        raise ValueError(f"A dataset of documents must yield tf.string tensors: (sentences,) or a scalar with one "
+                         f"sentence a line; got {spec}.")  # fmt: skip
     if spec.shape.rank == 0:
         return documents.map(lambda text: tf.strings.split(text, "\n"))
     return documents

@@ -94,8 +94,9 @@ class BertEmbeddings(keras.layers.Layer):
     def call(self, token_ids, segment_ids, position_ids=None, training=None):
         sequence_length = token_ids.shape[1]
         # Checked when the length is a number; symbolic lengths (e.g. jax2tf
-        # shape polymorphism) cannot be compared in Python.
-        if isinstance(sequence_length, int) and sequence_length > self.max_sequence_length:
+        # shape polymorphism) cannot be compared in Python. Given positions
+        # (packed rows) may be fewer than the row's tokens.
+        if position_ids is None and isinstance(sequence_length, int) and sequence_length > self.max_sequence_length:
             raise ValueError(
                 f"The input has {sequence_length} tokens per sequence but this "
                 f"model has only {self.max_sequence_length} positions. Truncate "

@@ -41,7 +41,7 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
     Args:
         backbone: a `BertBackbone`.
         nsp: bool. Train the next-sentence objective too.
-        packed: bool. Rows hold several pairs (`preprocessing.pair_packing.pack_pairs`): `padding_mask`
+        packed: bool. Rows hold several pairs (`data.pair_packing.pack_pairs`): `padding_mask`
             numbers each token's pair (1, 2, ...; 0 for padding), attention
             and positions stay within a pair (`BertBackbone.packed_sequence_output`),
             and NSP is predicted for each pair from its own [CLS] token at
@@ -284,7 +284,7 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
         return cls(**deserialized(config, ("backbone",)))
 
     @classmethod
-    def from_preset(cls, preset: str, *, nsp: bool = True, **backbone_overrides) -> "BertPretrainer":
+    def from_preset(cls, preset: str, *, nsp: bool = True, packed: bool = False, **backbone_overrides) -> "BertPretrainer":
         """A pretrainer on the backbone of `preset`, with its pretraining heads
         when the preset has them (a keras_bert3 pretrainer preset, or a Hugging
         Face `BertForPreTraining` / `BertForMaskedLM` checkpoint); otherwise
@@ -295,7 +295,7 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
         """
         from keras_bert3.presets.pretrainer_preset import load_pretrainer
 
-        return load_pretrainer(preset, cls=cls, backbone_cls=BertBackbone, nsp=nsp, **backbone_overrides)
+        return load_pretrainer(preset, cls=cls, backbone_cls=BertBackbone, nsp=nsp, packed=packed, **backbone_overrides)
 
     def save_to_preset(self, preset_dir: str, tokenizer=None) -> None:
         """Writes the backbone (and `tokenizer`, if given) as a preset the task

@@ -37,11 +37,11 @@ def save_pretrainer(pretrainer, preset_dir: str, tokenizer=None) -> None:
     write_metadata(preset_dir, pretraining_heads=sorted(_head_variables(pretrainer)))
 
 
-def load_pretrainer(preset: str, *, cls, backbone_cls, nsp: bool, **backbone_overrides):
+def load_pretrainer(preset: str, *, cls, backbone_cls, nsp: bool, packed: bool = False, **backbone_overrides):
     """A `cls` (the pretrainer class) on a `backbone_cls` loaded from `preset`,
     with the pretraining heads the preset has (ours, or a Hugging Face one's)."""
     preset_dir = resolve_preset(preset)
-    pretrainer = cls(backbone_cls.from_preset(preset_dir, **backbone_overrides), nsp=nsp)
+    pretrainer = cls(backbone_cls.from_preset(preset_dir, **backbone_overrides), nsp=nsp, packed=packed)
     heads_path = os.path.join(preset_dir, HEADS_WEIGHTS_FILE)
     if os.path.isfile(heads_path):
         with h5py.File(heads_path, "r") as f:

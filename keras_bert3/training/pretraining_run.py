@@ -24,7 +24,7 @@ VOCABULARY_FILE = "vocabulary.txt"
 
 # Fields that must not change when a run is resumed.
 RESUME_FIELDS = ("model", "preset", "corpus", "sequence_length", "max_predictions_per_seq",
-                 "batch_size", "nsp", "vocabulary_size", "precision", "seed")  # fmt: skip
+                 "batch_size", "nsp", "vocabulary_size", "precision", "seed", "packed_length")  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -59,6 +59,9 @@ class PretrainingConfig:
         data_service: "host:port" of a `tf.data` service dispatcher whose
             workers compute the input (`keras-bert3 data-service`); None:
             this process does. A resumed run then gets a fresh stream.
+        packed_length: None, or rows of this many tokens into which pairs
+            are packed whole (`pretraining_dataset(packed_length=...)`,
+            `BertPretrainer(packed=True)`); `batch_size` then counts rows.
     """
 
     output: str
@@ -79,6 +82,7 @@ class PretrainingConfig:
     devices: int | None = None
     seed: int = 0
     data_service: str | None = None
+    packed_length: int | None = None
 
 
 def _check_resume(config: PretrainingConfig) -> None:
@@ -189,6 +193,9 @@ def check_settings(config: PretrainingConfig) -> None:
         problems.append(f"--max-predictions-per-seq {config.max_predictions_per_seq} must be below "
                         f"--sequence-length {config.sequence_length} (BERT masks 15% of tokens: "
                         f"{max(1, round(0.15 * config.sequence_length))} here)")  # fmt: skip
+    if config.packed_length is not None and config.packed_length < config.sequence_length:
+        problems.append(f"--packed-length {config.packed_length} must be at least --sequence-length "
+                        f"{config.sequence_length} (a pair is never split across rows)")  # fmt: skip
     if not config.learning_rate > 0:
         problems.append(f"--learning-rate {config.learning_rate} must be positive")
     if config.warmup_steps is not None and not 0 <= config.warmup_steps <= max(config.steps, 0):
@@ -261,7 +268,7 @@ def one_pass(config: PretrainingConfig, tokenizer, corpus: str, batch_size: int,
 
     options = dict(batch_size=batch_size, seed=config.seed, drop_remainder=True,
                    max_predictions_per_seq=config.max_predictions_per_seq, input_context=input_context,
-                   data_service=config.data_service)  # fmt: skip
+                   data_service=config.data_service, packed_length=config.packed_length)  # fmt: skip
     if _is_prepared(corpus):
         return read_paired_shards(corpus, tokenizer, sequence_length=config.sequence_length,
                                   next_sentence_prediction=config.nsp, **options)  # fmt: skip
@@ -305,14 +312,14 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
     from keras_bert3.models.bert_pretrainer import BertPretrainer
 
     if config.preset is not None:
-        pretrainer = BertPretrainer.from_preset(config.preset, nsp=config.nsp)
+        pretrainer = BertPretrainer.from_preset(config.preset, nsp=config.nsp, packed=config.packed_length is not None)
     else:
         backbone = BertBackbone.from_size(
             config.model,
             vocabulary_size=tokenizer.vocabulary_size(),
             max_sequence_length=max(config.sequence_length, 128),
         )
-        pretrainer = BertPretrainer(backbone, nsp=config.nsp)
+        pretrainer = BertPretrainer(backbone, nsp=config.nsp, packed=config.packed_length is not None)
     pretrainer.compile(
         learning_rate=config.learning_rate,
         total_steps=config.steps,

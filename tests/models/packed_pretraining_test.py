@@ -13,7 +13,7 @@ from keras_bert3.layers.packed_sequences import packed_attention_mask
 from keras_bert3.layers.packed_sequences import packed_positions
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_pretrainer import BertPretrainer
-from keras_bert3.preprocessing.pair_packing import pack_pairs
+from keras_bert3.data.pair_packing import pack_pairs
 from keras_bert3_demo import default_corpus_path
 
 ROW_LENGTH = 512
@@ -99,12 +99,13 @@ def test_sequences_cannot_see_each_other_whatever_their_numbers():
                                   [[0, 1, 0, 1, 2, 2, 0, 1], list(range(8))])  # fmt: skip
 
 
-def test_a_packed_pretrainer_trains_on_packed_rows(pairs, tokenizer):
-    x, y, w = pairs
-    packed_rows = pack_pairs(x, y, w, ROW_LENGTH)
+def test_a_packed_pretrainer_trains_on_the_packed_stream(tokenizer):
+    """`pretraining_dataset(packed_length=...)` rows, one shape for every batch, train."""
+    rows = pretraining_dataset(default_corpus_path(), tokenizer, sequence_length=128, batch_size=2, short_seq_prob=0.5,
+                               seed=3, packed_length=ROW_LENGTH, drop_remainder=True)  # fmt: skip
     _, packed = pretrainers(tokenizer)
     packed.compile(learning_rate=1e-3, total_steps=4, precision="float32")
-    history = packed.fit(tf.data.Dataset.from_tensors(packed_rows).repeat(4), epochs=1, verbose=0).history
+    history = packed.fit(rows, steps_per_epoch=4, epochs=1, verbose=0).history
     assert np.isfinite(history["loss"]).all() and 0 < history["nsp_loss"][-1] < 2
     restored = BertPretrainer.from_config(packed.get_config())
     assert restored.packed and "nsp_positions" in restored.input

@@ -130,6 +130,26 @@ def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_
     assert "Cannot resume from the checkpoint" in refusal and str(checkpoint.parent) in refusal
 
 
+def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus, run_vocabulary, capsys):
+    """`--packed-length`: pairs of 64 tokens packed into rows of 128 train; rows
+    shorter than the pairs are refused before anything runs."""
+    from keras_bert3.cli import main
+
+    args = command(run_vocabulary(tmp_path / "run"), small_corpus)[3:] + ["--packed-length", "128"]
+    args[args.index("--steps") + 1] = "10"
+    args[args.index("--checkpoint-every") + 1] = "5"
+    assert main(args) == 0
+    rows = read_history(tmp_path / "run")
+    assert [row["step"] for row in rows] == ["5", "10"]
+    assert all(0 < float(row["mlm_loss"]) < 20 and 0 < float(row["nsp_loss"]) < 2 for row in rows)
+    unpacked = [a for a in args if a not in ("--packed-length", "128")]
+    capsys.readouterr()
+    assert main(unpacked) == 2  # Another setting than the checkpoint's.
+    assert "packed_length: 128 -> None" in capsys.readouterr().err
+    assert main(args[:-1] + ["32"]) == 2
+    assert "--packed-length 32 must be at least --sequence-length 64" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "flag, value, message",
     [

@@ -1,0 +1,185 @@
+"""Several pretraining pairs in one row: for long rows (512 tokens) of short
+pairs, the compute that padding would take goes to real tokens.
+
+`pack_pairs` takes a batch of masked pairs as `pretraining_dataset` yields
+them and lays them end to end, in order, into rows of `row_length`: a pair
+goes into the current row if it fits whole, else it starts the next row, so
+no pair is ever split. `padding_mask` then numbers each token's pair within
+its row (1, 2, ...; 0 for padding), from which `BertPretrainer(packed=True)`
+keeps attention and positions within each pair; each pair's masked positions
+and [CLS] position are moved by its offset in the row.
+
+`packed_rows` does that to a stream of masked pair batches (the
+`packed_length` option of `pretraining_dataset` and `read_paired_shards`):
+batches of rows of one fixed shape, so that a compiled training step is
+compiled once.
+"""
+
+import math
+
+import tensorflow as tf
+
+# Pairs packed together: the greedy packing of a window leaves its last row part empty.
+PACKING_WINDOW = 256
+
+
+def default_max_pairs_per_row(row_length: int) -> int:
+    """Pair slots of a packed row unless chosen: one per 64 tokens (8 at 512)."""
+    return max(1, row_length // 64)
+
+
+def max_predictions_per_row(row_length: int, max_pairs_per_row: int, masked_lm_prob: float) -> int:
+    """Prediction slots that every packed row fits in: a pair of n tokens has
+    at most `max(1, round(n * masked_lm_prob))` (`MlmMasker`), so a row at
+    most `masked_lm_prob * row_length` plus one per pair."""
+    return math.ceil(masked_lm_prob * row_length) + max_pairs_per_row
+
+
+def check_packed_length(packed_length: int | None, sequence_length: int) -> None:
+    """Refuses rows too short for the pairs (None: not packed)."""
+    if packed_length is not None and packed_length < sequence_length:
+        raise ValueError(
+            f"packed_length={packed_length} is shorter than the pairs (sequence_length={sequence_length}): "
+            "a pair is never split, so rows must hold the longest one. Pack into longer rows, or make shorter pairs."
+        )
+
+
+def pair_batches(pairs: tf.data.Dataset, batch_size: int, drop_remainder: bool, packed_length: int | None) -> tf.data.Dataset:
+    """Pairs batched before masking: `batch_size` a batch, or to be packed
+    (`packed_length` given), `PACKING_WINDOW`."""
+    if packed_length is None:
+        return pairs.batch(batch_size, drop_remainder=drop_remainder)
+    return pairs.batch(PACKING_WINDOW)
+
+
+def packed_rows(masked: tf.data.Dataset, row_length: int | None, batch_size: int, *, max_pairs_per_row: int | None = None,
+                masked_lm_prob: float = 0.15, drop_remainder: bool = False) -> tf.data.Dataset:  # fmt: skip
+    """Batches of masked pairs (as `pretraining_dataset` yields them) to
+    batches of `batch_size` packed rows (`row_length` None: the batches as
+    they are), every row of the same shape: tokens
+    `(row_length,)`, `mask_positions`, `mlm` and its weights
+    `(max_predictions_per_row(...),)`, and with NSP `nsp_positions`, `nsp`
+    and its weights `(max_pairs_per_row,)` (unused slots weigh 0). Each input
+    batch is packed on its own (`pack_pairs`), in order.
+
+    Example:
+    >>> rows = packed_rows(pretraining_dataset(files, tokenizer, batch_size=PACKING_WINDOW), 512, 32)  # doctest: +SKIP
+    """
+    if row_length is None:
+        return masked
+    max_pairs = max_pairs_per_row or default_max_pairs_per_row(row_length)
+    max_predictions = max_predictions_per_row(row_length, max_pairs, masked_lm_prob)
+
+    @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
+    def pack(x, y, sample_weight):
+        return pack_pairs(x, y, sample_weight, row_length, max_pairs_per_row=max_pairs, max_predictions_per_row=max_predictions)
+
+    rows = masked.map(pack, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).unbatch()
+    return rows.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
+
+
+def pack_pairs(x: dict, y: dict, sample_weight: dict, row_length: int, *, max_pairs_per_row: int | None = None,
+               max_predictions_per_row: int | None = None):  # fmt: skip
+    """Packs a batch of pairs `(x, y, sample_weight)` into rows.
+
+    Args:
+        x: `token_ids`, `segment_ids`, `padding_mask` (1 for real tokens)
+            int `(pairs, length)`; `mask_positions` int `(pairs, predictions)`.
+        y: `mlm` int `(pairs, predictions)`; with NSP, `nsp` int `(pairs,)`
+            (or `(pairs, 1)`).
+        sample_weight: `mlm` float `(pairs, predictions)`.
+        row_length: int. Tokens per packed row; every pair must fit in one.
+        max_pairs_per_row: int or None. Most pairs in a row (a pair that
+            would be one more starts the next row); None: no limit.
+        max_predictions_per_row: int or None. The width of the rows'
+            predictions; None: the most predictions of a row.
+
+    Returns:
+        `(x, y, sample_weight)` of the packed rows, `(rows, row_length)` for
+        the token inputs, `padding_mask` numbering the pairs; each row's
+        `mask_positions`, `mlm` targets and weights hold its pairs' real
+        predictions (weight > 0) in order, then slots of weight 0; with NSP,
+        `nsp_positions` (each pair's first token), `nsp` labels `(rows,
+        pairs)` and `sample_weight["nsp"]` (0 for a row's unused pair slots),
+        `max_pairs_per_row` wide if given.
+
+    Raises:
+        InvalidArgumentError: a pair is longer than `row_length`, or a row's
+            predictions do not fit in `max_predictions_per_row`.
+
+    Example:
+    >>> x, y, w = next(iter(pretraining_dataset(files, tokenizer, sequence_length=128, batch_size=64)))  # doctest: +SKIP
+    >>> packed_x, packed_y, packed_w = pack_pairs(x, y, w, row_length=512)  # doctest: +SKIP
+    """
+    lengths = tf.reduce_sum(tf.cast(tf.not_equal(x["padding_mask"], 0), tf.int32), axis=1)
+    check = tf.debugging.assert_less_equal(
+        lengths, row_length,
+        message=f"a pair is longer than the packed row of {row_length} tokens: pack into longer rows, "
+                "or make pairs of at most that length (sequence_length)",
+    )  # fmt: skip
+    with tf.control_dependencies([check]):
+        rows, offsets = _greedy_rows(lengths, row_length, max_pairs_per_row)
+    num_rows = tf.reduce_max(tf.concat([rows, [-1]], axis=0)) + 1
+    first_pair_of_row = tf.math.unsorted_segment_min(tf.range(tf.size(rows)), rows, num_rows)
+    pair_in_row = tf.range(tf.size(rows)) - tf.gather(first_pair_of_row, rows)  # 0, 1, ... within each row.
+
+    # Tokens: each pair's real tokens to (its row, its offset + their index).
+    token_rows = tf.repeat(rows, lengths)
+    token_columns = tf.repeat(offsets, lengths) + tf.ragged.range(lengths).flat_values
+    where = tf.stack([token_rows, token_columns], axis=1)
+    shape = tf.stack([num_rows, row_length])
+
+    def scatter(values):
+        real = tf.RaggedTensor.from_tensor(values, lengths=lengths).flat_values
+        return tf.scatter_nd(where, tf.cast(real, tf.int32), shape)
+
+    packed_x = {
+        "token_ids": scatter(x["token_ids"]),
+        "segment_ids": scatter(x["segment_ids"]),
+        "padding_mask": scatter(tf.repeat((pair_in_row + 1)[:, None], tf.shape(x["token_ids"])[1], axis=1)),
+    }
+
+    def by_row(values):  # (pairs, ...) -> ragged (rows, pairs of the row, ...)
+        return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_rows)
+
+    real = tf.cast(sample_weight["mlm"], tf.float32) > 0
+
+    def row_predictions(values, default):  # (pairs, predictions) -> (rows, real predictions of the row's pairs), padded.
+        kept = by_row(tf.ragged.boolean_mask(values, real).with_row_splits_dtype(tf.int32)).merge_dims(1, 2)
+        return kept.to_tensor(default_value=default, shape=[None, max_predictions_per_row])
+
+    if max_predictions_per_row is not None:  # `to_tensor` would cut a longer row short.
+        per_row = tf.math.unsorted_segment_sum(tf.reduce_sum(tf.cast(real, tf.int32), axis=1), rows, num_rows)
+        check = tf.debugging.assert_less_equal(
+            per_row, max_predictions_per_row,
+            message=f"a packed row has more masked positions than its {max_predictions_per_row} prediction slots",
+        )  # fmt: skip
+        with tf.control_dependencies([check]):
+            real = tf.identity(real)
+    moved = tf.cast(x["mask_positions"], tf.int32) + offsets[:, None]
+    packed_x["mask_positions"] = row_predictions(moved, 0)
+    packed_y = {"mlm": row_predictions(tf.cast(y["mlm"], tf.int32), 0)}
+    packed_w = {"mlm": row_predictions(tf.cast(sample_weight["mlm"], tf.float32), 0.0)}
+    if "nsp" in y:
+        pair_slots = [None, max_pairs_per_row]
+        packed_x["nsp_positions"] = by_row(offsets).to_tensor(default_value=0, shape=pair_slots)
+        packed_y["nsp"] = by_row(tf.reshape(tf.cast(y["nsp"], tf.int32), [-1])).to_tensor(default_value=0, shape=pair_slots)
+        packed_w["nsp"] = by_row(tf.ones_like(offsets, tf.float32)).to_tensor(default_value=0.0, shape=pair_slots)
+    return packed_x, packed_y, packed_w
+
+
+def _greedy_rows(lengths, row_length: int, max_pairs_per_row: int | None = None):
+    """Each pair's row and offset in it: pairs in order, a new row whenever
+    the next pair would not fit whole (or would be one pair too many)."""
+    most = tf.constant(max_pairs_per_row or 2**30, tf.int32)
+
+    def place(state, length):
+        row, used, pairs = state
+        new_row = tf.logical_or(used + length > row_length, pairs >= most)
+        row = tf.where(new_row, row + 1, row)
+        offset = tf.where(new_row, 0, used)
+        return row, offset + length, tf.where(new_row, 1, pairs + 1)
+
+    initial = (tf.constant(-1, tf.int32), tf.constant(row_length, tf.int32), tf.constant(0, tf.int32))
+    rows, ends, _ = tf.scan(place, lengths, initializer=initial)
+    return rows, ends - lengths
