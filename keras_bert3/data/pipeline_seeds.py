@@ -2,7 +2,8 @@
 stateless op; its seed is the pass's seed `[seed, pass]` folded with the
 draw's place: a range's position (then its window and group), or a batch's
 index. The k-th iteration of a dataset is pass k, counted by the dataset
-itself, so nothing depends on TensorFlow's global seed or on the process:
+itself, so no draw depends on TensorFlow's global seed or on the process
+(the order of `tf.data`'s seeded shuffles does: docs/pretraining_data.md):
 a range gives the same pairs whichever worker, process or Beam element makes
 it, in whatever order, and shards (pass 0) hold the pairs of a stream's first
 pass over the same ranges."""
