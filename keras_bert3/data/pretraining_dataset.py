@@ -10,6 +10,7 @@ from keras_bert3.data.corpus_reader import streaming_ranges
 from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from keras_bert3.data.document_groups import corpus_groups
+from keras_bert3.data import pair_packing
 from keras_bert3.data.masked_batches import masked_batches
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.paired_examples import paired_examples
@@ -18,7 +19,6 @@ from keras_bert3.data.pipeline_seeds import counted_seeds
 from keras_bert3.distribution.data_service_client import served_by_data_service
 from keras_bert3.distribution.worker_input import check_same_on_workers
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
-from keras_bert3.data import pair_packing
 
 
 def pretraining_dataset(
@@ -97,6 +97,7 @@ def pretraining_dataset(
         mask_weights float32}. Packed: as `pack_pairs` returns.
 
     Examples:
+
     >>> tokenizer = BertTokenizer.from_preset("path/to/bert-base-uncased")  # doctest: +SKIP
     >>> x, y, sample_weight = next(iter(pretraining_dataset("corpus/*.txt", tokenizer, batch_size=64)))  # doctest: +SKIP
     >>> x["token_ids"].shape, y["nsp"].shape  # doctest: +SKIP
@@ -110,8 +111,13 @@ def pretraining_dataset(
             f"sequence_length={sequence_length} leaves at most {maskable} maskable tokens."
         )
     pair_packing.check_packed_length(packed_length, sequence_length)
-    pairer = DocumentGroupPairer.for_tokenizer(tokenizer, sequence_length=sequence_length, short_seq_prob=short_seq_prob,
-                                               next_sentence_prediction=next_sentence_prediction, balanced_nsp=balanced_nsp)  # fmt: skip
+    pairer = DocumentGroupPairer.for_tokenizer(
+        tokenizer,
+        sequence_length=sequence_length,
+        short_seq_prob=short_seq_prob,
+        next_sentence_prediction=next_sentence_prediction,
+        balanced_nsp=balanced_nsp,
+    )
     if data_service is not None:
         _check_servable(files, counters, file_format)
     reproducible = data_service is None
@@ -147,19 +153,25 @@ def _check_servable(files, counters, file_format: str) -> None:
     if isinstance(files, tf.data.Dataset):
         raise ValueError("data_service= needs files, which the service's workers share out, not a tf.data.Dataset.")
     if counters is not None:
-        raise ValueError("counters= cannot be used with a tf.data service: the counts are Python callbacks, and the "
-                         "service's workers run only TensorFlow ops. Count on a local pass instead.")  # fmt: skip
+        raise ValueError(
+            "counters= cannot be used with a tf.data service: the counts are Python callbacks, "
+            "and the service's workers run only TensorFlow ops. Count on a local pass instead."
+        )
     if file_format != "sentences":
-        raise ValueError(f"The {file_format!r} format splits sentences in Python, which tf.data service workers cannot "
-                         "run: convert the corpus to one sentence a line (or prepare shards with "
-                         "`keras-bert3 prepare-data --file-format paragraphs`) and serve that.")  # fmt: skip
+        raise ValueError(
+            f"The {file_format!r} format splits sentences in Python, which tf.data service workers "
+            "cannot run: convert the corpus to one sentence a line (or prepare shards with "
+            "`keras-bert3 prepare-data --file-format paragraphs`) and serve that."
+        )
 
 
 def _as_sentence_documents(documents: tf.data.Dataset) -> tf.data.Dataset:
     spec = documents.element_spec
     if not isinstance(spec, tf.TensorSpec) or spec.dtype != tf.string or spec.shape.rank not in (0, 1):
-        raise ValueError(f"A dataset of documents must yield tf.string tensors: (sentences,) or a scalar with one "
-                         f"sentence a line; got {spec}.")  # fmt: skip
+        raise ValueError(
+            "A dataset of documents must yield tf.string tensors: (sentences,) or a scalar "
+            f"with one sentence a line; got {spec}."
+        )
     if spec.shape.rank == 0:
         return documents.map(lambda text: tf.strings.split(text, "\n"))
     return documents
