@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
+from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -80,7 +81,7 @@ class BertEmbeddings(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="position_embedding",
         )
-        self.layer_norm = keras.layers.LayerNormalization(
+        self.layer_norm = FusedLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
         self.dropout_layer = FastMaskDropout(dropout, dtype=self.dtype_policy, name="dropout")
@@ -109,7 +110,7 @@ class BertEmbeddings(keras.layers.Layer):
         else:
             positions = self.position_embedding(position_ids)
         x = x + ops.cast(positions, x.dtype)
-        x = self.layer_norm(x)
+        x = self.layer_norm(x, training=training)
         return self.dropout_layer(x, training=training)
 
     def compute_output_shape(self, token_ids_shape, segment_ids_shape=None, position_ids_shape=None):

@@ -6,6 +6,7 @@ from keras import ops
 from keras_bert3.layers.activations import get_activation
 from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
+from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
 from keras_bert3.ops.feed_forward_activation import feed_forward_activation
 from keras_bert3.ops.split_heads import split_heads
 from keras_bert3.ops.token_rows import from_token_rows
@@ -93,7 +94,7 @@ class BertEncoderBlock(keras.layers.Layer):
             )
 
         def layer_norm(name):
-            return keras.layers.LayerNormalization(
+            return FusedLayerNormalization(
                 epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
             )
 
@@ -128,11 +129,11 @@ class BertEncoderBlock(keras.layers.Layer):
         x, context = token_rows(x, training=training), token_rows(context, training=training)
         # Attention output, dropout, residual, LayerNorm.
         attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
-        x = self.attention_layer_norm(x + attended)
+        x = self.attention_layer_norm(x + attended, training=training)
         # Feed-forward: dense, activation, dense, dropout; residual, LayerNorm.
         hidden = feed_forward_activation(self.activation_fn, self.intermediate_dense(x), training=training)
         hidden = self.output_dropout(self.output_dense(hidden), training=training)
-        x = self.output_layer_norm(x + hidden)
+        x = self.output_layer_norm(x + hidden, training=training)
         return from_token_rows(x, shape)
 
     def _self_attention(self, x, padding_mask, training, first_token_only):

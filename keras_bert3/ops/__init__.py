@@ -13,6 +13,8 @@ from keras_bert3.ops.dropout import dropout
 from keras_bert3.ops.dropout import dropout_reference
 from keras_bert3.ops.feed_forward_activation import feed_forward_activation
 from keras_bert3.ops.feed_forward_activation import feed_forward_activation_reference
+from keras_bert3.ops.layer_norm import layer_norm
+from keras_bert3.ops.layer_norm import layer_norm_reference
 from keras_bert3.ops.sparse_cross_entropy import gathered_cross_entropy_with_hits
 from keras_bert3.ops.sparse_cross_entropy import sparse_cross_entropy_with_hits
 from keras_bert3.ops.sparse_cross_entropy import sparse_cross_entropy_with_hits_reference
@@ -33,6 +35,8 @@ __all__ = [
     "feed_forward_activation_reference",
     "from_token_rows",
     "gathered_cross_entropy_with_hits",
+    "layer_norm",
+    "layer_norm_reference",
     "sparse_cross_entropy_with_hits",
     "sparse_cross_entropy_with_hits_reference",
     "split_heads",
