@@ -22,6 +22,7 @@ Rows: `ours` (float32), `ours-xla` (float32, `export(jit_compile=True)`),
 nothing is cast per call), `ours-jax` (the float32 model exported from the JAX
 backend), `ours-fw` and `ours-bf16-fw` (the `ours` and `ours-bf16` exports
 in a server with `TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1`, see `SERVER_ENV`),
+`ours-bf16-1core` (`ours-bf16-fw` with one thread, on one core: `ONE_CORE`),
 `hf` (float32), `hf-bf16` (the same pipeline under
 `torch.autocast("cpu", torch.bfloat16)`), and `products` (not a server): the
 float32 matrix products that one call of our export computes, alone, in a
@@ -50,7 +51,13 @@ WARMUP_CALLS = 20
 # keeps them, instead of on every call (and bfloat16 products take the AMX
 # kernels). Right for a server, whose weights never change after loading.
 FROZEN_WEIGHTS = {"TF_ONEDNN_ASSUME_FROZEN_WEIGHTS": "1"}
-SERVER_ENV = {"ours-fw": FROZEN_WEIGHTS, "ours-bf16-fw": FROZEN_WEIGHTS}
+# One thread for the ops and one for the graph, the process on one core: no
+# hand-offs between threads, which cost more than a bfloat16 product on AMX
+# gains from a second core (TF Serving: `--tensorflow_intra_op_parallelism=1
+# --tensorflow_inter_op_parallelism=1`, the container on one CPU).
+ONE_CORE = {**FROZEN_WEIGHTS, "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1"}
+SERVER_ENV = {"ours-fw": FROZEN_WEIGHTS, "ours-bf16-fw": FROZEN_WEIGHTS, "ours-bf16-1core": ONE_CORE}
+SERVER_CORES = {"ours-bf16-1core": {0}}
 
 
 def minilm_dir() -> str:
@@ -221,8 +228,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rows", nargs="+", default=["ours", "ours-fw", "ours-xla", "ours-bf16", "ours-bf16-fw", "ours-jax",
-                                                      "hf", "hf-bf16", "products"])  # fmt: skip
+    parser.add_argument("--rows", nargs="+", default=["ours", "ours-fw", "ours-xla", "ours-bf16", "ours-bf16-fw", "ours-bf16-1core",
+                                                      "ours-jax", "hf", "hf-bf16", "products"])  # fmt: skip
     parser.add_argument("--workdir", help="Keep the model, exports and texts here (default: a temporary directory).")
     parser.add_argument("--serve", nargs=3, metavar=("KIND", "MODEL_DIR", "TEXTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -245,8 +252,9 @@ def main():
         models[row] = os.path.join(workdir, row)
         if row in args.rows and not os.path.isdir(models[row]):
             export_ours(hf_dir, models[row], backend, dtype, jit_compile)
-    models["ours-fw"], models["ours-bf16-fw"] = models["ours"], models["ours-bf16"]  # The same exports, served differently.
-    for row, export in (("ours-fw", "ours"), ("ours-bf16-fw", "ours-bf16")):
+    served_as = {"ours-fw": "ours", "ours-bf16-fw": "ours-bf16", "ours-bf16-1core": "ours-bf16"}  # Served differently.
+    for row, export in served_as.items():
+        models[row] = models[export]
         if row in args.rows and not os.path.isdir(models[row]):
             export_ours(hf_dir, models[row], *exports[export])
 
@@ -259,7 +267,9 @@ def main():
             env.pop("PYTHONPATH", None)  # Servers import no keras_bert3.
             command = [sys.executable, os.path.abspath(__file__), "--calls", str(args.calls),
                        "--serve", row, models[row], texts_file]  # fmt: skip
-            out = subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout
+            cores = SERVER_CORES.get(row)
+            pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None
+            out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, preexec_fn=pin).stdout
             results[row].append(json.loads(out.split("RESULT ", 1)[1]))
             print(f"round {round_index + 1} {row}: {results[row][-1]}", flush=True)
     print(f"load average after: {load_average()}")
