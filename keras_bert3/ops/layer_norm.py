@@ -10,8 +10,12 @@ by its own mean and variance), then gamma and beta. On x86 TensorFlow
 builds (oneDNN on) the graph rewrite fuses that into a single kernel that
 reads bfloat16 and computes in float32; elsewhere `FusedBatchNormV3` runs as
 it is. Both are core TensorFlow ops, so a SavedModel holding them serves in
-TF Serving.
+TF Serving. Where TensorFlow sees a GPU or TPU the reference runs instead:
+this form is for the CPU kernels, and was neither tested nor measured on
+an accelerator's batch norm.
 """
+
+import functools
 
 import keras
 from keras import ops
@@ -20,16 +24,17 @@ from keras import ops
 def layer_norm(x, gamma, beta, epsilon, *, training):
     """LayerNorm of `x` (rank 2 or 3) over its last axis, scaled by `gamma`
     and shifted by `beta`, in `x`'s dtype: the values of
-    `layer_norm_reference`, as one fused kernel on TensorFlow when not
-    training; the reference itself on other backends and when training
-    (where Keras' ops give the gradient XLA and the tape expect).
+    `layer_norm_reference`, as one fused kernel on TensorFlow on CPUs when
+    not training; the reference itself on other backends, on accelerators
+    and when training (where Keras' ops give the gradient XLA and the tape
+    expect).
 
     Example:
     >>> layer_norm(np.ones((4, 8), "float32"), np.ones(8), np.zeros(8), 1e-12, training=False).shape
     (4, 8)
     """
     x = ops.convert_to_tensor(x)
-    if keras.backend.backend() != "tensorflow" or training or len(x.shape) not in (2, 3):
+    if keras.backend.backend() != "tensorflow" or training or len(x.shape) not in (2, 3) or not _cpus_only():
         return layer_norm_reference(x, gamma, beta, epsilon)
     import tensorflow as tf
 
@@ -57,3 +62,11 @@ def layer_norm_reference(x, gamma, beta, epsilon, training=None):
     """
     x = ops.convert_to_tensor(x)
     return ops.cast(ops.layer_normalization(x, gamma, beta, axis=-1, epsilon=epsilon), x.dtype)
+
+
+@functools.cache
+def _cpus_only() -> bool:
+    """Whether TensorFlow sees no GPU and no TPU."""
+    import tensorflow as tf
+
+    return not tf.config.list_logical_devices("GPU") and not tf.config.list_logical_devices("TPU")
