@@ -13,6 +13,7 @@ from keras_bert3.layers.bert_embeddings import BertEmbeddings
 from keras_bert3.layers.bert_encoder_block import BertEncoderBlock
 from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
 from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
+from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
@@ -40,6 +41,7 @@ COVERED = {
     "BertEncoderBlock": "test_layers_survive_a_keras_file",
     "Float32AccumulatingDense": "test_layers_survive_a_keras_file",
     "FastMaskDropout": "test_layers_survive_a_keras_file",
+    "FusedLayerNormalization": "test_layers_survive_a_keras_file",
     "BertMaskedLMHead": "test_models_survive_a_keras_file[pretrainer] (it is built on the backbone's token embedding)",
     "BertBackbone": "test_models_survive_a_keras_file[backbone]",
     "BertPretrainer": "test_models_survive_a_keras_file[pretrainer]",
@@ -71,7 +73,8 @@ def test_layers_survive_a_keras_file(tmp_path):
     padding_mask = keras.Input((None,), dtype="int32")
     embedded = BertEmbeddings(50, 8, max_sequence_length=16)(token_ids, segment_ids)
     encoded = BertEncoderBlock(num_heads=2, intermediate_dim=16)(embedded, padding_mask)
-    projected = Float32AccumulatingDense(4, activation="gelu")(FastMaskDropout(0.1, seed=3)(encoded))
+    normalized = FusedLayerNormalization(epsilon=1e-6)(encoded)
+    projected = Float32AccumulatingDense(4, activation="gelu")(FastMaskDropout(0.1, seed=3)(normalized))
     model = keras.Model([token_ids, segment_ids, padding_mask], projected)
     rng = np.random.default_rng(0)
     inputs = [rng.integers(0, 50, (2, 16)), rng.integers(0, 2, (2, 16)), (np.arange(16) < [[16], [9]]).astype("int32")]
