@@ -8,6 +8,7 @@ from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
 from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
 from keras_bert3.ops.feed_forward_activation import feed_forward_activation
+from keras_bert3.ops.masked_softmax import masked_softmax
 from keras_bert3.ops.split_heads import split_heads
 from keras_bert3.ops.token_rows import from_token_rows
 from keras_bert3.ops.token_rows import token_rows
@@ -19,11 +20,14 @@ class BertEncoderBlock(keras.layers.Layer):
     dropout, a residual connection and LayerNorm (post-LN, as in BERT).
 
     Queries, keys and values come from one fused `qkv` projection, turned
-    heads-major once; attention is two batched matmuls around a float32
-    softmax, with dropout on the probabilities when training (BERT's recipe).
+    heads-major once; attention is two batched matmuls around a softmax over
+    the real keys (`masked_softmax`: float32, or the model's dtype where that
+    gives the same values faster), with dropout on the probabilities when
+    training (BERT's recipe).
     Backend-specific speed code is in `keras_bert3.ops`, called by name:
-    `split_heads`, the token layout of the dense layers (`token_rows`) and
-    the activation of a bfloat16 training step (`feed_forward_activation`).
+    `split_heads`, `masked_softmax`, the token layout of the dense layers
+    (`token_rows`) and the activation of a bfloat16 training step
+    (`feed_forward_activation`).
 
     Args:
         num_heads: int. Number of attention heads; must divide the input width.
@@ -151,14 +155,12 @@ class BertEncoderBlock(keras.layers.Layer):
         query = query * ops.cast(1.0 / self.head_dim**0.5, query.dtype)
         scores = ops.matmul(query, ops.swapaxes(key, -1, -2))
         # (batch, 1, 1, seq): every query may attend to every real key; or
-        # (batch, 1, queries, seq) from an attention mask. The softmax runs in
-        # float32, the masked keys' scores lowered by 1e9.
+        # (batch, 1, queries, seq) from an attention mask.
         if len(padding_mask.shape) == 3:
             allowed = padding_mask[:, None, :1, :] if first_token_only else padding_mask[:, None, :, :]
         else:
             allowed = padding_mask[:, None, None, :]
-        mask_bias = (ops.cast(allowed, "float32") - 1.0) * 1e9
-        probs = ops.cast(ops.softmax(ops.cast(scores, "float32") + mask_bias, axis=-1), value.dtype)
+        probs = ops.cast(masked_softmax(scores, allowed, training=training), value.dtype)
         if training and self.attention_dropout > 0:
             probs = self.probs_dropout(probs, training=training)
         context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))  # (batch, queries, heads, head_dim)

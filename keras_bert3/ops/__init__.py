@@ -15,6 +15,8 @@ from keras_bert3.ops.feed_forward_activation import feed_forward_activation
 from keras_bert3.ops.feed_forward_activation import feed_forward_activation_reference
 from keras_bert3.ops.layer_norm import layer_norm
 from keras_bert3.ops.layer_norm import layer_norm_reference
+from keras_bert3.ops.masked_softmax import masked_softmax
+from keras_bert3.ops.masked_softmax import masked_softmax_reference
 from keras_bert3.ops.sparse_cross_entropy import gathered_cross_entropy_with_hits
 from keras_bert3.ops.sparse_cross_entropy import sparse_cross_entropy_with_hits
 from keras_bert3.ops.sparse_cross_entropy import sparse_cross_entropy_with_hits_reference
@@ -37,6 +39,8 @@ __all__ = [
     "gathered_cross_entropy_with_hits",
     "layer_norm",
     "layer_norm_reference",
+    "masked_softmax",
+    "masked_softmax_reference",
     "sparse_cross_entropy_with_hits",
     "sparse_cross_entropy_with_hits_reference",
     "split_heads",

@@ -15,10 +15,10 @@ this form is for the CPU kernels, and was neither tested nor measured on
 an accelerator's batch norm.
 """
 
-import functools
-
 import keras
 from keras import ops
+
+from keras_bert3.distribution.devices import accelerator_type
 
 
 def layer_norm(x, gamma, beta, epsilon, *, training):
@@ -34,7 +34,7 @@ def layer_norm(x, gamma, beta, epsilon, *, training):
     (4, 8)
     """
     x = ops.convert_to_tensor(x)
-    if keras.backend.backend() != "tensorflow" or training or len(x.shape) not in (2, 3) or not _cpus_only():
+    if keras.backend.backend() != "tensorflow" or training or len(x.shape) not in (2, 3) or accelerator_type() != "cpu":
         return layer_norm_reference(x, gamma, beta, epsilon)
     import tensorflow as tf
 
@@ -63,10 +63,3 @@ def layer_norm_reference(x, gamma, beta, epsilon, training=None):
     x = ops.convert_to_tensor(x)
     return ops.cast(ops.layer_normalization(x, gamma, beta, axis=-1, epsilon=epsilon), x.dtype)
 
-
-@functools.cache
-def _cpus_only() -> bool:
-    """Whether TensorFlow sees no GPU and no TPU."""
-    import tensorflow as tf
-
-    return not tf.config.list_logical_devices("GPU") and not tf.config.list_logical_devices("TPU")
