@@ -15,13 +15,16 @@ a call: the median (p50) and 90th percentile over `--calls` calls after 20
 warm-up calls; batches of 64: strings/s over all texts, after one untimed
 pass over the same batches. The rounds alternate
 the servers (A B C A B C); the table gives each server's best round and the
-spread over rounds, with the load average before and after.
+spread over rounds, with the load average before and after, and the median
+over rounds of each p50 against Hugging Face's in the same round (the VM's
+speed drifts over minutes; a round's servers run minutes apart at most).
 
 Rows: `ours` (float32), `ours-xla` (float32, `export(jit_compile=True)`),
 `ours-bf16` (the model built with `dtype="bfloat16"`: bfloat16 variables, so
 nothing is cast per call), `ours-jax` (the float32 model exported from the JAX
 backend), `ours-fw` and `ours-bf16-fw` (the `ours` and `ours-bf16` exports
 in a server with `TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1`, see `SERVER_ENV`),
+`ours-fw-1op` (`ours-fw` running one op at a time: `ONE_OP_AT_A_TIME`),
 `ours-bf16-1core` (`ours-bf16-fw` with one thread, on one core: `ONE_CORE`),
 `hf` (float32), `hf-bf16` (the same pipeline under
 `torch.autocast("cpu", torch.bfloat16)`), and `products` (not a server): the
@@ -56,7 +59,13 @@ FROZEN_WEIGHTS = {"TF_ONEDNN_ASSUME_FROZEN_WEIGHTS": "1"}
 # gains from a second core (TF Serving: `--tensorflow_intra_op_parallelism=1
 # --tensorflow_inter_op_parallelism=1`, the container on one CPU).
 ONE_CORE = {**FROZEN_WEIGHTS, "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1"}
-SERVER_ENV = {"ours-fw": FROZEN_WEIGHTS, "ours-bf16-fw": FROZEN_WEIGHTS, "ours-bf16-1core": ONE_CORE}
+# Every core for each op, and one op at a time: a BERT call is a chain of
+# ops, and with the default inter-op threads (one per core) each op's work
+# is handed to the op threads from another thread (TF Serving:
+# `--tensorflow_inter_op_parallelism=1`).
+ONE_OP_AT_A_TIME = {**FROZEN_WEIGHTS, "TF_NUM_INTEROP_THREADS": "1"}
+SERVER_ENV = {"ours-fw": FROZEN_WEIGHTS, "ours-fw-1op": ONE_OP_AT_A_TIME, "ours-bf16-fw": FROZEN_WEIGHTS,
+              "ours-bf16-1core": ONE_CORE}  # fmt: skip
 SERVER_CORES = {"ours-bf16-1core": {0}}
 
 
@@ -228,7 +237,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rows", nargs="+", default=["ours", "ours-fw", "ours-xla", "ours-bf16", "ours-bf16-fw", "ours-bf16-1core",
+    parser.add_argument("--rows", nargs="+", default=["ours", "ours-fw", "ours-fw-1op", "ours-xla", "ours-bf16", "ours-bf16-fw", "ours-bf16-1core",
                                                       "ours-jax", "hf", "hf-bf16", "products"])  # fmt: skip
     parser.add_argument("--workdir", help="Keep the model, exports and texts here (default: a temporary directory).")
     parser.add_argument("--serve", nargs=3, metavar=("KIND", "MODEL_DIR", "TEXTS"), help=argparse.SUPPRESS)
@@ -252,7 +261,8 @@ def main():
         models[row] = os.path.join(workdir, row)
         if row in args.rows and not os.path.isdir(models[row]):
             export_ours(hf_dir, models[row], backend, dtype, jit_compile)
-    served_as = {"ours-fw": "ours", "ours-bf16-fw": "ours-bf16", "ours-bf16-1core": "ours-bf16"}  # Served differently.
+    served_as = {"ours-fw": "ours", "ours-fw-1op": "ours", "ours-bf16-fw": "ours-bf16",
+                 "ours-bf16-1core": "ours-bf16"}  # Served differently.  # fmt: skip
     for row, export in served_as.items():
         models[row] = models[export]
         if row in args.rows and not os.path.isdir(models[row]):
@@ -280,21 +290,27 @@ def main():
 
     print(f"\nTypical texts: {len(texts['typical'])}, mean {texts['typical_tokens']:.1f} tokens; "
           f"longest: 100, mean {texts['longest_tokens']:.1f} tokens. Best round (spread over {args.rounds} rounds).\n")  # fmt: skip
-    print("| served by | p50 ms, typical | p90 | p50 ms, longest | strings/s (batches of 64) | typical p50 vs HF | longest p50 vs HF |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| served by | p50 ms, typical | p90 | p50 ms, longest | strings/s (batches of 64) | typical p50 vs HF "
+          "| longest p50 vs HF | typical p50 vs HF's in the same round |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     reference = "hf" if "hf" in results else None
     for row in args.rows:
         typical, typical_low, typical_high = best(row, "typical_p50_ms")
         longest, longest_low, longest_high = best(row, "longest_p50_ms")
         throughput, throughput_low, throughput_high = best(row, "strings_per_s", smaller=False)
         p90 = best(row, "typical_p90_ms")[0]
-        ratios = ["", ""]
+        ratios = ["", "", ""]
         if reference:
             ratios = [f"{value / best(reference, key)[0]:.2f}x"
                       for value, key in ((typical, "typical_p50_ms"), (longest, "longest_p50_ms"))]  # fmt: skip
+            # Against the reference's run of the same round, closest in time:
+            # the median over rounds, and the spread.
+            paired = [ours["typical_p50_ms"] / theirs["typical_p50_ms"]
+                      for ours, theirs in zip(results[row], results[reference])]  # fmt: skip
+            ratios.append(f"{np.median(paired):.2f}x ({min(paired):.2f}-{max(paired):.2f})")
         print(f"| {row} | {typical:.1f} ({typical_low:.1f}-{typical_high:.1f}) | {p90:.1f} | "
               f"{longest:.1f} ({longest_low:.1f}-{longest_high:.1f}) | "
-              f"{throughput:.0f} ({throughput_low:.0f}-{throughput_high:.0f}) | {ratios[0]} | {ratios[1]} |")  # fmt: skip
+              f"{throughput:.0f} ({throughput_low:.0f}-{throughput_high:.0f}) | {' | '.join(ratios)} |")  # fmt: skip
 
 
 if __name__ == "__main__":
