@@ -13,6 +13,10 @@ TF Serving itself (Docker; its build includes the tf-text ops):
 
     docker run -p 8501:8501 -v "$PWD/runs/main/serving:/models/classifier" -e MODEL_NAME=classifier tensorflow/serving
     curl -d @runs/main/serving/request.json http://localhost:8501/v1/models/classifier:predict
+
+The server settings that make it fast on each CPU (frozen weights, threads):
+docs/serving.md, "Which export on which CPU"; this script honours the same
+environment variables (`TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 TF_NUM_INTEROP_THREADS=1`).
 """
 
 import argparse
