@@ -6,10 +6,11 @@ separate server processes minutes apart can differ by more than the change.
     python bench/bench_exports_ab.py serving/old serving/new --calls 400
 
 Each call of each export gets the same text (bench_serving.py's typical
-texts, about 100 tokens); 60 warm-up calls each first. Prints each export's
-p50 and p10, the median over calls of its time over the first export's time
-on the same text, and the largest difference of its probabilities from the
-first export's on 8 texts. Thread settings come from the environment, as in
+texts, about 100 tokens), in forward order on even calls and backward on
+odd ones; 60 warm-up calls each first. Prints each export's p50 and p10,
+the median over calls of its time over the first export's time on the same
+text, and the largest difference of its probabilities from the first
+export's on 8 texts. Thread settings come from the environment, as in
 a server: `TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
 TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 taskset -c 1 python bench/bench_exports_ab.py ...`.
 The process imports only tensorflow and tensorflow_text, as TF Serving.
@@ -42,11 +43,12 @@ def main():
 
     # The texts are written by a child process (it counts tokens with
     # transformers), so that this one imports what a server imports.
-    texts_file = os.path.join(tempfile.mkdtemp(prefix="bench_exports_ab_"), "texts.json")
-    code = "import sys; from bench.bench_serving import write_texts; write_texts(sys.argv[1])"
-    subprocess.run([sys.executable, "-c", code, texts_file], cwd=REPOSITORY, check=True)
-    with open(texts_file, encoding="utf-8") as f:
-        texts = json.load(f)["typical"]
+    with tempfile.TemporaryDirectory(prefix="bench_exports_ab_") as directory:
+        texts_file = os.path.join(directory, "texts.json")
+        code = "import sys; from bench.bench_serving import write_texts; write_texts(sys.argv[1])"
+        subprocess.run([sys.executable, "-c", code, texts_file], cwd=REPOSITORY, check=True)
+        with open(texts_file, encoding="utf-8") as f:
+            texts = json.load(f)["typical"]
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
 
@@ -61,7 +63,8 @@ def main():
             probabilities(signature, [texts[index % len(texts)]])
     seconds = np.zeros((len(signatures), args.calls))
     for index in range(args.calls):
-        for row, signature in enumerate(signatures):
+        order = list(enumerate(signatures))  # Forward on even calls, backward on odd: neither goes first always.
+        for row, signature in order if index % 2 == 0 else order[::-1]:
             start = time.perf_counter()
             probabilities(signature, [texts[index % len(texts)]])
             seconds[row, index] = time.perf_counter() - start

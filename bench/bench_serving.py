@@ -307,7 +307,8 @@ def main():
             # the median over rounds, and the spread.
             paired = [ours["typical_p50_ms"] / theirs["typical_p50_ms"]
                       for ours, theirs in zip(results[row], results[reference])]  # fmt: skip
-            ratios.append(f"{np.median(paired):.2f}x ({min(paired):.2f}-{max(paired):.2f})")
+            spread = f"{np.median(paired):.2f}x ({min(paired):.2f}-{max(paired):.2f})"
+            ratios.append("1.00x" if row == reference else spread)
         print(f"| {row} | {typical:.1f} ({typical_low:.1f}-{typical_high:.1f}) | {p90:.1f} | "
               f"{longest:.1f} ({longest_low:.1f}-{longest_high:.1f}) | "
               f"{throughput:.0f} ({throughput_low:.0f}-{throughput_high:.0f}) | {' | '.join(ratios)} |")  # fmt: skip

@@ -3,14 +3,18 @@
 The reference lifts the scores to float32, lowers the masked keys' scores by
 1e9 and takes the softmax there, then casts back: right everywhere, and the
 only safe form in float16, where -1e9 overflows. At inference on TensorFlow
-on CPUs, a bfloat16 or float32 model's scores stay in their own dtype: the
-masked keys' scores are lowered in that dtype (bfloat16 has float32's
-range, and 0 for an allowed key adds nothing) and oneDNN's softmax
-accumulates in float32 whatever its input, so the values are the
-reference's, and a bfloat16 model is spared two casts of the scores per
-block; grappler can then fuse the mask into the scores' product as it does
-in float32.
+on CPUs with oneDNN on (x86 builds, unless `TF_ENABLE_ONEDNN_OPTS=0`), a
+bfloat16 or float32 model's scores stay in their own dtype: the masked
+keys' scores are lowered in that dtype (bfloat16 has float32's range, and 0
+for an allowed key adds nothing) and oneDNN's softmax computes in float32
+whatever its input, so the values are the reference's, and a bfloat16 model
+is spared two casts of the scores per block; grappler can then fuse the
+mask into the scores' product as it does in float32. TensorFlow's own
+softmax kernel computes bfloat16 in bfloat16 (off by up to 2^-7), so
+without oneDNN the reference runs.
 """
+
+import functools
 
 import keras
 from keras import ops
@@ -23,11 +27,12 @@ MASKED_SCORE_DROP = 1e9
 def masked_softmax(scores, allowed, *, training):
     """Softmax of `scores` (`(..., queries, keys)`) over the last axis,
     where `allowed` (1 for a key the query may attend to, broadcastable to
-    `scores`) is 0 the key gets no weight; in `scores`' dtype: the values of
+    `scores`) is 0, the key gets no weight; in `scores`' dtype: the values of
     `masked_softmax_reference`, computed in that dtype on TensorFlow on CPUs
-    at inference (bfloat16 and float32 only).
+    with oneDNN at inference (bfloat16 and float32 only).
 
     Example:
+    >>> import numpy as np
     >>> masked_softmax(np.zeros((1, 2, 3, 3), "float32"), np.array([[[[1, 1, 0]]]]), training=False)[0, 0, 0]
     array([0.5, 0.5, 0. ], dtype=float32)
     """
@@ -37,6 +42,7 @@ def masked_softmax(scores, allowed, *, training):
         and not training
         and keras.backend.standardize_dtype(scores.dtype) in ("bfloat16", "float32")
         and accelerator_type() == "cpu"
+        and onednn_enabled()
     )
     if not in_own_dtype:
         return masked_softmax_reference(scores, allowed)
@@ -49,9 +55,24 @@ def masked_softmax_reference(scores, allowed):
     the softmax, then a cast to `scores`' dtype.
 
     Example:
-    >>> masked_softmax_reference(np.zeros((1, 1, 1, 2), "float32"), np.array([[[[1, 0]]]]))
+    >>> import numpy as np
+    >>> masked_softmax_reference(np.zeros((1, 1, 1, 2), "float32"), np.array([[[[1, 0]]]]))[0, 0, 0]
+    array([1., 0.], dtype=float32)
     """
     scores = ops.convert_to_tensor(scores)
     drop = (ops.cast(allowed, "float32") - 1.0) * MASKED_SCORE_DROP
     return ops.cast(ops.softmax(ops.cast(scores, "float32") + drop, axis=-1), scores.dtype)
 
+
+@functools.cache
+def onednn_enabled() -> bool:
+    """Whether TensorFlow runs its CPU ops on oneDNN: built with it (x86
+    builds are) and not turned off with `TF_ENABLE_ONEDNN_OPTS=0`.
+
+    Example:
+    >>> onednn_enabled()  # On x86 Linux with the PyPI tensorflow.
+    True
+    """
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())
