@@ -1,7 +1,9 @@
 """The devices the current Keras backend can use, and checks that a requested
-precision or device list fits them, with errors that name what is there."""
+precision or device list fits them, with errors that name what is there;
+whether TensorFlow's CPU ops run on oneDNN."""
 
 import dataclasses
+import functools
 import warnings
 
 import keras
@@ -45,6 +47,20 @@ def accelerator_type() -> str:
         if kind == "tpu":
             return "tpu"
     return "cpu"
+
+
+@functools.cache
+def onednn_enabled() -> bool:
+    """Whether TensorFlow runs its CPU ops on oneDNN: built with it (x86
+    builds are) and not turned off with `TF_ENABLE_ONEDNN_OPTS=0`.
+
+    Example:
+    >>> onednn_enabled()  # On x86 Linux with the PyPI tensorflow.
+    True
+    """
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())
 
 
 @dataclasses.dataclass(frozen=True)

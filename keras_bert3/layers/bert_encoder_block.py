@@ -160,7 +160,7 @@ class BertEncoderBlock(keras.layers.Layer):
             allowed = padding_mask[:, None, :1, :] if first_token_only else padding_mask[:, None, :, :]
         else:
             allowed = padding_mask[:, None, None, :]
-        probs = ops.cast(masked_softmax(scores, allowed, training=training), value.dtype)
+        probs = masked_softmax(scores, allowed, training=training)  # In the scores' (and values') dtype.
         if training and self.attention_dropout > 0:
             probs = self.probs_dropout(probs, training=training)
         context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))  # (batch, queries, heads, head_dim)

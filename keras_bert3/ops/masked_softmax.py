@@ -14,12 +14,11 @@ softmax kernel computes bfloat16 in bfloat16 (off by up to 2^-7), so
 without oneDNN the reference runs.
 """
 
-import functools
-
 import keras
 from keras import ops
 
 from keras_bert3.distribution.devices import accelerator_type
+from keras_bert3.distribution.devices import onednn_enabled
 
 MASKED_SCORE_DROP = 1e9
 
@@ -63,16 +62,3 @@ def masked_softmax_reference(scores, allowed):
     drop = (ops.cast(allowed, "float32") - 1.0) * MASKED_SCORE_DROP
     return ops.cast(ops.softmax(ops.cast(scores, "float32") + drop, axis=-1), scores.dtype)
 
-
-@functools.cache
-def onednn_enabled() -> bool:
-    """Whether TensorFlow runs its CPU ops on oneDNN: built with it (x86
-    builds are) and not turned off with `TF_ENABLE_ONEDNN_OPTS=0`.
-
-    Example:
-    >>> onednn_enabled()  # On x86 Linux with the PyPI tensorflow.
-    True
-    """
-    from tensorflow.python.util import _pywrap_util_port
-
-    return bool(_pywrap_util_port.IsMklEnabled())

@@ -7,6 +7,7 @@ import keras
 import numpy as np
 import pytest
 
+from keras_bert3.distribution.devices import onednn_enabled
 from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
 from keras_bert3.ops.layer_norm import layer_norm
 from keras_bert3.ops.layer_norm import layer_norm_reference
@@ -61,9 +62,8 @@ def test_tensorflow_fuses_the_inference_form_into_one_kernel():
     from tensorflow.core.protobuf import config_pb2
     from tensorflow.python.grappler import tf_optimizer
     from tensorflow.python.training import saver
-    from tensorflow.python.util import _pywrap_util_port
 
-    if not _pywrap_util_port.IsMklEnabled():
+    if not onednn_enabled():
         pytest.skip("This TensorFlow build has no oneDNN rewrite (an x86 build has it).")
     _, gamma, beta = inputs((2, HIDDEN), "float32")
 

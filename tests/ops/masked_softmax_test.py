@@ -9,9 +9,9 @@ import keras
 import numpy as np
 import pytest
 
+from keras_bert3.distribution.devices import onednn_enabled
 from keras_bert3.ops.masked_softmax import masked_softmax
 from keras_bert3.ops.masked_softmax import masked_softmax_reference
-from keras_bert3.ops.masked_softmax import onednn_enabled
 from tests.ops.gradients import as_float32
 
 BFLOAT16_STEP = 2.0**-8  # bfloat16 keeps 8 significant bits.
