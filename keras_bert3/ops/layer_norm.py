@@ -26,8 +26,9 @@ def layer_norm(x, gamma, beta, epsilon, *, training):
     and shifted by `beta`, in `x`'s dtype: the values of
     `layer_norm_reference`, as one fused kernel on TensorFlow on CPUs when
     not training; the reference itself on other backends, on accelerators
-    and when training (where Keras' ops give the gradient XLA and the tape
-    expect).
+    and when training (the fused form's gradient is untested, and a training
+    step's large batches do not pay per-op dispatch the way one served
+    string does).
 
     Example:
     >>> layer_norm(np.ones((4, 8), "float32"), np.ones(8), np.zeros(8), 1e-12, training=False).shape
