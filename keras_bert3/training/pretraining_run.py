@@ -234,7 +234,10 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
 
             check_text_files(expand_files(corpus))  # Before the vocabulary is learnt on it.
         tokenizer = _tokenizer(config, corpus)
-        _check_makes_a_batch(config, tokenizer, corpus)  # Before the model is built.
+        if completed_epochs(os.path.join(config.output, BACKUP_DIR)) == 0:
+            # Before the model is built. A resumed run skips it: its checkpoint was
+            # trained on batches of this corpus (`_check_resume` holds it to the same settings).
+            _check_makes_a_batch(config, tokenizer, corpus)
         return _train(config, tokenizer, corpus, verbose)
 
 
