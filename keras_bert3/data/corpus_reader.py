@@ -109,6 +109,7 @@ def range_reader(ranges: list[CorpusRange], *, max_document_sentences: int = 10_
     splits = tf.constant(np.cumsum([0] + [len(p) for p in pieces]), tf.int64)
     paragraphs = ranges[0].file_format == "paragraphs"
 
+    @tf.autograph.experimental.do_not_convert  # Traced as written: its `if`s test Python values.
     def read_piece(index):
         path, size, start, end = paths[index], sizes[index], starts[index], ends[index]
         if paragraphs:
@@ -129,6 +130,7 @@ def range_reader(ranges: list[CorpusRange], *, max_document_sentences: int = 10_
 
         return windows.map(count_cut)
 
+    @tf.autograph.experimental.do_not_convert
     def read(position):
         pieces = tf.data.Dataset.range(splits[position], splits[position + 1])
         return pieces.flat_map(read_piece).ragged_batch(window).map(lambda blocks: blocks.merge_dims(0, 1))

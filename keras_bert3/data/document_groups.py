@@ -49,6 +49,7 @@ def corpus_groups(
     positions = select(positions) if select is not None else positions
     no_documents = tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.string), tf.zeros([1], tf.int64))
 
+    @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def windows_of(position, range_seed):
         windows = read(position).enumerate().map(lambda index, documents: (position, index, range_seed, documents))
         if in_order:

@@ -28,6 +28,7 @@ def pass_seeds(seed: int) -> tf.data.Dataset:
     """
     passes = itertools.count()
 
+    @tf.autograph.experimental.do_not_convert  # Traced as written: no Python control flow on tensors.
     def this_pass(_):
         index = tf.ensure_shape(tf.py_function(lambda: next(passes), [], tf.int64), [])
         return tf.stack([tf.constant(seed, tf.int64), index])
