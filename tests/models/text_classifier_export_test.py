@@ -146,7 +146,7 @@ def test_mixed_bfloat16_export_serves_like_predict(minilm_dir, tmp_path, texts):
 
 @pytest.mark.slow
 def test_bfloat16_export_serves_near_float32(minilm_dir, tmp_path, texts):
-    """The export docs/serving.md recommends on CPUs with AMX or AVX512-BF16:
+    """The export docs/serving.md recommends on CPUs with AMX (and AMD's with AVX512-BF16):
     MiniLM built with dtype="bfloat16", served in TF Serving's runtime, gives
     probabilities within 1e-2 of the float32 model's predict."""
     keras.utils.set_random_seed(0)
