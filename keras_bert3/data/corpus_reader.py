@@ -130,7 +130,7 @@ def range_reader(ranges: list[CorpusRange], *, max_document_sentences: int = 10_
 
         return windows.map(count_cut)
 
-    @tf.autograph.experimental.do_not_convert
+    @tf.autograph.experimental.do_not_convert  # Traced as written: no Python control flow.
     def read(position):
         pieces = tf.data.Dataset.range(splits[position], splits[position + 1])
         return pieces.flat_map(read_piece).ragged_batch(window).map(lambda blocks: blocks.merge_dims(0, 1))
@@ -228,7 +228,7 @@ def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes:
     lines = lines.take_while(lambda kept, done: ~done).map(lambda kept, _done: kept)  # Unlike signatures: autograph parses each.
     lines = lines.concatenate(tf.data.Dataset.from_tensors(tf.constant([""])))  # Ends the last document.
 
-    @tf.autograph.experimental.do_not_convert
+    @tf.autograph.experimental.do_not_convert  # Traced as written: no Python control flow.
     def documents(carry, lines):
         """Lines to documents, vector ops on a block; the open document (at most
         `max_sentences` lines) is carried into the next block."""

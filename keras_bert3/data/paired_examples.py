@@ -58,7 +58,7 @@ def paired_examples(
     marked = groups.map(lambda *group: (group, False)).concatenate(tf.data.Dataset.from_tensors((end, True)))
     needed = 2 if pairer.next_sentence_prediction else 1
 
-    @tf.autograph.experimental.do_not_convert
+    @tf.autograph.experimental.do_not_convert  # Traced as written: its checks are tf.debugging ops.
     def check_at_end(seen, group_and_end):
         (group, group_seed), is_end = group_and_end
         seen = seen + group.nrows()
