@@ -24,7 +24,8 @@ Rows: `ours` (float32), `ours-xla` (float32, `export(jit_compile=True)`),
 nothing is cast per call), `ours-jax` (the float32 model exported from the JAX
 backend), `ours-fw` and `ours-bf16-fw` (the `ours` and `ours-bf16` exports
 in a server with `TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1`, see `SERVER_ENV`),
-`ours-fw-1op` (`ours-fw` running one op at a time: `ONE_OP_AT_A_TIME`),
+`ours-fw-1op` and `ours-bf16-1op` (`ours-fw` and `ours-bf16-fw` running one
+op at a time: `ONE_OP_AT_A_TIME`),
 `ours-bf16-1core` (`ours-bf16-fw` with one thread, on one core: `ONE_CORE`),
 `hf` (float32), `hf-bf16` (the same pipeline under
 `torch.autocast("cpu", torch.bfloat16)`), and `products` (not a server): the
@@ -65,7 +66,7 @@ ONE_CORE = {**FROZEN_WEIGHTS, "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THR
 # `--tensorflow_inter_op_parallelism=1`).
 ONE_OP_AT_A_TIME = {**FROZEN_WEIGHTS, "TF_NUM_INTEROP_THREADS": "1"}
 SERVER_ENV = {"ours-fw": FROZEN_WEIGHTS, "ours-fw-1op": ONE_OP_AT_A_TIME, "ours-bf16-fw": FROZEN_WEIGHTS,
-              "ours-bf16-1core": ONE_CORE}  # fmt: skip
+              "ours-bf16-1op": ONE_OP_AT_A_TIME, "ours-bf16-1core": ONE_CORE}  # fmt: skip
 SERVER_CORES = {"ours-bf16-1core": {0}}
 
 
@@ -237,8 +238,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rows", nargs="+", default=["ours", "ours-fw", "ours-fw-1op", "ours-xla", "ours-bf16", "ours-bf16-fw", "ours-bf16-1core",
-                                                      "ours-jax", "hf", "hf-bf16", "products"])  # fmt: skip
+    parser.add_argument("--rows", nargs="+", default=["ours", "ours-fw", "ours-fw-1op", "ours-xla", "ours-bf16", "ours-bf16-fw", "ours-bf16-1op",
+                                                      "ours-bf16-1core", "ours-jax", "hf", "hf-bf16", "products"])  # fmt: skip
     parser.add_argument("--workdir", help="Keep the model, exports and texts here (default: a temporary directory).")
     parser.add_argument("--serve", nargs=3, metavar=("KIND", "MODEL_DIR", "TEXTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -261,7 +262,7 @@ def main():
         models[row] = os.path.join(workdir, row)
         if row in args.rows and not os.path.isdir(models[row]):
             export_ours(hf_dir, models[row], backend, dtype, jit_compile)
-    served_as = {"ours-fw": "ours", "ours-fw-1op": "ours", "ours-bf16-fw": "ours-bf16",
+    served_as = {"ours-fw": "ours", "ours-fw-1op": "ours", "ours-bf16-fw": "ours-bf16", "ours-bf16-1op": "ours-bf16",
                  "ours-bf16-1core": "ours-bf16"}  # Served differently.  # fmt: skip
     for row, export in served_as.items():
         models[row] = models[export]
