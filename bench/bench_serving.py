@@ -23,7 +23,7 @@ Rows: `ours` (float32), `ours-xla` (float32, `export(jit_compile=True)`),
 `ours-bf16` (the model built with `dtype="bfloat16"`: bfloat16 variables, so
 nothing is cast per call), `ours-jax` (the float32 model exported from the JAX
 backend), `ours-fw` and `ours-bf16-fw` (the `ours` and `ours-bf16` exports
-in a server with `TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1`, see `SERVER_ENV`),
+in a server with `TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1`, see `SERVED_AS`),
 `ours-fw-1op` and `ours-bf16-1op` (`ours-fw` and `ours-bf16-fw` running one
 op at a time: `ONE_OP_AT_A_TIME`),
 `ours-bf16-1core` (`ours-bf16-fw` with one thread, on one core: `ONE_CORE`),
@@ -65,8 +65,10 @@ ONE_CORE = {**FROZEN_WEIGHTS, "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THR
 # is handed to the op threads from another thread (TF Serving:
 # `--tensorflow_inter_op_parallelism=1`).
 ONE_OP_AT_A_TIME = {**FROZEN_WEIGHTS, "TF_NUM_INTEROP_THREADS": "1"}
-SERVER_ENV = {"ours-fw": FROZEN_WEIGHTS, "ours-fw-1op": ONE_OP_AT_A_TIME, "ours-bf16-fw": FROZEN_WEIGHTS,
-              "ours-bf16-1op": ONE_OP_AT_A_TIME, "ours-bf16-1core": ONE_CORE}  # fmt: skip
+# Rows that serve another row's export with server settings: (export, environment).
+SERVED_AS = {"ours-fw": ("ours", FROZEN_WEIGHTS), "ours-fw-1op": ("ours", ONE_OP_AT_A_TIME),
+             "ours-bf16-fw": ("ours-bf16", FROZEN_WEIGHTS), "ours-bf16-1op": ("ours-bf16", ONE_OP_AT_A_TIME),
+             "ours-bf16-1core": ("ours-bf16", ONE_CORE)}  # fmt: skip
 SERVER_CORES = {"ours-bf16-1core": {0}}
 
 
@@ -262,9 +264,7 @@ def main():
         models[row] = os.path.join(workdir, row)
         if row in args.rows and not os.path.isdir(models[row]):
             export_ours(hf_dir, models[row], backend, dtype, jit_compile)
-    served_as = {"ours-fw": "ours", "ours-fw-1op": "ours", "ours-bf16-fw": "ours-bf16", "ours-bf16-1op": "ours-bf16",
-                 "ours-bf16-1core": "ours-bf16"}  # Served differently.  # fmt: skip
-    for row, export in served_as.items():
+    for row, (export, _) in SERVED_AS.items():
         models[row] = models[export]
         if row in args.rows and not os.path.isdir(models[row]):
             export_ours(hf_dir, models[row], *exports[export])
@@ -274,7 +274,7 @@ def main():
     results = {row: [] for row in args.rows}
     for round_index in range(args.rounds):
         for row in args.rows:
-            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **SERVER_ENV.get(row, {}))
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **SERVED_AS.get(row, (None, {}))[1])
             env.pop("PYTHONPATH", None)  # Servers import no keras_bert3.
             command = [sys.executable, os.path.abspath(__file__), "--calls", str(args.calls),
                        "--serve", row, models[row], texts_file]  # fmt: skip
