@@ -473,7 +473,8 @@ def main(argv=None) -> int:
     p.add_argument("--jit-compile", action="store_true",
                    help="compile the model with XLA (faster on CPU; TF Serving needs --xla_cpu_compilation_enabled=true)")
     p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
-                   help="bfloat16: weights and compute in bfloat16, for CPUs with amx_bf16 or avx512_bf16 (docs/serving.md)")
+                   help="bfloat16: weights and compute in bfloat16, for CPUs with amx_bf16 and AMD CPUs with avx512_bf16 "
+                        "(docs/serving.md)")
     p.set_defaults(run=export)
 
     p = commands.add_parser("predict", help="classify texts with a fine-tuned preset or its exported SavedModel")
