@@ -7,7 +7,6 @@ from keras import ops
 
 from keras_bert3.export.saved_model_export import add_token_ids_endpoint
 from keras_bert3.export.saved_model_export import write_saved_model
-from keras_bert3.export.serving_warmup import write_warmup_requests
 
 WARMUP_QUESTION = "What does this function return?"
 
@@ -63,9 +62,7 @@ def export_question_answerer(
         return model.best_spans(features, logits["start_logits"], logits["end_logits"], context)
 
     archive.add_endpoint("serving_default", answer)
-    write_saved_model(archive, filepath, verbose=verbose)
-    if warmup:
-        questions = lambda texts: [WARMUP_QUESTION] * len(texts)  # noqa: E731
-        serving_inputs = lambda texts: {"question": questions(texts), "context": texts}  # noqa: E731
-        packed_inputs = lambda texts: preprocessor.model_inputs(preprocessor((questions(texts), texts)))  # noqa: E731
-        write_warmup_requests(filepath, preprocessor, serving_inputs, packed_inputs)
+    questions = lambda texts: [WARMUP_QUESTION] * len(texts)  # noqa: E731
+    serving_inputs = lambda texts: {"question": questions(texts), "context": texts}  # noqa: E731
+    packed_inputs = lambda texts: preprocessor.model_inputs(preprocessor((questions(texts), texts)))  # noqa: E731
+    write_saved_model(archive, filepath, warmup=(preprocessor, serving_inputs, packed_inputs) if warmup else None, verbose=verbose)

@@ -2,8 +2,12 @@
 packed token ids that works from both backends (jax2tf on JAX), the length
 the string endpoints pad to, and the write."""
 
+import re
+
 import keras
 
+from keras_bert3.export.serving_warmup import write_warmup_requests
+from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.preprocessing.task_preprocessor import trim_to_longest
 
@@ -86,10 +90,30 @@ def serving_platforms() -> tuple[str, ...]:
     return ("cpu",) if platform == "cpu" else ("cpu", platform)
 
 
-def write_saved_model(archive, filepath: str, *, verbose: bool = False) -> None:
-    """Writes the archive; jax2tf functions carry no gradients for the (uint32)
-    dropout seed variables, and serving needs none."""
+def write_saved_model(archive, filepath: str, *, warmup: tuple | None = None, verbose: bool = False) -> None:
+    """Writes the archive, and TF Serving's warm-up records where `warmup` is
+    `(preprocessor, serving_inputs, packed_inputs)` (`write_warmup_requests`),
+    to `filepath` whole or not at all (`written_whole`: TF Serving, which
+    watches the version folders, never loads a half-written one); a write that fails (no space, no permission) raises `WriteFailed`
+    naming `filepath`, and leaves nothing. jax2tf functions carry no gradients
+    for the (uint32) dropout seed variables, and serving needs none."""
     import tensorflow as tf
 
     options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
-    archive.write_out(filepath, options=options, verbose=verbose)
+    with written_whole(filepath, "the SavedModel") as folder:
+        try:
+            archive.write_out(folder, options=options, verbose=verbose)
+        except (tf.errors.ResourceExhaustedError, tf.errors.UnknownError, tf.errors.PermissionDeniedError,
+                tf.errors.FailedPreconditionError, tf.errors.InternalError, tf.errors.DataLossError) as error:  # fmt: skip
+            # TensorFlow's file system reports a failed write as one of these, not as an OSError.
+            raise OSError(_reason(error.message)) from error
+        if warmup is not None:
+            write_warmup_requests(folder, *warmup)
+
+
+def _reason(message: str) -> str:
+    """What failed, from a TensorFlow error message: without the op's name
+    and, where the message ends in the cause ("...; No space left on
+    device"), the cause alone."""
+    message = re.sub(r"\{\{.*?\}\}|\s*\[Op:.*", "", message).strip().splitlines()[0]
+    return message.rsplit("; ", 1)[-1]

@@ -7,7 +7,6 @@ from keras import ops
 from keras_bert3.export.saved_model_export import add_token_ids_endpoint
 from keras_bert3.export.saved_model_export import trim_for_serving
 from keras_bert3.export.saved_model_export import write_saved_model
-from keras_bert3.export.serving_warmup import write_warmup_requests
 
 
 def export_text_classifier(
@@ -64,11 +63,9 @@ def export_text_classifier(
             return serve_token_ids(trim_for_serving(preprocessor(text), jit_compile))
 
     archive.add_endpoint("serving_default", serve_text)
-    write_saved_model(archive, filepath, verbose=verbose)
-    if warmup:
-        if preprocessor.sentence_pairs:  # The shortest text as every second segment.
-            serving_inputs = lambda texts: {"text": texts, "text_pair": texts[:1] * len(texts)}  # noqa: E731
-            packed_inputs = lambda texts: preprocessor((texts, texts[:1] * len(texts)))  # noqa: E731
-        else:
-            serving_inputs, packed_inputs = (lambda texts: {"text": texts}), preprocessor
-        write_warmup_requests(filepath, preprocessor, serving_inputs, packed_inputs)
+    if preprocessor.sentence_pairs:  # The shortest text as every second segment.
+        serving_inputs = lambda texts: {"text": texts, "text_pair": texts[:1] * len(texts)}  # noqa: E731
+        packed_inputs = lambda texts: preprocessor((texts, texts[:1] * len(texts)))  # noqa: E731
+    else:
+        serving_inputs, packed_inputs = (lambda texts: {"text": texts}), preprocessor
+    write_saved_model(archive, filepath, warmup=(preprocessor, serving_inputs, packed_inputs) if warmup else None, verbose=verbose)

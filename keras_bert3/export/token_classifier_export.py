@@ -7,7 +7,6 @@ from keras import ops
 from keras_bert3.export.saved_model_export import add_token_ids_endpoint
 from keras_bert3.export.saved_model_export import trim_for_serving
 from keras_bert3.export.saved_model_export import write_saved_model
-from keras_bert3.export.serving_warmup import write_warmup_requests
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 
 
@@ -76,7 +75,6 @@ def export_token_classifier(
         return outputs
 
     archive.add_endpoint("serving_default", serve_text)
-    write_saved_model(archive, filepath, verbose=verbose)
-    if warmup:
-        packed_inputs = lambda texts: preprocessor(preprocessor.as_words(texts))  # noqa: E731
-        write_warmup_requests(filepath, preprocessor, lambda texts: {"text": texts}, packed_inputs)
+    packed_inputs = lambda texts: preprocessor(preprocessor.as_words(texts))  # noqa: E731
+    write_saved_model(archive, filepath, warmup=(preprocessor, lambda texts: {"text": texts}, packed_inputs) if warmup else None,
+                      verbose=verbose)  # fmt: skip

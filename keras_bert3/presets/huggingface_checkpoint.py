@@ -110,7 +110,15 @@ class SafetensorsCheckpoint:
 
         self.preset_dir = preset_dir
         files = self._weight_files(preset_dir)
-        self._handles = [safe_open(path, framework="numpy") for path in files]
+        self._handles = []
+        for path in files:
+            try:
+                self._handles.append(safe_open(path, framework="numpy"))
+            except Exception as error:  # safetensors raises its own SafetensorError, and OSError.
+                raise ValueError(
+                    f"{path} cannot be read as safetensors ({error}): it is truncated or damaged, or not a "
+                    "safetensors file. Download or copy it again."
+                ) from error
         self._where = {}
         for handle in self._handles:
             for key in handle.keys():

@@ -13,6 +13,10 @@ import os
 
 import keras
 
+from keras_bert3.files.weight_files import load_keras_weights
+from keras_bert3.files.weight_files import save_keras_weights
+from keras_bert3.files.write_failed import write_failures_named
+
 BACKBONE_CONFIG_FILE = "config.json"
 BACKBONE_WEIGHTS_FILE = "model.weights.h5"
 TOKENIZER_CONFIG_FILE = "tokenizer.json"
@@ -57,13 +61,14 @@ def write_metadata(preset_dir: str, **fields) -> None:
 
 def save_backbone(backbone, preset_dir: str) -> None:
     """Writes the backbone's config, weights and metadata into `preset_dir`."""
-    os.makedirs(preset_dir, exist_ok=True)
-    write_json(
-        os.path.join(preset_dir, BACKBONE_CONFIG_FILE),
-        keras.saving.serialize_keras_object(backbone),
-    )
-    backbone.save_weights(os.path.join(preset_dir, BACKBONE_WEIGHTS_FILE))
-    write_metadata(preset_dir, parameter_count=int(backbone.count_params()))
+    with write_failures_named(preset_dir, "the preset"):
+        os.makedirs(preset_dir, exist_ok=True)
+        write_json(
+            os.path.join(preset_dir, BACKBONE_CONFIG_FILE),
+            keras.saving.serialize_keras_object(backbone),
+        )
+        save_keras_weights(backbone, os.path.join(preset_dir, BACKBONE_WEIGHTS_FILE), what="the preset's weights")
+        write_metadata(preset_dir, parameter_count=int(backbone.count_params()))
 
 
 def load_backbone_from_keras_bert3_preset(preset_dir: str, cls, **overrides):
@@ -85,12 +90,5 @@ def load_backbone_from_keras_bert3_preset(preset_dir: str, cls, **overrides):
     serialized = read_json(config_path)
     config = dict(serialized["config"], **overrides)
     backbone = cls.from_config(config)
-    try:
-        backbone.load_weights(weights_path)
-    except ValueError as error:
-        raise ValueError(
-            f"The weights in {weights_path} do not fit the config in "
-            f"{config_path} ({error}). The two files must come from the same "
-            "`save_to_preset` call."
-        ) from error
+    load_keras_weights(backbone, weights_path)
     return backbone

@@ -3,9 +3,9 @@ task models load the backbone and pretraining can continue with the heads."""
 
 import os
 
-import h5py
-import numpy as np
-
+from keras_bert3.files.weight_files import read_arrays
+from keras_bert3.files.weight_files import write_arrays
+from keras_bert3.files.write_failed import write_failures_named
 from keras_bert3.presets.huggingface_checkpoint import assign
 from keras_bert3.presets.huggingface_checkpoint import is_huggingface_checkpoint
 from keras_bert3.presets.huggingface_checkpoint import load_huggingface_heads
@@ -28,13 +28,15 @@ def _head_variables(pretrainer) -> dict:
 
 
 def save_pretrainer(pretrainer, preset_dir: str, tokenizer=None) -> None:
-    pretrainer.backbone.save_to_preset(preset_dir)
-    if tokenizer is not None:
-        tokenizer.save_to_preset(preset_dir)
-    with h5py.File(os.path.join(preset_dir, HEADS_WEIGHTS_FILE), "w") as f:
-        for path, variable in _head_variables(pretrainer).items():
-            f.create_dataset(path, data=np.asarray(variable.numpy()))
-    write_metadata(preset_dir, pretraining_heads=sorted(_head_variables(pretrainer)))
+    """Writes the backbone (and `tokenizer`) as a preset, plus the pretraining heads' weights."""
+    with write_failures_named(preset_dir, "the preset"):
+        pretrainer.backbone.save_to_preset(preset_dir)
+        if tokenizer is not None:
+            tokenizer.save_to_preset(preset_dir)
+        write_arrays(os.path.join(preset_dir, HEADS_WEIGHTS_FILE),
+                     {path: variable.numpy() for path, variable in _head_variables(pretrainer).items()},
+                     what="the pretraining heads' weights")  # fmt: skip
+        write_metadata(preset_dir, pretraining_heads=sorted(_head_variables(pretrainer)))
 
 
 def load_pretrainer(preset: str, *, cls, backbone_cls, nsp: bool, packed: bool = False, **backbone_overrides):
@@ -44,9 +46,7 @@ def load_pretrainer(preset: str, *, cls, backbone_cls, nsp: bool, packed: bool =
     pretrainer = cls(backbone_cls.from_preset(preset_dir, **backbone_overrides), nsp=nsp, packed=packed)
     heads_path = os.path.join(preset_dir, HEADS_WEIGHTS_FILE)
     if os.path.isfile(heads_path):
-        with h5py.File(heads_path, "r") as f:
-            stored = {}
-            f.visititems(lambda name, item: stored.update({name: item[()]}) if isinstance(item, h5py.Dataset) else None)
+        stored = read_arrays(heads_path)
         for path, variable in _head_variables(pretrainer).items():
             if path not in stored:
                 raise ValueError(

@@ -7,9 +7,9 @@ settings, so that `Task.from_preset(dir)` restores a fine-tuned model.
 
 import os
 
-import h5py
-import numpy as np
-
+from keras_bert3.files.weight_files import read_arrays
+from keras_bert3.files.weight_files import write_arrays
+from keras_bert3.files.write_failed import write_failures_named
 from keras_bert3.presets.huggingface_checkpoint import assign
 from keras_bert3.presets.preset_format import read_json
 from keras_bert3.presets.preset_format import write_json
@@ -26,14 +26,14 @@ def head_variables(head_layers) -> dict:
 
 def save_task(task, preset_dir: str, *, config: dict, head_layers) -> None:
     """Writes the backbone, the tokenizer, `config` and the head's weights."""
-    task.backbone.save_to_preset(preset_dir)
-    task.preprocessor.tokenizer.save_to_preset(preset_dir)
-    write_json(os.path.join(preset_dir, TASK_CONFIG_FILE), {"class_name": type(task).__name__, "config": config})
-    variables = head_variables(head_layers)
-    with h5py.File(os.path.join(preset_dir, TASK_HEAD_WEIGHTS_FILE), "w") as f:
-        for path, variable in variables.items():
-            f.create_dataset(path, data=np.asarray(variable.numpy()))
-    write_metadata(preset_dir, task=type(task).__name__, task_head=sorted(variables))
+    with write_failures_named(preset_dir, "the preset"):
+        task.backbone.save_to_preset(preset_dir)
+        task.preprocessor.tokenizer.save_to_preset(preset_dir)
+        write_json(os.path.join(preset_dir, TASK_CONFIG_FILE), {"class_name": type(task).__name__, "config": config})
+        variables = head_variables(head_layers)
+        write_arrays(os.path.join(preset_dir, TASK_HEAD_WEIGHTS_FILE), {path: variable.numpy() for path, variable in variables.items()},
+                     what="the task head's weights")  # fmt: skip
+        write_metadata(preset_dir, task=type(task).__name__, task_head=sorted(variables))
 
 
 def read_task_config(preset_dir: str, cls) -> dict | None:
@@ -59,9 +59,7 @@ def load_head_weights(preset_dir: str, head_layers) -> None:
             f"{preset_dir} has a {TASK_CONFIG_FILE} but no {TASK_HEAD_WEIGHTS_FILE}: the "
             "head's weights are missing. Copy the whole directory written by save_to_preset."
         )
-    with h5py.File(path, "r") as f:
-        stored = {}
-        f.visititems(lambda name, item: stored.update({name: item[()]}) if isinstance(item, h5py.Dataset) else None)
+    stored = read_arrays(path)
     for name, variable in head_variables(head_layers).items():
         if name not in stored:
             raise ValueError(f"{path} has no weights for {name!r} (it has {sorted(stored)}).")

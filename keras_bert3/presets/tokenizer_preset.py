@@ -5,6 +5,7 @@ import os
 
 import keras
 
+from keras_bert3.files.write_failed import write_failures_named
 from keras_bert3.presets.huggingface_checkpoint import HF_TOKENIZER_CONFIG_FILE
 from keras_bert3.presets.huggingface_checkpoint import HF_VOCABULARY_FILE
 from keras_bert3.presets.huggingface_checkpoint import is_huggingface_checkpoint
@@ -31,13 +32,14 @@ HF_SPECIAL_TOKENS = {
 
 def save_tokenizer(tokenizer, preset_dir: str) -> None:
     """Writes vocabulary.txt and tokenizer.json (the config without vocabulary)."""
-    os.makedirs(preset_dir, exist_ok=True)
-    serialized = keras.saving.serialize_keras_object(tokenizer)
-    serialized["config"].pop("vocabulary", None)
-    write_json(os.path.join(preset_dir, TOKENIZER_CONFIG_FILE), serialized)
-    with open(os.path.join(preset_dir, VOCABULARY_FILE), "w", encoding="utf-8") as f:
-        f.write("".join(token + "\n" for token in tokenizer.get_vocabulary()))
-    write_metadata(preset_dir, vocabulary_size=tokenizer.vocabulary_size())
+    with write_failures_named(preset_dir, "the preset"):
+        os.makedirs(preset_dir, exist_ok=True)
+        serialized = keras.saving.serialize_keras_object(tokenizer)
+        serialized["config"].pop("vocabulary", None)
+        write_json(os.path.join(preset_dir, TOKENIZER_CONFIG_FILE), serialized)
+        with open(os.path.join(preset_dir, VOCABULARY_FILE), "w", encoding="utf-8") as f:
+            f.write("".join(token + "\n" for token in tokenizer.get_vocabulary()))
+        write_metadata(preset_dir, vocabulary_size=tokenizer.vocabulary_size())
 
 
 def _require(path: str, what: str, preset_dir: str) -> str:

@@ -150,3 +150,28 @@ def test_jax_writes_exports_for_the_installed_tensorflow_inside_the_context():
         inside = written()
     assert inside == min(jax_choice, stablehlo.get_current_version(), key=version_tuple)
     assert written() == jax_choice
+
+
+def test_weights_written_through_a_file_object_load_as_keras_writes_them(tmp_path):
+    """`save_weights_to_file_object` writes what `model.save_weights` does:
+    `model.load_weights` reads back every weight and the optimizer's state."""
+    import io
+
+    from keras_bert3.upstream.weights_to_file_object import save_weights_to_file_object
+
+    def model():
+        built = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.LayerNormalization()])
+        built.compile(optimizer="adam", loss="mse")
+        built.optimizer.build(built.trainable_variables)
+        return built
+
+    written = model()
+    written.fit(np.random.default_rng(0).normal(size=(8, 4)), np.ones((8, 3)), epochs=2, verbose=0)
+    buffer = io.BytesIO()
+    save_weights_to_file_object(written, buffer)
+    (tmp_path / "model.weights.h5").write_bytes(buffer.getvalue())
+    read = model()
+    read.load_weights(str(tmp_path / "model.weights.h5"))
+    for mine, theirs in zip(read.weights + read.optimizer.variables, written.weights + written.optimizer.variables, strict=True):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(theirs), err_msg=mine.path)
+    assert int(keras.ops.convert_to_numpy(read.optimizer.iterations)) == 2

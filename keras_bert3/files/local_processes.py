@@ -1,0 +1,23 @@
+"""Whether a process of this host still runs: how a file left by a process
+(a lock, a temporary folder) is told stale."""
+
+import os
+
+
+def running_here(pid) -> bool:
+    """True while process `pid` of this host runs; False where it has ended
+    or `pid` is not a process number.
+
+    Example:
+    >>> running_here(os.getpid())
+    True
+    """
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # Another user's process.
+        return True
+    return True

@@ -1,0 +1,37 @@
+"""The error of a file or folder that could not be written."""
+
+import contextlib
+
+
+class WriteFailed(OSError):
+    """A file or folder could not be written (no space, no permission, a
+    read-only disk). The message names what, where and the cause, and says
+    what was kept; `errno` is the cause's.
+
+    Example:
+    >>> raise WriteFailed("the checkpoint", "run/backup/checkpoint-3", OSError(28, "No space left on device"))
+    WriteFailed: Cannot write the checkpoint run/backup/checkpoint-3: No space left on device.
+    """
+
+    def __init__(self, what: str, path: str, cause: BaseException, kept: str = ""):
+        reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
+        super().__init__(f"Cannot write {what} {path}: {reason}." + (f" {kept}" if kept else ""))
+        self.errno = getattr(cause, "errno", None)
+        self.path = path
+
+
+@contextlib.contextmanager
+def write_failures_named(path: str, what: str, *, kept: str = ""):
+    """Turns an `OSError` raised in the block into `WriteFailed` naming
+    `path` (Python's own message for a full disk names no file).
+
+    Example:
+    >>> with write_failures_named("my_bert", "the preset"):
+    ...     write_json(os.path.join("my_bert", "config.json"), config)
+    """
+    try:
+        yield
+    except WriteFailed:
+        raise
+    except OSError as error:
+        raise WriteFailed(what, path, error, kept=kept) from error
