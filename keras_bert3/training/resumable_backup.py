@@ -1,125 +1,243 @@
-"""Checkpoints that survive a kill at any instant, and the resume from them.
+"""Checkpoints that survive a kill at any instant, a full disk and a
+diverging run, and the exact resume from them.
 
 At each epoch's end `ResumableBackup` writes one checkpoint folder,
-`<backup_dir>/checkpoint-<epochs done>`, holding everything a resumed `fit`
-needs to go on as if never stopped:
+`<backup_dir>/checkpoint-<epochs done>`, and when a stop is asked (a
+SIGTERM from a scheduler, Ctrl-C: `DeferredSignals`) one at the end of the
+step under way, `checkpoint-<epochs done>+<batches done of the next>`. Each
+holds everything a resumed `fit` needs to go on as if never stopped:
 
 - `model.weights.h5`: the model's weights and its optimizer's state;
 - `random_state.npz`: the model's random state (dropout's seed generators,
   which `model.weights` leaves out), so a resumed run draws the dropout masks
   an uninterrupted one would;
-- `training_metadata.json`: the epochs done and the optimizer's step.
+- `metric_states.npz`: the metrics' running sums, so that the epoch a
+  mid-epoch checkpoint cuts reports the mean over all its batches;
+- `training_metadata.json`: the epochs and batches done and the optimizer's step.
 
-The folder is written under a temporary name beside it, every file flushed to
-disk, then renamed in one step (a rename within a folder is atomic), and only
-then is the previous checkpoint removed. A process killed at any instant, in
-the middle of a multi-gigabyte write included, leaves the new checkpoint
-complete or the previous one untouched; the next run removes the half-written
-temporary folder. Workers that share the folder write identical checkpoints;
-the first rename wins and the others' copies are dropped.
+A checkpoint is written only when every weight and optimizer variable is
+finite; otherwise the run stops (`TrainingDiverged`) naming the last
+checkpoint, which is finite. The folder is written under a temporary name
+beside it, every file flushed to disk, then renamed in one step (a rename
+within a folder is atomic), and only then is the previous checkpoint
+removed. A process killed at any instant, in the middle of a multi-gigabyte
+write included, leaves the new checkpoint complete or the previous one
+untouched; the next run removes the half-written temporary folder. A write
+that fails (a full disk) removes the temporary folder and raises
+`WriteFailed` naming the checkpoint. Workers that share the folder write
+identical checkpoints; the first rename wins and the others' copies are dropped.
 
 Unlike `keras.callbacks.BackupAndRestore`, which rewrites one weights file in
-place (a kill during the write leaves it empty and the run lost), and saves no
-random state.
+place (a kill during the write leaves it empty and the run lost), saves no
+random state, and resumes a mid-epoch save from the epoch's start.
 """
 
 import json
+import logging
 import os
+import re
 import shutil
 import socket
 
 import keras
 import numpy as np
 
+from keras_bert3.files.weight_files import load_keras_weights
+from keras_bert3.files.weight_files import save_keras_weights
+from keras_bert3.files.whole_folders import flush_to_disk
+from keras_bert3.files.write_failed import WriteFailed
+from keras_bert3.training.deferred_signals import TrainingStopped
+from keras_bert3.training.divergence import TrainingDiverged
+
 CHECKPOINT_PREFIX = "checkpoint-"
+CHECKPOINT_NAME = re.compile(r"^checkpoint-(\d+)(?:\+(\d+))?$")  # checkpoint-<epochs>[+<batches>]
 WEIGHTS_FILE = "model.weights.h5"
 RANDOM_STATE_FILE = "random_state.npz"
+METRIC_STATES_FILE = "metric_states.npz"
 METADATA_FILE = "training_metadata.json"
 PARTIAL_SUFFIX = ".partial"
+
+logger = logging.getLogger("keras_bert3.training")
 
 
 class ResumableBackup(keras.callbacks.Callback):
     """Resumes `fit` from the newest checkpoint in `backup_dir` (weights,
-    optimizer, random state and epoch), and writes a checkpoint there at each
-    epoch's end that a kill at any instant cannot damage. Checkpoints are kept
-    when training ends: the same `fit` run again after it finished does
-    nothing more.
+    optimizer, random state, epoch and batch), and writes a checkpoint there
+    at each epoch's end that a kill at any instant cannot damage. Checkpoints
+    are kept when training ends: the same `fit` run again after it finished
+    does nothing more.
+
+    With `stop_on` (a `DeferredSignals` around `fit`), a signal it received
+    ends training at the end of the step under way: a checkpoint of that step
+    is written and `TrainingStopped` raised. A `fit` resumed from such a
+    checkpoint runs the rest of the cut epoch (its metrics the mean over the
+    whole epoch), then whole epochs: the same history and weights as a `fit`
+    never stopped, given the same batches (the caller's data must go on from
+    the checkpoint's batch: `checkpoint_position`).
 
     Place it after callbacks that must act on an epoch before it is saved
     (`StopOnNaN`, `CSVLogger`). A checkpoint that cannot be read is refused
     with a `ValueError` naming it; nothing starts over silently.
 
     Example:
-    >>> model.fit(dataset, epochs=10, callbacks=[ResumableBackup("run/backup")])  # doctest: +SKIP
+    >>> with DeferredSignals() as stop:
+    ...     model.fit(dataset, epochs=10, callbacks=[ResumableBackup("run/backup", stop_on=stop)])
     """
 
-    def __init__(self, backup_dir: str):
+    def __init__(self, backup_dir: str, *, stop_on=None):
         super().__init__()
         self.backup_dir = backup_dir
+        self.stop_on = stop_on
+        self._resumed_at = (0, 0)  # (epochs, batches) of the checkpoint restored.
+        self._metric_states = None
+        self._epoch = 0
+        self._ends_early = False
 
     def on_train_begin(self, logs=None):
-        epochs = restore_checkpoint(self.model, self.backup_dir)
-        if epochs:
+        self._resumed_at, self._metric_states = restore_checkpoint(self.model, self.backup_dir)
+        if self._resumed_at[0]:
             # As keras.callbacks.BackupAndRestore resumes: `fit` starts at this
             # epoch when a callback set it in `on_train_begin`.
-            self.model._initial_epoch = epochs
+            self.model._initial_epoch = self._resumed_at[0]
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+        self._ends_early = False
+        if self._cut_epoch() and self._metric_states is not None:
+            restore_metric_states(self.model, self._metric_states)  # After Keras reset them for the epoch.
+
+    def on_train_batch_end(self, batch, logs=None):
+        done = batch + 1 + (self._resumed_at[1] if self._cut_epoch() else 0)  # Batches of this epoch done.
+        steps = self.params.get("steps") if self.params else None
+        if self.stop_on is not None and self.stop_on.received and (steps is None or done < steps):
+            path = write_checkpoint(self.model, self.backup_dir, self._epoch, done)
+            raise TrainingStopped(self.stop_on.received, optimizer_step(self.model), path)
+        if self._cut_epoch() and steps is not None and done >= steps:
+            # The epoch a mid-epoch checkpoint cut ends here; Keras' loop goes on
+            # to the next epoch as `on_epoch_end` clears the flag again.
+            self.model.stop_training = self._ends_early = True
 
     def on_epoch_end(self, epoch, logs=None):
-        write_checkpoint(self.model, self.backup_dir, epoch + 1)
+        path = write_checkpoint(self.model, self.backup_dir, epoch + 1)
+        if self._ends_early:
+            self.model.stop_training = self._ends_early = False
+        if self.stop_on is not None and self.stop_on.received:
+            raise TrainingStopped(self.stop_on.received, optimizer_step(self.model), path)
+
+    def _cut_epoch(self) -> bool:
+        """True in the epoch a mid-epoch checkpoint was restored into."""
+        epochs, batches = self._resumed_at
+        return batches > 0 and self._epoch == epochs
+
+
+def optimizer_step(model: keras.Model) -> int | None:
+    return int(keras.ops.convert_to_numpy(model.optimizer.iterations)) if model.optimizer is not None else None
 
 
 def random_state_variables(model: keras.Model) -> list:
-    """The model's variables that are not weights: its seed generators' states."""
-    weights = {id(v) for v in model.weights}
-    return [v for v in model.variables if id(v) not in weights]
+    """The model's variables that are not weights or metrics: its seed generators' states."""
+    kept = {id(v) for v in model.weights} | {id(v) for v in model.metrics_variables}
+    return [v for v in model.variables if id(v) not in kept]
+
+
+def checkpoint_position(path: str) -> tuple[int, int]:
+    """(epochs, batches) done at the checkpoint folder `path`: epochs whole,
+    and batches of the next epoch (0 at an epoch's end)."""
+    found = CHECKPOINT_NAME.match(os.path.basename(path))
+    return int(found.group(1)), int(found.group(2) or 0)
+
+
+def checkpoint_name(epochs: int, batches: int = 0) -> str:
+    return f"{CHECKPOINT_PREFIX}{epochs}" + (f"+{batches}" if batches else "")
 
 
 def latest_checkpoint(backup_dir: str) -> str | None:
     """The newest complete checkpoint folder in `backup_dir`, or None.
     Refuses (ValueError) a folder holding only a checkpoint of the layout
     before this one (one `latest.weights.h5`), rather than start over beside it."""
-    epochs = [int(name[len(CHECKPOINT_PREFIX) :]) for name in _listing(backup_dir)
-              if name.startswith(CHECKPOINT_PREFIX) and name[len(CHECKPOINT_PREFIX) :].isdigit()]  # fmt: skip
-    if not epochs and os.path.isfile(os.path.join(backup_dir, "latest.weights.h5")):
+    names = [name for name in _listing(backup_dir) if CHECKPOINT_NAME.match(name)]
+    if not names and os.path.isfile(os.path.join(backup_dir, "latest.weights.h5")):
         raise ValueError(
             f"{backup_dir} holds a checkpoint in the layout of an earlier keras_bert3 (latest.weights.h5), "
             "which this version does not resume. Finish that run with the version that started it, "
             f"or delete {backup_dir} to start this run over."
         )
-    return os.path.join(backup_dir, f"{CHECKPOINT_PREFIX}{max(epochs)}") if epochs else None
+    return os.path.join(backup_dir, max(names, key=checkpoint_position)) if names else None
 
 
-def completed_epochs(backup_dir: str) -> int:
-    """The epochs the newest complete checkpoint in `backup_dir` holds (0: none)."""
+def resume_position(backup_dir: str) -> tuple[int, int]:
+    """(epochs, batches) of the newest complete checkpoint in `backup_dir`; (0, 0) where there is none."""
     latest = latest_checkpoint(backup_dir)
-    return 0 if latest is None else int(os.path.basename(latest)[len(CHECKPOINT_PREFIX) :])
+    return (0, 0) if latest is None else checkpoint_position(latest)
 
 
-def write_checkpoint(model: keras.Model, backup_dir: str, epochs: int) -> str:
-    """Writes `<backup_dir>/checkpoint-<epochs>` atomically (see the module's
-    docstring), then removes older checkpoints; returns its path."""
-    final = os.path.join(backup_dir, f"{CHECKPOINT_PREFIX}{epochs}")
+def checkpoint_step(path: str | None) -> int | None:
+    """The optimizer step a checkpoint folder holds (None: no checkpoint, or no step recorded)."""
+    if path is None:
+        return None
+    try:
+        with open(os.path.join(path, METADATA_FILE), encoding="utf-8") as f:
+            return json.load(f).get("step")
+    except (OSError, ValueError):
+        return None
+
+
+def write_checkpoint(model: keras.Model, backup_dir: str, epochs: int, batches: int = 0) -> str:
+    """Writes `<backup_dir>/checkpoint-<epochs>[+<batches>]` atomically (see
+    the module's docstring), then removes older checkpoints; returns its path.
+    Raises `TrainingDiverged`, writing nothing, where a weight or optimizer
+    variable is not finite, and `WriteFailed`, leaving nothing, where the
+    folder cannot be written."""
+    check_finite(model, backup_dir)
+    final = os.path.join(backup_dir, checkpoint_name(epochs, batches))
     writer = f"{socket.gethostname()}.{os.getpid()}"  # Workers on other hosts may share the folder.
-    partial = os.path.join(backup_dir, f".{CHECKPOINT_PREFIX}{epochs}.{writer}{PARTIAL_SUFFIX}")
-    shutil.rmtree(partial, ignore_errors=True)
-    os.makedirs(partial)
-    write_checkpoint_files(model, partial, epochs)
+    partial = os.path.join(backup_dir, f".{os.path.basename(final)}.{writer}{PARTIAL_SUFFIX}")
+    try:
+        shutil.rmtree(partial, ignore_errors=True)
+        os.makedirs(partial)
+        write_checkpoint_files(model, partial, epochs, batches)
+    except BaseException as error:
+        shutil.rmtree(partial, ignore_errors=True)
+        if isinstance(error, OSError):
+            previous = latest_checkpoint(backup_dir)
+            kept = (f"The checkpoint before it, {previous}, is intact: free the space (or fix the folder) and run "
+                    "again to resume from it." if previous else "No checkpoint was written before it.")  # fmt: skip
+            raise WriteFailed("the checkpoint", final, getattr(error, "__cause__", None) or error, kept=kept) from error
+        raise
     commit_checkpoint(partial, final)
-    remove_older_checkpoints(backup_dir, epochs)
+    remove_older_checkpoints(backup_dir, (epochs, batches))
     return final
 
 
-def write_checkpoint_files(model: keras.Model, folder: str, epochs: int) -> None:
-    """The checkpoint's three files in `folder`, each flushed to disk."""
-    model.save_weights(os.path.join(folder, WEIGHTS_FILE))
-    states = {str(i): keras.ops.convert_to_numpy(v.value) for i, v in enumerate(random_state_variables(model))}
-    np.savez(os.path.join(folder, RANDOM_STATE_FILE), **states)
-    step = int(keras.ops.convert_to_numpy(model.optimizer.iterations)) if model.optimizer is not None else None
+def check_finite(model: keras.Model, backup_dir: str) -> None:
+    """Raises `TrainingDiverged` naming the last checkpoint where a weight or
+    optimizer variable holds NaN or an infinity."""
+    variables = [v for v in model.weights + (model.optimizer.variables if model.optimizer is not None else [])
+                 if "float" in str(v.dtype)]  # fmt: skip
+    finite = keras.ops.convert_to_numpy(keras.ops.stack([keras.ops.all(keras.ops.isfinite(v)) for v in variables]))
+    if finite.all():
+        return
+    names = [v.path for v, ok in zip(variables, finite) if not ok]
+    what = (f"its update left NaN or infinite values in {len(names)} of {len(variables)} weight and optimizer "
+            f"variables ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})")  # fmt: skip
+    last = latest_checkpoint(backup_dir)
+    raise TrainingDiverged(optimizer_step(model), what, last, checkpoint_step(last))
+
+
+def write_checkpoint_files(model: keras.Model, folder: str, epochs: int, batches: int = 0) -> None:
+    """The checkpoint's four files in `folder`, each flushed to disk."""
+    save_keras_weights(model, os.path.join(folder, WEIGHTS_FILE), what="the checkpoint's weights")
+    _save_arrays(os.path.join(folder, RANDOM_STATE_FILE), random_state_variables(model))
+    _save_arrays(os.path.join(folder, METRIC_STATES_FILE), model.metrics_variables)
     with open(os.path.join(folder, METADATA_FILE), "w", encoding="utf-8") as f:
-        json.dump({"epoch": epochs, "step": step}, f)
-    for name in (WEIGHTS_FILE, RANDOM_STATE_FILE, METADATA_FILE):
-        _flush_to_disk(os.path.join(folder, name))
-    _flush_to_disk(folder)
+        json.dump({"epoch": epochs, "batches": batches, "step": optimizer_step(model)}, f)
+    for name in (WEIGHTS_FILE, RANDOM_STATE_FILE, METRIC_STATES_FILE, METADATA_FILE):
+        flush_to_disk(os.path.join(folder, name))
+    flush_to_disk(folder)
+
+
+def _save_arrays(path: str, variables: list) -> None:
+    np.savez(path, **{str(i): keras.ops.convert_to_numpy(v.value) for i, v in enumerate(variables)})
 
 
 def commit_checkpoint(partial: str, final: str) -> None:
@@ -132,55 +250,71 @@ def commit_checkpoint(partial: str, final: str) -> None:
             raise
         shutil.rmtree(partial, ignore_errors=True)
         return
-    _flush_to_disk(os.path.dirname(final))
+    flush_to_disk(os.path.dirname(final))
 
 
-def remove_older_checkpoints(backup_dir: str, epochs: int) -> None:
-    """Removes the complete checkpoints older than `epochs`."""
+def remove_older_checkpoints(backup_dir: str, position: tuple[int, int]) -> None:
+    """Removes the complete checkpoints older than `position` (epochs, batches)."""
     for name in _listing(backup_dir):
-        number = name[len(CHECKPOINT_PREFIX) :]
-        if name.startswith(CHECKPOINT_PREFIX) and number.isdigit() and int(number) < epochs:
+        if CHECKPOINT_NAME.match(name) and checkpoint_position(name) < tuple(position):
             shutil.rmtree(os.path.join(backup_dir, name), ignore_errors=True)
 
 
-def restore_checkpoint(model: keras.Model, backup_dir: str) -> int:
+def restore_checkpoint(model: keras.Model, backup_dir: str) -> tuple[tuple[int, int], list | None]:
     """Loads the newest complete checkpoint of `backup_dir` into `model`
-    (weights, optimizer state, random state) and returns its epochs; 0 where
-    there is none. Removes half-written checkpoints left by a killed run.
-    Raises ValueError, naming the checkpoint, where it cannot be read."""
+    (weights, optimizer state, random state) and returns its (epochs,
+    batches) and its metric states (for `restore_metric_states`); ((0, 0),
+    None) where there is none. Removes half-written checkpoints left by a
+    killed run. Raises ValueError, naming the checkpoint, where it cannot be read."""
     for name in _listing(backup_dir):
         if name.endswith(PARTIAL_SUFFIX):
             shutil.rmtree(os.path.join(backup_dir, name), ignore_errors=True)
     latest = latest_checkpoint(backup_dir)
     if latest is None:
-        return 0
+        return (0, 0), None
     try:
         if model.optimizer is not None and not model.optimizer.built:
             model.optimizer.build(model.trainable_variables)
-        model.load_weights(os.path.join(latest, WEIGHTS_FILE))
-        variables = random_state_variables(model)
-        with np.load(os.path.join(latest, RANDOM_STATE_FILE)) as saved:
-            if len(saved.files) != len(variables):
-                raise ValueError(f"it holds {len(saved.files)} random states; the model has {len(variables)}")
-            for index, variable in enumerate(variables):
-                variable.assign(saved[str(index)])
+        load_keras_weights(model, os.path.join(latest, WEIGHTS_FILE))
+        random_state = random_state_variables(model)
+        saved = _load_arrays(os.path.join(latest, RANDOM_STATE_FILE))
+        if len(saved) != len(random_state):
+            raise ValueError(f"it holds {len(saved)} random states; the model has {len(random_state)}")
+        for variable, value in zip(random_state, saved):
+            variable.assign(value)
+        metric_states = None
+        if os.path.isfile(os.path.join(latest, METRIC_STATES_FILE)):  # Absent in checkpoints of earlier versions.
+            metric_states = _load_arrays(os.path.join(latest, METRIC_STATES_FILE))
     except Exception as error:  # h5py and Keras raise OSError, ValueError, KeyError...
         raise ValueError(
-            f"Cannot resume from the checkpoint {latest}: {type(error).__name__}: {error}. "
+            f"Cannot resume from the checkpoint {latest}: {type(error).__name__}: {str(error).rstrip('.')}. "
             "It is damaged or was written by another model. Nothing was changed; "
             f"restore it, or delete {backup_dir} to start this run over."
         ) from error
-    return completed_epochs(backup_dir)
+    return checkpoint_position(latest), metric_states
+
+
+def _load_arrays(path: str) -> list:
+    """The arrays `_save_arrays` wrote, in order."""
+    with np.load(path) as saved:
+        return [saved[str(index)] for index in range(len(saved.files))]
+
+
+def restore_metric_states(model: keras.Model, states: list) -> None:
+    """Sets the metrics' running sums to a mid-epoch checkpoint's, so that
+    the epoch it cut reports the mean over all its batches. Metrics Keras
+    builds at the first step (those passed to `compile`) do not exist yet at
+    that point: then the epoch's metrics cover the batches after the
+    checkpoint only, and a warning says so."""
+    variables = model.metrics_variables
+    if len(variables) != len(states):
+        logger.warning("Resumed mid-epoch: the metrics of this epoch cover only the batches after the checkpoint "
+                       "(the model has %d metric variables before its first step, the checkpoint %d).",
+                       len(variables), len(states))  # fmt: skip
+        return
+    for variable, value in zip(variables, states):
+        variable.assign(value)
 
 
 def _listing(folder: str) -> list[str]:
     return sorted(os.listdir(folder)) if os.path.isdir(folder) else []
-
-
-def _flush_to_disk(path: str) -> None:
-    """fsync of a file or folder: its contents (a folder's: its entries) reach the disk."""
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)

@@ -1,20 +1,28 @@
 """A callback that stops training at the first NaN or infinite loss, before
-any checkpoint can be overwritten with broken weights."""
+any checkpoint can be written with broken weights."""
 
 import math
 
 import keras
 
+from keras_bert3.training.divergence import TrainingDiverged
+from keras_bert3.training.resumable_backup import checkpoint_step
+from keras_bert3.training.resumable_backup import latest_checkpoint
+from keras_bert3.training.resumable_backup import optimizer_step
+
 
 class StopOnNaN(keras.callbacks.Callback):
-    """Raises `FloatingPointError` naming the step when the loss is not finite.
+    """Raises `TrainingDiverged` (a `FloatingPointError`) naming the step and
+    the last checkpoint in `checkpoint_dir` when the loss is not finite.
 
     Unlike `keras.callbacks.TerminateOnNaN`, which lets the epoch end (and so
-    lets a checkpoint callback save the broken weights), this raises at once: the
-    last checkpoint stays the last good one.
+    lets a checkpoint callback save the broken weights), this raises at once.
+    A loss can be finite while its update is not: `ResumableBackup` checks the
+    weights themselves before it writes a checkpoint.
 
     Args:
-        checkpoint_dir: str or None. Named in the message, for the user.
+        checkpoint_dir: str or None. Where `ResumableBackup` writes; its
+            newest checkpoint is named in the message.
 
     Example:
     >>> model.fit(dataset, callbacks=[StopOnNaN("run/backup"), ResumableBackup("run/backup")])
@@ -26,13 +34,7 @@ class StopOnNaN(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
-        if loss is None:
+        if loss is None or math.isfinite(float(loss)):
             return
-        loss = float(loss)
-        if not math.isfinite(loss):
-            step = int(self.model.optimizer.iterations)
-            where = f" The last good checkpoint is kept in {self.checkpoint_dir}." if self.checkpoint_dir else ""
-            raise FloatingPointError(
-                f"The loss became {loss} at step {step}.{where} Lower the learning "
-                "rate, check the data, or use float32 instead of mixed float16."
-            )
+        last = latest_checkpoint(self.checkpoint_dir) if self.checkpoint_dir else None
+        raise TrainingDiverged(optimizer_step(self.model), f"the loss became {float(loss)}", last, checkpoint_step(last))

@@ -62,7 +62,7 @@ def test_half_written_checkpoints_are_ignored_and_bad_ones_refused(tmp_path, tok
     # A killed run's temporary folder, complete or not, is not a checkpoint: removed on resume.
     (backup / ".checkpoint-2.12345.partial").mkdir()
     (backup / ".checkpoint-2.12345.partial" / "model.weights.h5").write_bytes(b"\x89HDF")
-    assert restore_checkpoint(classifier, str(backup)) == 1
+    assert restore_checkpoint(classifier, str(backup))[0] == (1, 0)  # One epoch done, no batch of the next.
     assert sorted(os.listdir(backup)) == ["checkpoint-1"]
 
     weights = backup / "checkpoint-1" / "model.weights.h5"
@@ -75,3 +75,19 @@ def test_half_written_checkpoints_are_ignored_and_bad_ones_refused(tmp_path, tok
     (earlier / "latest.weights.h5").write_bytes(b"")
     with pytest.raises(ValueError, match=r"layout of an earlier keras_bert3 \(latest.weights.h5\).*delete"):
         restore_checkpoint(classifier, str(earlier))
+
+
+def test_a_checkpoint_of_non_finite_weights_is_never_written(tmp_path, tokenizer, topics):
+    """One weight made NaN after a good checkpoint: the next write raises,
+    naming the good one, and leaves the folder as it was."""
+    from keras_bert3.training.divergence import TrainingDiverged
+    from keras_bert3.training.resumable_backup import write_checkpoint
+
+    texts, labels = topics["train_texts"][:16], np.array(topics["train_labels"][:16])
+    backup = tmp_path / "backup"
+    classifier, _ = fitted(tokenizer, texts, labels, [ResumableBackup(str(backup)), StopAfter(1)])
+    bias = next(v for v in classifier.weights if len(v.shape) == 1)
+    bias.assign(keras.ops.where(keras.ops.arange(bias.shape[0]) == 3, np.nan, bias.value))
+    with pytest.raises(TrainingDiverged, match=rf"NaN or infinite values in 1 of \d+ .*\({bias.path}\)\. The last checkpoint, {backup}/checkpoint-1 \(step 1\)"):
+        write_checkpoint(classifier, str(backup), 2)
+    assert sorted(os.listdir(backup)) == ["checkpoint-1"]

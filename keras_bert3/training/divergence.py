@@ -1,0 +1,24 @@
+"""The error of a run whose loss or weights stopped being finite."""
+
+
+class TrainingDiverged(FloatingPointError):
+    """Training diverged at `step`: `what` happened (the loss became NaN, an
+    update left NaN in the weights). The message names the last checkpoint
+    (`checkpoint`, at `checkpoint_step`), whose weights are finite, and says
+    that lowering the learning rate and running again resumes from it; or
+    that there is none, and a rerun starts over.
+
+    Example:
+    >>> raise TrainingDiverged(4, "the loss became nan", "run/backup/checkpoint-3", 3)
+    """
+
+    def __init__(self, step: int | None, what: str, checkpoint: str | None, checkpoint_step: int | None = None):
+        at = f" at step {step:,}" if step is not None else ""
+        if checkpoint is None:
+            kept = "No checkpoint was written before it: lower the learning rate and run again (it starts over)."
+        else:
+            of_step = f" (step {checkpoint_step:,})" if checkpoint_step is not None else ""
+            kept = (f"The last checkpoint, {checkpoint}{of_step}, holds finite weights: lower the learning rate and "
+                    "run again to resume from it (keras-bert3 pretrain: the same command with a lower --learning-rate).")  # fmt: skip
+        super().__init__(f"Training diverged{at}: {what}. {kept}")
+        self.checkpoint = checkpoint
