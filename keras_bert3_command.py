@@ -31,6 +31,8 @@ NATIVE_LOG_LINE = re.compile(
 # log level asked of their worker harness applies: a handler's creation, and a
 # warning about Google Cloud client libraries that the DirectRunner does not use.
 BEAM_START_UP_LINE = re.compile(rb"^(INFO:__main__:Logging handler created\.|WARNING:root:apitools not found, )")
+# Signals passed on to the command's process: stop requests, and the terminal's hang-up.
+FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # The second line of TensorFlow's CPU-instructions message, which is not indented.
 CONTINUATION = re.compile(rb"^To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags")
 
@@ -41,11 +43,13 @@ def main() -> int:
     asked = "--debug" in arguments or os.environ.get("KERAS_BERT3_DEBUG", "") not in ("", "0")
     if asked or "TF_CPP_MIN_LOG_LEVEL" in os.environ:
         os.execv(sys.executable, command)
-    child = subprocess.Popen(command, stderr=subprocess.PIPE)
-    # Ctrl-C reaches the child too (same process group): wait for it to end. Other
-    # signals sent to this process alone are passed on.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda number, frame: child.send_signal(number))
+    # The child runs in a session of its own, so that each signal reaches it
+    # once, from here: Ctrl-C (which the terminal sends to this process's process group),
+    # and SIGTERM from a scheduler (Kubernetes signals this process alone). On
+    # SIGTERM or SIGINT, training finishes its step and writes a checkpoint first.
+    child = subprocess.Popen(command, stderr=subprocess.PIPE, start_new_session=True)
+    for number in FORWARDED_SIGNALS:
+        signal.signal(number, lambda number, frame: child.send_signal(number))
     forward_without_native_logs(child.stderr, sys.stderr.buffer)
     code = child.wait()
     return 128 - code if code < 0 else code

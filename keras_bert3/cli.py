@@ -17,10 +17,14 @@
 import argparse
 import os
 import shlex
+import signal
 import sys
 import time
 
 from keras_bert3.distribution.strategy import STRATEGIES
+from keras_bert3.files.whole_folders import written_whole
+from keras_bert3.files.write_failed import WriteFailed
+from keras_bert3.training.deferred_signals import TrainingStopped
 
 
 def _load(preset):
@@ -195,7 +199,9 @@ def pretrain(args) -> None:
         print("metric           first checkpoint   last checkpoint")
         for name in sorted(first):
             print(f"{name:<16} {first[name]:>16.4f} {last[name]:>17.4f}")
-    print(f"Preset: {args.output}/preset   Curves: {args.output}/training_curves.png   "
+    with open(os.path.join(args.output, "preset", "vocabulary.txt"), encoding="utf-8") as f:
+        tokens = sum(1 for _ in f)
+    print(f"Preset: {args.output}/preset ({tokens:,}-token vocabulary)   Curves: {args.output}/training_curves.png   "
           f"TensorBoard: tensorboard --logdir {args.output}/logs")
 
 
@@ -230,8 +236,9 @@ def finetune(args) -> None:
         validation = (v_texts if v_seconds is None else (v_texts, v_seconds), np.array([index[l] for l in v_labels]))
     history = classifier.fit(x, np.array([index[l] for l in labels]), batch_size=args.batch_size, epochs=args.epochs,
                              validation_data=validation, verbose=args.verbose)  # fmt: skip
-    classifier.save_to_preset(args.output)
-    write_json(os.path.join(args.output, "class_names.json"), {"class_names": class_names})
+    with written_whole(args.output, "the fine-tuned preset") as folder:
+        classifier.save_to_preset(folder)
+        write_json(os.path.join(folder, "class_names.json"), {"class_names": class_names})
     for name, values in history.history.items():
         print(f"{name:<16} {values[0]:.4f} -> {values[-1]:.4f}")
     print(f"Fine-tuned preset: {args.output} ({len(class_names)} classes: {', '.join(class_names[:10])}).")
@@ -254,6 +261,7 @@ def load_task(preset_dir: str, **kwargs):
     from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
 
     tasks = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer)}
+    check_exists(preset_dir, "the fine-tuned preset")
     path = os.path.join(preset_dir, TASK_CONFIG_FILE)
     if not os.path.isfile(path):
         raise ValueError(f"{preset_dir} is not a fine-tuned preset (no {TASK_CONFIG_FILE}): fine-tune it first "
@@ -264,6 +272,14 @@ def load_task(preset_dir: str, **kwargs):
     return tasks[name].from_preset(preset_dir, **kwargs)
 
 
+def check_exists(path: str, what: str) -> None:
+    """Refuses a path that does not exist, saying so (before anything asks what it holds)."""
+    if not os.path.exists(path):
+        parent = os.path.dirname(os.path.abspath(path))
+        where = "" if os.path.isdir(parent) else f" (nor does the folder {parent})"
+        raise FileNotFoundError(f"{path} does not exist{where}: give the path of {what}.")
+
+
 def export(args) -> None:
     import shutil
 
@@ -271,7 +287,11 @@ def export(args) -> None:
     task.export(args.output, warmup=not args.no_warmup, jit_compile=args.jit_compile)
     names = os.path.join(args.model, "class_names.json")
     if os.path.isfile(names):  # Beside the SavedModel, for `predict` and clients.
-        shutil.copy(names, os.path.join(args.output, "class_names.json"))
+        try:
+            shutil.copy(names, os.path.join(args.output, "class_names.json"))
+        except OSError as error:
+            raise WriteFailed("the class names beside the export", args.output, error,
+                              kept="The SavedModel itself is complete; copy class_names.json beside it.") from error  # fmt: skip
     warmup = "" if args.no_warmup else ", with TF Serving warm-up records in assets.extra/"
     print(f"Wrote a SavedModel to {args.output}: serving_default takes strings, serve_token_ids takes ids{warmup}.")
     if args.jit_compile:
@@ -294,6 +314,7 @@ def _saved_model_probabilities(export_dir: str, texts: list[str]):
 def predict(args) -> None:
     import numpy as np
 
+    check_exists(args.model, "a fine-tuned preset (keras-bert3 finetune) or its SavedModel (keras-bert3 export)")
     if _is_saved_model(args.model):
         probabilities = _saved_model_probabilities(args.model, args.texts)
     else:
@@ -351,7 +372,12 @@ def pipeline(args) -> None:
     for number, argv in enumerate(stages, start=1):
         print(f"\n[{number}/{len(stages)}] $ keras-bert3 {' '.join(repr(a) if ' ' in a else a for a in argv)}", flush=True)
         start = time.perf_counter()
-        if main(argv) != 0:
+        code = main(argv)
+        if code > 128:  # Stopped by a signal, after a checkpoint: the same pipeline command goes on.
+            print(f"keras-bert3 pipeline: stopped in stage {number} ({argv[0]}); run the same command to go on.",
+                  file=sys.stderr)  # fmt: skip
+            raise SystemExit(code)
+        if code != 0:
             raise ValueError(f"stage {number} ({argv[0]}) failed; see the message above.")
         print(f"[{number}/{len(stages)}] {argv[0]}: {time.perf_counter() - start:.0f} s", flush=True)
 
@@ -496,6 +522,12 @@ def main(argv=None) -> int:
     debug = debug_asked(args)
     try:
         args.run(args)
+    except TrainingStopped as stopped:  # A signal: the checkpoint of the step is written.
+        print(f"keras-bert3 {args.command}: {stopped}", file=sys.stderr)
+        return stopped.exit_code
+    except KeyboardInterrupt:
+        print(f"keras-bert3 {args.command}: interrupted.", file=sys.stderr)
+        return 128 + signal.SIGINT
     except Exception as error:
         line = user_error_line(error)
         if debug or line is None:  # Internal errors show their traceback.

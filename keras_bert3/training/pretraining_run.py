@@ -1,8 +1,10 @@
 """A whole pretraining run: data, model, recipe, checkpoints, logs and plot,
 resumable with the same command after the process is killed."""
 
+import contextlib
 import csv
 import dataclasses
+import errno
 import json
 import os
 
@@ -10,8 +12,13 @@ import keras
 
 from keras_bert3.distribution.devices import check_precision
 from keras_bert3.distribution.strategy import distribution_scope
+from keras_bert3.files.whole_folders import written_whole
+from keras_bert3.files.write_failed import WriteFailed
+from keras_bert3.training.deferred_signals import DeferredSignals
 from keras_bert3.training.resumable_backup import ResumableBackup
-from keras_bert3.training.resumable_backup import completed_epochs
+from keras_bert3.training.resumable_backup import latest_checkpoint
+from keras_bert3.training.resumable_backup import resume_position
+from keras_bert3.training.run_lock import run_lock
 from keras_bert3.training.stop_on_nan import StopOnNaN
 from keras_bert3.training.training_curves_plot import plot_training_curves
 
@@ -22,9 +29,10 @@ PLOT_FILE = "training_curves.png"
 PRESET_DIR = "preset"
 VOCABULARY_FILE = "vocabulary.txt"
 
-# Fields that must not change when a run is resumed.
+# Fields that must not change when a run is resumed (a checkpoint's epochs
+# count steps of `checkpoint_every`: the data stream resumes from their product).
 RESUME_FIELDS = ("model", "preset", "corpus", "sequence_length", "max_predictions_per_seq",
-                 "batch_size", "nsp", "vocabulary_size", "precision", "seed", "packed_length")  # fmt: skip
+                 "batch_size", "nsp", "vocabulary_size", "precision", "seed", "packed_length", "checkpoint_every")  # fmt: skip
 
 
 @dataclasses.dataclass
@@ -198,14 +206,18 @@ def check_settings(config: PretrainingConfig) -> None:
                         f"{config.sequence_length} (a pair is never split across rows)")  # fmt: skip
     if not config.learning_rate > 0:
         problems.append(f"--learning-rate {config.learning_rate} must be positive")
-    if config.warmup_steps is not None and not 0 <= config.warmup_steps <= max(config.steps, 0):
-        problems.append(f"--warmup-steps {config.warmup_steps} must be between 0 and --steps {config.steps}")
+    if config.warmup_steps is not None and not 0 <= config.warmup_steps < max(config.steps, 1):
+        problems.append(f"--warmup-steps {config.warmup_steps} must be at least 0 and below --steps {config.steps}")
     if problems:
         raise ValueError("; ".join(problems) + ".")
 
 
 def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     """Runs (or resumes) a pretraining run; returns the history of this call.
+
+    The run holds `<output>/run.lock` while it lives: a second run on the same
+    output is refused. SIGTERM and SIGINT during training end it at the end of
+    the step under way, with a checkpoint of that step (`TrainingStopped`).
 
     Example:
     >>> pretrain(PretrainingConfig(output="runs/tiny", steps=300))
@@ -214,6 +226,11 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     check_precision(config.precision)
     if config.devices is not None and config.strategy == "none":
         raise ValueError("--devices needs a --strategy that spreads over devices (mirrored, data_parallel, ...).")
+    with run_lock(config.output):
+        return _locked_run(config, verbose)
+
+
+def _locked_run(config: PretrainingConfig, verbose) -> dict:
     _check_resume(config)
     if config.precision in ("mixed_bfloat16", "mixed_float16"):
         keras.config.set_dtype_policy(config.precision)
@@ -234,10 +251,11 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
 
             check_text_files(expand_files(corpus))  # Before the vocabulary is learnt on it.
         tokenizer = _tokenizer(config, corpus)
-        if completed_epochs(os.path.join(config.output, BACKUP_DIR)) == 0:
+        if resume_position(os.path.join(config.output, BACKUP_DIR)) == (0, 0):
             # Before the model is built. A resumed run skips it: its checkpoint was
             # trained on batches of this corpus (`_check_resume` holds it to the same settings).
-            _check_makes_a_batch(config, tokenizer, corpus)
+            with _damaged_shards_named(corpus):
+                _check_makes_a_batch(config, tokenizer, corpus)
         return _train(config, tokenizer, corpus, verbose)
 
 
@@ -310,8 +328,38 @@ def assertion_text(error) -> str:
 
 
 def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
-    from keras_bert3.distribution.worker_input import worker_dataset
+    """Builds (or loads) the pretrainer, fits it from the last checkpoint to
+    `config.steps`, and writes the preset and the plot."""
+    pretrainer = _pretrainer(config, tokenizer)
+    backup_dir = os.path.join(config.output, BACKUP_DIR)
+    epochs_done, batches_done = resume_position(backup_dir)
+    _trim_history(os.path.join(config.output, HISTORY_FILE), epochs_done)
+    with DeferredSignals() as stop, _damaged_shards_named(corpus), _full_disk_named(config.output, backup_dir):
+        history = _fit(config, pretrainer, tokenizer, corpus, start_step=epochs_done * config.checkpoint_every + batches_done,
+                       stop=stop, verbose=verbose)  # fmt: skip
+    trained = int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations))
+    if trained < config.steps:
+        raise ValueError(
+            f"The data ran out at step {trained:,} of --steps {config.steps:,} (a worker's share of the corpus "
+            f"made no batch in a pass); no preset was written. The last checkpoint is kept in {backup_dir}: "
+            "add text to the corpus, or spread it over more files, and run the same command to go on."
+        )
+    with written_whole(os.path.join(config.output, PRESET_DIR), "the preset") as folder:
+        pretrainer.save_to_preset(folder, tokenizer=tokenizer)
+    plot_training_curves(
+        os.path.join(config.output, HISTORY_FILE),
+        os.path.join(config.output, PLOT_FILE),
+        title=f"BERT-{config.model} pretraining, batch {config.batch_size}, length {config.sequence_length}",
+    )
+    return history.history
+
+
+def _pretrainer(config: PretrainingConfig, tokenizer):
+    """A new model of `config.model` for the tokenizer, or `config.preset`'s,
+    compiled with the run's recipe; refused where the tokenizer's ids do not
+    fit its embedding."""
     from keras_bert3.models.bert_backbone import BertBackbone
+    from keras_bert3.models.bert_backbone import check_vocabulary_sizes
     from keras_bert3.models.bert_pretrainer import BertPretrainer
 
     if config.preset is not None:
@@ -323,52 +371,81 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
             max_sequence_length=max(config.sequence_length, 128),
         )
         pretrainer = BertPretrainer(backbone, nsp=config.nsp, packed=config.packed_length is not None)
+    check_vocabulary_sizes(pretrainer.backbone, tokenizer)
     pretrainer.compile(
         learning_rate=config.learning_rate,
         total_steps=config.steps,
         warmup_steps=config.warmup_steps,
         precision="float32" if config.precision == "float32" else "auto",
     )
+    return pretrainer
 
-    epochs = -(-config.steps // config.checkpoint_every)
-    backup_dir = os.path.join(config.output, BACKUP_DIR)
-    done = completed_epochs(backup_dir)
-    _trim_history(os.path.join(config.output, HISTORY_FILE), done)
 
+def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start_step: int, stop, verbose):
+    """`pretrainer.fit` on the training stream from `start_step`, with the
+    run's callbacks: NaN stop, history row, TensorBoard, checkpoint (and the
+    checkpoint at a signal `stop` received)."""
     from keras_bert3.data.data_counters import DataCounters
+    from keras_bert3.distribution.worker_input import worker_dataset
 
     counters = DataCounters() if config.data_service is None and not _is_prepared(corpus) else None
 
     def make_dataset(input_context, batch_size):
-        return training_stream(config, tokenizer, corpus, batch_size, start_step=done * config.checkpoint_every,
+        return training_stream(config, tokenizer, corpus, batch_size, start_step=start_step,
                                input_context=input_context, counters=counters)  # fmt: skip
 
-    dataset = worker_dataset(make_dataset, config.batch_size)
+    backup_dir = os.path.join(config.output, BACKUP_DIR)
     callbacks = [
         StopOnNaN(backup_dir),
         _LogStep(),
         keras.callbacks.CSVLogger(os.path.join(config.output, HISTORY_FILE), append=True),
-        ResumableBackup(backup_dir),  # After the CSV row: `_trim_history` drops a row its checkpoint lacks.
         keras.callbacks.TensorBoard(os.path.join(config.output, "logs")),
+        ResumableBackup(backup_dir, stop_on=stop),  # After the CSV row: `_trim_history` drops a row its checkpoint lacks.
     ] + ([ReportSkippedData(counters)] if counters is not None else [])
-    history = pretrainer.fit(
-        dataset,
-        epochs=epochs,
+    return pretrainer.fit(
+        worker_dataset(make_dataset, config.batch_size),
+        epochs=-(-config.steps // config.checkpoint_every),
         steps_per_epoch=config.checkpoint_every,
         callbacks=callbacks,
         verbose=verbose,
     )
-    trained = int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations))
-    if trained < config.steps:
+
+
+@contextlib.contextmanager
+def _damaged_shards_named(corpus):
+    """Turns a prepared corpus's unreadable record (TensorFlow's
+    `DataLossError`, which names no file) into a `ValueError` naming the shard."""
+    import tensorflow as tf
+
+    try:
+        yield
+    except tf.errors.DataLossError as error:
+        if not _is_prepared(corpus):
+            raise
+        from keras_bert3.data.paired_shards import damaged_shard
+
+        found = damaged_shard(corpus)
+        if found is None:
+            raise
+        path, reason = found
         raise ValueError(
-            f"The data ran out at step {trained:,} of --steps {config.steps:,} (a worker's share of the corpus "
-            f"made no batch in a pass); no preset was written. The last checkpoint is kept in {backup_dir}: "
-            "add text to the corpus, or spread it over more files, and run the same command to go on."
-        )
-    pretrainer.save_to_preset(os.path.join(config.output, PRESET_DIR), tokenizer=tokenizer)
-    plot_training_curves(
-        os.path.join(config.output, HISTORY_FILE),
-        os.path.join(config.output, PLOT_FILE),
-        title=f"BERT-{config.model} pretraining, batch {config.batch_size}, length {config.sequence_length}",
-    )
-    return history.history
+            f"{path} is damaged ({reason}). Delete it and run the `keras-bert3 prepare-data` command that wrote "
+            f"{corpus} again (it rebuilds the missing shard), then this command again."
+        ) from error
+
+
+@contextlib.contextmanager
+def _full_disk_named(output: str, backup_dir: str):
+    """Names the run's folder and its last checkpoint where a write of the
+    run's own files (history, logs) found the disk full; Python's message
+    names no file."""
+    try:
+        yield
+    except WriteFailed:
+        raise
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        last = latest_checkpoint(backup_dir)
+        kept = f"The last checkpoint, {last}, is intact: free space and run again to resume from it." if last else ""
+        raise WriteFailed("the run's files in", output, error, kept=kept) from error

@@ -1,5 +1,6 @@
 """Runs the `keras-bert3` command line in this process and kills the process
-with SIGKILL at one chosen moment, to test that a run resumes from anywhere.
+with SIGKILL at one chosen moment (or sends it SIGTERM, as a scheduler
+preempting it would), to test that a run resumes from anywhere.
 
     python -m tests.training.killed_at MOMENT N pretrain ARGS...
 
@@ -10,6 +11,8 @@ MOMENT (N counts from the process's start):
     weights_write   after h5py's Nth array write: inside a checkpoint's weights file
     before_commit   the Nth checkpoint complete under its temporary name, not renamed
     after_commit    the Nth checkpoint renamed, the one before it not yet removed
+    sigterm         SIGTERM after the Nth training batch: the run writes a
+                    checkpoint of that step and exits (128 + 15)
 
 The moments are set by wrapping the functions that mark them; what runs, and
 what is on disk when the process dies, is the command's own.
@@ -20,18 +23,18 @@ import signal
 import sys
 
 
-def die_at(owner, name: str, count: int, *, after: bool) -> None:
-    """Wraps `owner.name` to kill this process at its `count`th call, before it runs or after."""
+def die_at(owner, name: str, count: int, *, after: bool, signal_number: int = signal.SIGKILL) -> None:
+    """Wraps `owner.name` to send this process `signal_number` at its `count`th call, before it runs or after."""
     original = getattr(owner, name)
     calls = [0]
 
     def wrapper(*args, **kwargs):
         calls[0] += 1
         if not after and calls[0] == count:
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), signal_number)
         result = original(*args, **kwargs)
         if after and calls[0] == count:
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), signal_number)
         return result
 
     setattr(owner, name, wrapper)
@@ -51,9 +54,10 @@ def main() -> int:
         "weights_write": (h5py.Group, "create_dataset", True),
         "before_commit": (resumable_backup, "commit_checkpoint", False),
         "after_commit": (resumable_backup, "remove_older_checkpoints", False),
+        "sigterm": (StopOnNaN, "on_train_batch_end", True),
     }
     owner, name, after = targets[moment]
-    die_at(owner, name, count, after=after)
+    die_at(owner, name, count, after=after, signal_number=signal.SIGTERM if moment == "sigterm" else signal.SIGKILL)
     return cli_main(command)
 
 

@@ -1,8 +1,8 @@
 """A pretraining run killed with SIGKILL at any moment, inside a checkpoint's
-write included, resumes exactly from its last complete checkpoint with the same
-command; broken or foreign checkpoints are refused."""
+write included, or stopped by SIGTERM mid-epoch, resumes exactly from its last
+complete checkpoint with the same command; broken or foreign checkpoints are
+refused."""
 
-import csv
 import os
 import signal
 import subprocess
@@ -12,50 +12,16 @@ import pytest
 
 from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 from keras_bert3_demo.default_corpus import default_corpus_documents
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-STEPS, EVERY, LEARNING_RATE, WARMUP = 60, 10, 1e-3, 5
-
-
-@pytest.fixture(scope="module")
-def small_corpus(tmp_path_factory):
-    """200 documents of the embedded corpus, in the original format."""
-    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
-    path.write_text("\n\n".join("\n".join(d) for d in default_corpus_documents()[:200]) + "\n", encoding="utf-8")
-    return str(path)
-
-
-def command(output, corpus, *extra):
-    return [
-        sys.executable, "-m", "keras_bert3", "pretrain", "--output", str(output), "--corpus", corpus,
-        "--model", "tiny", "--steps", str(STEPS), "--checkpoint-every", str(EVERY), "--batch-size", "8",
-        "--sequence-length", "64", "--max-predictions-per-seq", "10", "--vocabulary-size", "1500",
-        "--learning-rate", str(LEARNING_RATE), "--warmup-steps", str(WARMUP), "--verbose", "2", *extra,
-    ]  # fmt: skip
-
-
-def read_history(output):
-    with open(os.path.join(output, "history.csv"), newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def checkpoints(output):
-    """The checkpoint folders on disk: complete ones, and half-written ones."""
-    names = sorted(os.listdir(os.path.join(output, "backup"))) if os.path.isdir(os.path.join(output, "backup")) else []
-    return [n for n in names if n.startswith("checkpoint-")], [n for n in names if n.endswith(".partial")]
-
-
-def preset_arrays(output):
-    """Every array of the final preset's weights files, by file and name."""
-    import h5py
-
-    arrays = {}
-    for name in sorted(os.listdir(os.path.join(output, "preset"))):
-        if name.endswith(".weights.h5"):
-            with h5py.File(os.path.join(output, "preset", name), "r") as f:
-                f.visititems(lambda key, item: arrays.__setitem__((name, key), item[()]) if isinstance(item, h5py.Dataset) else None)
-    return arrays
-
+from tests.training.pretrain_command import EVERY
+from tests.training.pretrain_command import LEARNING_RATE
+from tests.training.pretrain_command import REPO
+from tests.training.pretrain_command import STEPS
+from tests.training.pretrain_command import WARMUP
+from tests.training.pretrain_command import checkpoints
+from tests.training.pretrain_command import command
+from tests.training.pretrain_command import preset_arrays
+from tests.training.pretrain_command import read_history
+from tests.training.pretrain_command import refusal
 
 # (moment, its count in the process, the complete checkpoints then, a half-written one left behind).
 # Six epochs of 10 steps; each run resumes where the one before died, the last one runs to the end.
@@ -65,6 +31,8 @@ KILLS = [
     ("history_row", 1, ["checkpoint-1"], False),  # Epoch 2 logged in history.csv, its checkpoint not begun.
     ("before_commit", 1, ["checkpoint-1"], True),  # Checkpoint 2 written in full, not yet renamed.
     ("after_commit", 1, ["checkpoint-1", "checkpoint-2"], False),  # Renamed; checkpoint 1 not yet removed.
+    ("sigterm", 5, ["checkpoint-2+5"], False),  # Preempted at step 25: a checkpoint of that step, then exit.
+    ("batch_end", 8, ["checkpoint-3"], False),  # After the rest of epoch 3 (5 batches) and 3 of epoch 4.
 ]
 
 
@@ -72,18 +40,25 @@ KILLS = [
 def test_killed_at_any_moment_resumes_exactly(tmp_path, small_corpus, run_vocabulary):
     """Killed with SIGKILL at each moment of KILLS in turn (between checkpoints,
     inside a checkpoint's write, between the history row and the checkpoint,
-    around the checkpoint's rename), and rerun each time with the same command,
-    the run ends as an uninterrupted one (run beside it) does: the same history,
-    row for row (no step twice, none missing), and the same final weights, to
-    the bit. That needs the same examples, masks, weights, optimizer state and
-    dropout draws after every resume."""
+    around the checkpoint's rename), stopped once by SIGTERM mid-epoch, and
+    rerun each time with the same command, the run ends as an uninterrupted
+    one (run beside it) does: the same history, row for row (no step twice,
+    none missing; the epoch SIGTERM cut reports the mean over all its steps),
+    and the same final weights, to the bit. That needs the same examples,
+    masks, weights, optimizer state, metric sums and dropout draws after every
+    resume."""
     uninterrupted = subprocess.Popen(command(run_vocabulary(tmp_path / "uninterrupted"), small_corpus), cwd=REPO,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
     output = run_vocabulary(tmp_path / "run")
     for moment, count, complete, half_written in KILLS:
         killed = subprocess.run([sys.executable, "-m", "tests.training.killed_at", moment, str(count),
                                  *command(output, small_corpus)[3:]], cwd=REPO, capture_output=True)  # fmt: skip
-        assert killed.returncode == -signal.SIGKILL, (moment, killed.returncode, killed.stderr.decode()[-3000:])
+        expected = 128 + signal.SIGTERM if moment == "sigterm" else -signal.SIGKILL
+        assert killed.returncode == expected, (moment, killed.returncode, killed.stderr.decode()[-3000:])
+        if moment == "sigterm":
+            said = [line for line in killed.stderr.decode().splitlines() if line.startswith("keras-bert3 pretrain: ")]
+            assert said == [f"keras-bert3 pretrain: Stopped by SIGTERM at step 25: wrote the checkpoint "
+                            f"{output}/backup/checkpoint-2+5. Run the same command to resume from it."], said  # fmt: skip
         assert checkpoints(output)[0] == complete, (moment, checkpoints(output))
         assert bool(checkpoints(output)[1]) == half_written, (moment, checkpoints(output))
         steps = [int(row["step"]) for row in read_history(output)]
@@ -126,8 +101,8 @@ def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_
     checkpoint = output / "backup" / "checkpoint-1" / "model.weights.h5"
     checkpoint.write_bytes(checkpoint.read_bytes()[:1000])
     assert main(args) == 2
-    refusal = capsys.readouterr().err
-    assert "Cannot resume from the checkpoint" in refusal and str(checkpoint.parent) in refusal
+    said = capsys.readouterr().err
+    assert "Cannot resume from the checkpoint" in said and str(checkpoint.parent) in said
 
 
 def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus, run_vocabulary, capsys):
@@ -159,7 +134,7 @@ def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus
         ("--max-predictions-per-seq", "64", "--max-predictions-per-seq 64 must be below --sequence-length 64 (BERT masks 15% of tokens: 10 here)"),
         ("--sequence-length", "3", "--sequence-length 3 must be at least 4"),
         ("--learning-rate", "0", "--learning-rate 0.0 must be positive"),
-        ("--warmup-steps", "100", "--warmup-steps 100 must be between 0 and --steps 60"),
+        ("--warmup-steps", "60", "--warmup-steps 60 must be at least 0 and below --steps 60"),
         ("--vocabulary-size", "0", "--vocabulary-size 0 must be at least 1"),
     ],
 )
@@ -242,14 +217,6 @@ def test_two_workers_pretrain_from_their_own_files(tmp_path, small_corpus):
 @pytest.fixture(scope="module")
 def real_sentences():
     return [sentence for document in default_corpus_documents()[:200] for sentence in document]
-
-
-def refusal(main, args, capsys):
-    """Runs the CLI in this process; its exit code and its one error line."""
-    capsys.readouterr()
-    code = main(args)
-    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("keras-bert3 pretrain: ")]
-    return code, errors
 
 
 def test_a_corpus_that_is_not_text_is_refused_before_anything_runs(tmp_path, capsys):

@@ -1,0 +1,86 @@
+"""A checkpoint, a preset or an export that finds the disk full ends in one
+line naming it and the cause, exit code 2, no crash (h5py used to crash the
+process, exit 139), no half-written folder left to fill the disk; and the
+run's last checkpoint, intact, resumes elsewhere."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.small_disk import small_disk
+from tests.training.pretrain_command import REPO
+from tests.training.pretrain_command import checkpoints
+from tests.training.pretrain_command import command
+from tests.training.pretrain_command import read_history
+from tests.training.pretrain_command import with_flags
+
+pytestmark = pytest.mark.both_backends  # The writes are the same on both backends: one pass is enough.
+
+
+def run(args):
+    """`python -m keras_bert3 ARGS` in a process of its own (a crash shows as a negative or 139 exit code)."""
+    return subprocess.run([sys.executable, "-m", "keras_bert3", *args], cwd=REPO, capture_output=True, text=True)
+
+
+def said(result, command_name):
+    """The command's own lines on stderr, and anything that looks like a crash or a traceback."""
+    ours = [line for line in result.stderr.splitlines() if line.startswith(f"keras-bert3 {command_name}: ")]
+    noise = [line for line in result.stderr.splitlines() if "Traceback" in line or "Segmentation" in line or "h5py" in line]
+    return ours, noise
+
+
+@pytest.mark.slow
+def test_a_checkpoint_on_a_full_disk_fails_cleanly_and_the_last_one_resumes(tmp_path, small_corpus, run_vocabulary):
+    """14 MB hold the vocabulary, the logs and one checkpoint of BERT-tiny
+    with its optimizer (7.5 MB), not the second beside it."""
+    with small_disk(tmp_path / "disk", 14) as disk:
+        output = run_vocabulary(disk / "run")
+        args = with_flags(command(output, small_corpus)[3:], steps=20, checkpoint_every=5)
+        result = run(args)
+        ours, noise = said(result, "pretrain")
+        assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
+        assert ours == [
+            f"keras-bert3 pretrain: Cannot write the checkpoint {output}/backup/checkpoint-2: No space left on device. "
+            f"The checkpoint before it, {output}/backup/checkpoint-1, is intact: free the space (or fix the folder) "
+            "and run again to resume from it. (--debug shows where)"
+        ], result.stderr[-3000:]
+        assert checkpoints(output) == (["checkpoint-1"], [])  # No half-written folder holds the space.
+        moved = tmp_path / "run"
+        shutil.copytree(output, moved)
+    # Moved to a disk with room, the same run goes on from checkpoint 1.
+    result = run(with_flags(args, output=moved))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert [int(row["step"]) for row in read_history(moved)] == [5, 10, 15, 20]
+
+
+@pytest.mark.slow
+def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path, minilm_dir, topics):
+    import csv
+
+    from tests.tiny_preset import write_tiny_preset
+
+    pretrained = write_tiny_preset(str(tmp_path / "pretrained"), minilm_dir)
+    with open(tmp_path / "train.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label"])
+        writer.writerows((text, topics["class_names"][label]) for text, label in zip(topics["train_texts"][:32], topics["train_labels"][:32]))
+    finetune = ["finetune", "--preset", pretrained, "--train", str(tmp_path / "train.csv"), "--text-column", "text",
+                "--label-column", "label", "--epochs", "1", "--sequence-length", "32", "--verbose", "0"]  # fmt: skip
+    with small_disk(tmp_path / "disk", 1) as disk:
+        result = run([*finetune, "--output", str(disk / "classifier")])
+        ours, noise = said(result, "finetune")
+        assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
+        assert ours == [f"keras-bert3 finetune: Cannot write the fine-tuned preset {disk}/classifier: No space left on "
+                        "device. Nothing was left behind. (--debug shows where)"], result.stderr[-3000:]  # fmt: skip
+        assert os.listdir(disk) == []
+
+        assert run([*finetune, "--output", str(tmp_path / "classifier")]).returncode == 0
+        result = run(["export", "--model", str(tmp_path / "classifier"), "--output", str(disk / "serving" / "1")])
+        ours, noise = said(result, "export")
+        assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
+        assert ours == [f"keras-bert3 export: Cannot write the SavedModel {disk}/serving/1: No space left on device. "
+                        "Nothing was left behind. (--debug shows where)"], result.stderr[-3000:]  # fmt: skip
+        assert os.listdir(disk / "serving") == []  # TF Serving, watching serving/, never sees a version.
