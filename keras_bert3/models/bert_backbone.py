@@ -274,7 +274,7 @@ def check_vocabulary_sizes(backbone, tokenizer) -> None:
     """Raises when the tokenizer's ids do not index the backbone's embeddings."""
     if tokenizer.vocabulary_size() != backbone.vocabulary_size:
         raise ValueError(
-            f"The tokenizer has {tokenizer.vocabulary_size()} tokens but the "
-            f"backbone embeds {backbone.vocabulary_size}: they come from "
-            "different models. Load both from the same preset."
+            f"The tokenizer has {tokenizer.vocabulary_size():,} tokens but the backbone's token embedding has "
+            f"{backbone.vocabulary_size:,} rows (its vocabulary_size): they come from different models. Load both "
+            "from the same preset, or build the backbone with vocabulary_size=tokenizer.vocabulary_size()."
         )

@@ -227,16 +227,25 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
             )
         self._check_targets(targets, weights)
 
+    def _checked(self, data):
+        """`data` checked for its structure now, and, for a `tf.data.Dataset`,
+        for token ids past the embedding as each batch is read
+        (`with_token_ids_checked`): the first batch of data made with a larger
+        vocabulary ends `fit` before it is trained on, on every backend."""
+        self._check_dataset(data)
+        from keras_bert3.data.token_id_check import with_token_ids_checked
+
+        return with_token_ids_checked(data, self.backbone.vocabulary_size)
+
     def fit(self, x=None, *args, **kwargs):
-        self._check_dataset(x)
+        x = self._checked(x)
         build_optimizer_before_first_step(self)
         if hasattr(x, "element_spec") and len(args) < 8:  # A dataset shuffles in its own pipeline: Keras ignores
             kwargs.setdefault("shuffle", False)  # `shuffle` for it, and warns on its default True.
         return super().fit(x, *args, **kwargs)
 
     def evaluate(self, x=None, *args, **kwargs):
-        self._check_dataset(x)
-        return super().evaluate(x, *args, **kwargs)
+        return super().evaluate(self._checked(x), *args, **kwargs)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
         """MLM loss (weighted mean over masked positions) + NSP loss (mean).

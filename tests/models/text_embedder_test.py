@@ -64,7 +64,7 @@ def test_pooled_output_equals_transformers_pooler(minilm_dir, minilm_embedder_pa
 def test_mismatched_tokenizer_and_backbone_are_refused(minilm_embedder_parts):
     backbone, _ = minilm_embedder_parts
     small = BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"])
-    with pytest.raises(ValueError, match="7 tokens but the backbone embeds 30522"):
+    with pytest.raises(ValueError, match="7 tokens but the backbone's token embedding has 30,522 rows"):
         TextEmbedder(backbone, small)
 
 
