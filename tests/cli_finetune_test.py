@@ -95,7 +95,15 @@ def bad_files(root) -> dict:
         "missing_label.jsonl": (good[:2] + [{"sentence": "no topic here"}], r"missing_label\.jsonl, line 3: the label \('topic'\) is missing"),
         "bad.jsonl": (good[:5] + ['{"sentence": "cut off'], r"bad\.jsonl, line 6: not valid JSON"),
     }
-    paths = {}
+    # A Latin-1 export of 3,000 rows, one word with an accent on line 2,702: named by line and column.
+    rows = [{"sentence": text, "topic": data["class_names"][label]}
+            for text, label in zip(data["train_texts"] * 3, data["train_labels"] * 3) if text.isascii()][:3000]  # fmt: skip
+    rows[2700] = dict(rows[2700], sentence="Return the caf\u00e9 menu as a list.")
+    with open(root / "latin1.csv", "w", newline="", encoding="latin-1") as f:
+        writer = csv.DictWriter(f, ["sentence", "topic"])
+        writer.writeheader()
+        writer.writerows(rows)
+    paths = {"latin1.csv": (root / "latin1.csv", r"latin1\.csv, line 2702, column 15: byte 0xe9 is not UTF-8 .*iconv -f latin1 -t utf-8")}
     for name, (rows, message) in cases.items():
         path = root / name
         with open(path, "w", newline="", encoding="utf-8") as f:
@@ -169,3 +177,33 @@ def test_user_errors_from_tensorflow_are_one_line_and_internal_errors_are_not():
         tf.reshape(tf.zeros([6]), [4]).numpy()
     assert user_error_line(internal.value) is None
     assert user_error_line(KeyError("internal")) is None
+
+
+def test_damaged_presets_and_missing_paths_are_named(files, capsys, tmp_path):
+    """A fine-tuned preset whose weights files were cut short (a copy
+    stopped midway) or come from another model, and a path that does not exist."""
+    import re
+    import shutil
+
+    from keras_bert3.models.bert_backbone import BertBackbone
+    from keras_bert3.models.bert_classifier import BertClassifier
+
+    preset = tmp_path / "classifier"
+    BertClassifier.from_preset(str(files / "pretrained"), num_classes=3, sequence_length=32).save_to_preset(str(preset))
+    cases = []
+    for name in ("model.weights.h5", "task_head.weights.h5"):
+        damaged = tmp_path / f"cut-{name}"
+        shutil.copytree(preset, damaged)
+        data = (preset / name).read_bytes()
+        (damaged / name).write_bytes(data[: len(data) // 2])
+        cases.append((damaged, rf"{damaged}/{name} cannot be read as a weights file \(.*\): it is truncated or damaged"))
+    foreign = tmp_path / "foreign"
+    shutil.copytree(preset, foreign)
+    BertBackbone.from_size("tiny", vocabulary_size=30522, max_sequence_length=64).save_to_preset(str(tmp_path / "other"))
+    shutil.copy(tmp_path / "other" / "model.weights.h5", foreign / "model.weights.h5")
+    cases.append((foreign, rf"{foreign}/model.weights.h5 holds weights that do not fit this model"))
+    cases.append((tmp_path / "no" / "such", rf"{tmp_path}/no/such does not exist \(nor does the folder {tmp_path}/no\)"))
+    for path, message in cases:
+        assert main(["predict", "--model", str(path), "Open the URL."]) == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("keras-bert3 predict: ") and re.search(message, lines[0]), (path, lines)

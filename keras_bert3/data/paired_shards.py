@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import tempfile
@@ -263,6 +264,26 @@ def read_prepared_info(directory: str) -> dict:
             f"(shards {missing[:5]}... missing). Rerun the same command to build the rest."
         )
     return info
+
+
+def damaged_shard(directory: str) -> tuple[str, str] | None:
+    """The first shard of `directory` whose records cannot be read to the
+    end (cut short, or failing their checksums), with TensorFlow's reason;
+    None where every shard reads. TensorFlow's `DataLossError` names no file:
+    this finds the one, reading every shard once.
+
+    Example:
+    >>> damaged_shard("prepared")  # doctest: +SKIP
+    ('prepared/paired-00003-of-00064.tfrecord', 'truncated record at 1048576')
+    """
+    info = read_prepared_info(directory)
+    for path in shard_paths(directory, info["num_shards"]):
+        try:
+            tf.data.TFRecordDataset(path).reduce(tf.constant(0, tf.int64), lambda count, _: count + 1)
+        except tf.errors.DataLossError as error:
+            found = re.search(r"(truncated|corrupted) record at \d+", error.message)
+            return path, found.group(0) if found else re.sub(r"\{\{.*?\}\}|\[Op:.*", "", error.message).strip()
+    return None
 
 
 def read_paired_shards(

@@ -4,6 +4,7 @@ it is on, before any model is built."""
 
 import csv
 import json
+import os
 import unicodedata
 
 
@@ -47,7 +48,31 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
 
 
 def _rows(path: str):
-    """`(line number, dict)` for each data row of the file."""
+    """`(line number, dict)` for each data row of the file; a file that is
+    not UTF-8 is refused naming the line and column of its first bad byte."""
+    try:
+        yield from _decoded_rows(path)
+    except UnicodeDecodeError:
+        raise ValueError(_not_utf8(path)) from None
+
+
+def _not_utf8(path: str) -> str:
+    """Where the first byte that is not UTF-8 is, as a line and column of the file."""
+    with open(path, "rb") as f:
+        for line, raw in enumerate(f, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                byte = raw[error.start]
+                column = len(raw[: error.start].decode("utf-8")) + 1
+                return (
+                    f"{path}, line {line}, column {column}: byte 0x{byte:02x} is not UTF-8 (is the file in Latin-1 "
+                    f"or Windows-1252?). Save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8 {path} > utf8-{os.path.basename(path)}`)."
+                )
+    return f"{path} is not UTF-8 text. Save it as UTF-8."
+
+
+def _decoded_rows(path: str):
     with open(path, encoding="utf-8", newline="") as f:
         if path.endswith((".jsonl", ".json")):
             for line, text in enumerate(f, start=1):
