@@ -22,6 +22,7 @@ import sys
 import time
 
 from keras_bert3.distribution.strategy import STRATEGIES
+from keras_bert3.files.whole_folders import check_replaceable
 from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.files.write_failed import WriteFailed
 from keras_bert3.training.deferred_signals import TrainingStopped
@@ -213,8 +214,10 @@ def finetune(args) -> None:
     from keras_bert3.models.bert_classifier import BertClassifier
     from keras_bert3.preprocessing.labelled_files import read_labelled_file
     from keras_bert3.presets.preset_format import write_json
+    from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
 
     check_precision(args.precision)
+    check_replaceable(args.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE)  # Before the training, not after.
     texts, seconds, labels = read_labelled_file(args.train, args.text_column, args.label_column, args.second_column)
     class_names = sorted(set(labels))
     index = {name: i for i, name in enumerate(class_names)}
@@ -236,7 +239,7 @@ def finetune(args) -> None:
         validation = (v_texts if v_seconds is None else (v_texts, v_seconds), np.array([index[l] for l in v_labels]))
     history = classifier.fit(x, np.array([index[l] for l in labels]), batch_size=args.batch_size, epochs=args.epochs,
                              validation_data=validation, verbose=args.verbose)  # fmt: skip
-    with written_whole(args.output, "the fine-tuned preset") as folder:
+    with written_whole(args.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE) as folder:
         classifier.save_to_preset(folder)
         write_json(os.path.join(folder, "class_names.json"), {"class_names": class_names})
     for name, values in history.history.items():

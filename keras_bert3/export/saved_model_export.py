@@ -11,6 +11,8 @@ from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.preprocessing.task_preprocessor import trim_to_longest
 
+SAVED_MODEL_FILE = "saved_model.pb"  # Every SavedModel folder holds it.
+
 
 def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAMES, *, jit_compile=False):
     """Adds endpoint `name`: `fn(dict of int32 (batch, seq) inputs) -> dict of outputs`.
@@ -100,7 +102,7 @@ def write_saved_model(archive, filepath: str, *, warmup: tuple | None = None, ve
     import tensorflow as tf
 
     options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
-    with written_whole(filepath, "the SavedModel") as folder:
+    with written_whole(filepath, "the SavedModel", marker=SAVED_MODEL_FILE) as folder:
         try:
             archive.write_out(folder, options=options, verbose=verbose)
         except (tf.errors.ResourceExhaustedError, tf.errors.UnknownError, tf.errors.PermissionDeniedError,

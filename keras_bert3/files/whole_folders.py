@@ -13,7 +13,7 @@ PARTIAL_SUFFIX = ".partial"
 
 
 @contextlib.contextmanager
-def written_whole(final: str, what: str):
+def written_whole(final: str, what: str, *, marker: str):
     """Yields a new, empty folder beside `final` to write into. When the
     block ends, the folder is flushed to disk and takes `final`'s place in one
     rename (a folder already at `final` is moved aside first and removed
@@ -22,14 +22,20 @@ def written_whole(final: str, what: str):
     is left as it was; an `OSError` becomes `WriteFailed` naming `final`
     (`what` says what it is, e.g. "the preset").
 
+    Only an empty folder, or one holding `marker` (a file every folder of
+    this kind has: "saved_model.pb", "task.json"), is replaced: anything else
+    at `final` is refused before the block runs (`check_replaceable`, which
+    a command calls before its long work too).
+
     The temporary folder is `<final>.<host>.<pid>.partial`; those of this
     host's processes that are no longer running are removed on entry.
 
     Example:
-    >>> with written_whole("runs/classifier", "the fine-tuned preset") as folder:
+    >>> with written_whole("runs/classifier", "the fine-tuned preset", marker="task.json") as folder:
     ...     classifier.save_to_preset(folder)
     """
     final = os.path.normpath(final)
+    check_replaceable(final, what, marker=marker)
     _remove_stale_partials(final)
     partial = f"{final}.{_writer()}{PARTIAL_SUFFIX}"
     try:
@@ -44,6 +50,21 @@ def written_whole(final: str, what: str):
             cause = error.__cause__ if isinstance(error, WriteFailed) and error.__cause__ is not None else error
             raise WriteFailed(what, final, cause, kept=_kept(final)) from error
         raise
+
+
+def check_replaceable(final: str, what: str, *, marker: str) -> None:
+    """Refuses (`ValueError`) a `final` that `written_whole` would not
+    replace: a file, or a folder holding other files and no `marker`.
+
+    Example:
+    >>> check_replaceable("runs/serving/1", "the SavedModel", marker="saved_model.pb")
+    """
+    if not os.path.lexists(final):
+        return
+    if os.path.isdir(final) and (not os.listdir(final) or os.path.isfile(os.path.join(final, marker))):
+        return
+    kind = "a file" if not os.path.isdir(final) else f"a folder of other files (no {marker})"
+    raise ValueError(f"{final} is {kind}, which writing {what} there would replace: give a new folder, or remove it first.")
 
 
 def _writer() -> str:

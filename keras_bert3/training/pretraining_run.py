@@ -14,6 +14,7 @@ from keras_bert3.distribution.devices import check_precision
 from keras_bert3.distribution.strategy import distribution_scope
 from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.files.write_failed import WriteFailed
+from keras_bert3.presets.preset_format import BACKBONE_CONFIG_FILE
 from keras_bert3.training.deferred_signals import DeferredSignals
 from keras_bert3.training.resumable_backup import ResumableBackup
 from keras_bert3.training.resumable_backup import latest_checkpoint
@@ -344,7 +345,7 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
             f"made no batch in a pass); no preset was written. The last checkpoint is kept in {backup_dir}: "
             "add text to the corpus, or spread it over more files, and run the same command to go on."
         )
-    with written_whole(os.path.join(config.output, PRESET_DIR), "the preset") as folder:
+    with written_whole(os.path.join(config.output, PRESET_DIR), "the preset", marker=BACKBONE_CONFIG_FILE) as folder:
         pretrainer.save_to_preset(folder, tokenizer=tokenizer)
     plot_training_curves(
         os.path.join(config.output, HISTORY_FILE),
