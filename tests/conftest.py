@@ -21,6 +21,10 @@ ONE_PASS_MARKERS = {
     # pipeline); tests/data/backends_agree_on_data_test.py shows its batches are
     # the same under either backend.
     "backend_free": "KERAS_BERT3_BACKEND_FREE_PASS",
+    # A whole command run whose behaviour under test (a lock, a signal, a failed write, a
+    # stop on divergence) is the same on either backend; the backend's part of it is
+    # tested in both passes by smaller tests (tests/training/resumable_backup_test.py).
+    "one_pass": "KERAS_BERT3_ONE_PASS",
 }
 
 

@@ -19,7 +19,7 @@ python -m tests.serving_runtime || exit 1
 wait $corpora || exit 1
 # Parity tests must run, never skip, here: a missing reference is an error.
 export KERAS_BERT3_REQUIRE_REFERENCE=1
-# Two kinds of test run in one pass only, one kind in each, so that the passes
+# Some kinds of test run in one pass only, so that the passes
 # take about as long: a test that picks its backends itself (marked
 # `both_backends`) in the JAX pass; a test of TensorFlow code that no Keras
 # backend reaches (marked `backend_free`: the pretraining data pipeline, whose
@@ -27,6 +27,10 @@ export KERAS_BERT3_REQUIRE_REFERENCE=1
 # either backend) in the TensorFlow pass.
 export KERAS_BERT3_BOTH_BACKENDS_PASS=jax
 export KERAS_BERT3_BACKEND_FREE_PASS=tensorflow
+# A whole command run whose tested behaviour does not depend on the backend
+# (marked `one_pass`: the run lock, a stop on divergence) runs in the
+# TensorFlow pass, the shorter one.
+export KERAS_BERT3_ONE_PASS=tensorflow
 # The passes share the cores: PyTorch (the reference) gets half of them in
 # each pass. With the other core busy, the MiniLM fine-tuning reference took 85 s
 # on one thread against 135 s on two.

@@ -214,8 +214,9 @@ def check_finite(model: keras.Model, backup_dir: str) -> None:
     optimizer variable holds NaN or an infinity."""
     variables = [v for v in model.weights + (model.optimizer.variables if model.optimizer is not None else [])
                  if "float" in str(v.dtype)]  # fmt: skip
-    finite = keras.ops.convert_to_numpy(keras.ops.stack([keras.ops.all(keras.ops.isfinite(v)) for v in variables]))
-    if finite.all():
+    # One flag per variable, reduced where the variable lives; `.value` is the local copy under a strategy.
+    finite = [bool(keras.ops.convert_to_numpy(keras.ops.all(keras.ops.isfinite(v.value)))) for v in variables]
+    if all(finite):
         return
     names = [v.path for v, ok in zip(variables, finite) if not ok]
     what = (f"its update left NaN or infinite values in {len(names)} of {len(variables)} weight and optimizer "
@@ -237,7 +238,9 @@ def write_checkpoint_files(model: keras.Model, folder: str, epochs: int, batches
 
 
 def _save_arrays(path: str, variables: list) -> None:
-    np.savez(path, **{str(i): keras.ops.convert_to_numpy(v.value) for i, v in enumerate(variables)})
+    # The variable, not its `.value`: under a TensorFlow strategy a metric's is a SyncOnReadVariable, which
+    # converts to numpy (its replicas summed) only through the Keras variable.
+    np.savez(path, **{str(i): keras.ops.convert_to_numpy(v) for i, v in enumerate(variables)})
 
 
 def commit_checkpoint(partial: str, final: str) -> None:

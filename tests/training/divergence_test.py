@@ -17,6 +17,9 @@ from tests.training.pretrain_command import read_history
 from tests.training.pretrain_command import refusal
 from tests.training.pretrain_command import with_flags
 
+# The stop is the same on either backend; the check of the weights is tested on both (resumable_backup_test.py).
+pytestmark = pytest.mark.one_pass
+
 
 def all_finite(checkpoint):
     arrays = []
