@@ -43,9 +43,6 @@ from keras_bert3.tokenizers.bert_normalizer import BertNormalizer
 from keras_bert3.tokenizers.bert_packer import BertPacker
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
-from keras_bert3.distribution.jax_compilation_cache import enable_jax_compilation_cache
-
-enable_jax_compilation_cache()  # On JAX: compiled programs kept on disk (KERAS_BERT3_COMPILATION_CACHE).
 
 __all__ = [
     "BERT_SIZES",

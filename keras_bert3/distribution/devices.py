@@ -58,9 +58,9 @@ def onednn_enabled() -> bool:
     >>> onednn_enabled()  # On x86 Linux with the PyPI tensorflow.
     True
     """
-    from tensorflow.python.util import _pywrap_util_port
+    from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn
 
-    return bool(_pywrap_util_port.IsMklEnabled())
+    return tensorflow_uses_onednn()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,10 +2,15 @@
 compiles (training, evaluation and prediction steps) are kept on disk, so
 that running the same job again compiles nothing.
 
-`import keras_bert3` on the JAX backend points JAX's cache at
-`~/.cache/keras_bert3/jax_compilation_cache` (`$XDG_CACHE_HOME` respected)
-unless the user chose a cache already (`JAX_COMPILATION_CACHE_DIR` or
-`jax.config.update("jax_compilation_cache_dir", ...)`, which win). The
+The first `compile()` of a keras_bert3 model (`BertPretrainer`, a task) on
+the JAX backend points JAX's cache at
+`~/.cache/keras_bert3/jax_compilation_cache` (`$XDG_CACHE_HOME` respected):
+importing keras_bert3 changes no setting of JAX's, and a process that never
+compiles one of its models keeps JAX's own defaults. JAX reads the folder
+when it first looks the cache up, so programs compiled before (the model's
+weight initialisation) are not kept, and the steps `fit` compiles are. The
+user's own choice of a cache wins (`JAX_COMPILATION_CACHE_DIR`, or
+`jax.config.update("jax_compilation_cache_dir", ...)` before the compile). The
 environment variable `KERAS_BERT3_COMPILATION_CACHE` moves it (a folder) or
 turns it off (`off`). A folder that cannot be written gives a one-line
 warning and no cache: the cache saves time, it is never a reason to fail.

@@ -6,6 +6,7 @@ from keras import ops
 
 from keras_bert3.distribution.cross_replica import cross_replica_sum
 from keras_bert3.distribution.cross_replica import num_replicas_in_sync
+from keras_bert3.distribution.jax_compilation_cache import enable_jax_compilation_cache
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.layers.nested_objects import deserialized
 from keras_bert3.layers.nested_objects import serialized
@@ -179,6 +180,7 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
                 weight_decay=weight_decay,
             )
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
+        enable_jax_compilation_cache()  # On JAX, at the first compile, not at import (see its module).
         self.choose_training_precision(precision, pretraining=True, jit_compile=jit_compile)
 
     @property

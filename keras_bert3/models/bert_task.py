@@ -18,6 +18,7 @@ import numpy as np
 
 from keras_bert3.distribution.cross_replica import num_replicas_in_sync
 from keras_bert3.distribution.devices import accelerator_type
+from keras_bert3.distribution.jax_compilation_cache import enable_jax_compilation_cache
 from keras_bert3.layers.nested_objects import deserialized
 from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.models.bert_backbone import BertBackbone
@@ -245,6 +246,7 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         if self._metrics_weighted_by_rows:
             metrics, kwargs["weighted_metrics"] = None, self.default_metrics()
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile, **kwargs)
+        enable_jax_compilation_cache()  # On JAX, at the first compile, not at import (see its module).
         self.choose_training_precision(precision, pretraining=False, jit_compile=jit_compile)
 
     # === Losses and metrics that leave empty rows out ===

@@ -27,4 +27,9 @@ on, so an upgrade that changes one fails there, loudly, and nowhere else.
   for the StableHLO version the installed TensorFlow reads
   (`jax._src.export._export._module_to_bytecode`; JAX writes for readers
   four weeks old, newer than TensorFlow releases read).
+- `onednn_flag.tensorflow_uses_onednn`: whether TensorFlow's CPU ops run
+  on oneDNN (`_pywrap_util_port.IsMklEnabled`).
+- `weights_to_file_object.save_weights_to_file_object`: a Keras weights file
+  written through a file object (`saving_lib.H5IOStore` on an `io.BytesIO`,
+  `saving_lib._save_state`), so that a failed write cannot crash the process.
 """

@@ -1,7 +1,8 @@
 """On JAX, fine-tuning on raw texts of any length compiles few step programs
 (one per length bucket: `fixed_shapes`), and a second run of the same job
-compiles none: JAX's persistent compilation cache is on by default
-(`keras_bert3.distribution.jax_compilation_cache`). A cache folder that cannot be
+compiles none: JAX's persistent compilation cache is on by default from a
+model's first compile (`keras_bert3.distribution.jax_compilation_cache`),
+and importing keras_bert3 changes none of JAX's settings. A cache folder that cannot be
 written gives a one-line warning, and training goes on."""
 
 import json
@@ -93,7 +94,13 @@ def test_the_cache_can_be_moved_turned_off_and_survives_an_unwritable_folder(tmp
     assert unwritable["path"] is None and len(unwritable["warnings"]) == 1
     assert str(tmp_path / "a_file" / "cache") in unwritable["warnings"][0]
     assert "KERAS_BERT3_COMPILATION_CACHE" in unwritable["warnings"][0]
-    # And the default, at import, in a process of its own.
-    imported = run_on_jax(["-c", "import keras_bert3, jax; print(jax.config.jax_compilation_cache_dir)"],
-                          XDG_CACHE_HOME=str(tmp_path / "fresh"))  # fmt: skip
-    assert imported.stdout.split()[-1] == str(tmp_path / "fresh" / "keras_bert3" / "jax_compilation_cache")
+    # And the default, in a process of its own: importing keras_bert3 changes none of JAX's settings; the
+    # first compile of one of its models points the cache at keras_bert3's folder.
+    script = ("import jax; before = jax.config.values.copy(); import keras_bert3; "
+              "print('import:', jax.config.values == before, jax.config.jax_compilation_cache_dir); "
+              "keras_bert3.BertPretrainer(keras_bert3.BertBackbone(100, 2, 2, 8, 16)).compile(); "
+              "print('compile:', jax.config.jax_compilation_cache_dir)")  # fmt: skip
+    imported = run_on_jax(["-c", script], XDG_CACHE_HOME=str(tmp_path / "fresh"))
+    assert imported.returncode == 0, imported.stderr[-3000:]
+    said = [line for line in imported.stdout.splitlines() if line.startswith(("import:", "compile:"))]
+    assert said == ["import: True None", f"compile: {tmp_path / 'fresh' / 'keras_bert3' / 'jax_compilation_cache'}"]

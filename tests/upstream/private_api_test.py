@@ -2,6 +2,7 @@
 relies on still behaves as relied on. An upgrade that changes one fails here."""
 
 import inspect
+import os
 import time
 
 import keras
@@ -175,3 +176,21 @@ def test_weights_written_through_a_file_object_load_as_keras_writes_them(tmp_pat
     for mine, theirs in zip(read.weights + read.optimizer.variables, written.weights + written.optimizer.variables, strict=True):
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(theirs), err_msg=mine.path)
     assert int(keras.ops.convert_to_numpy(read.optimizer.iterations)) == 2
+
+
+def test_the_onednn_flag_follows_tensorflows_setting():
+    """On by default in x86 builds; off in a process started with
+    `TF_ENABLE_ONEDNN_OPTS=0`, as TensorFlow's own switch says."""
+    import platform
+    import subprocess
+    import sys
+
+    from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn
+
+    if os.environ.get("TF_ENABLE_ONEDNN_OPTS", "1") != "0" and platform.machine() in ("x86_64", "AMD64"):
+        assert tensorflow_uses_onednn()
+    script = "from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn; print(tensorflow_uses_onednn())"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=dict(os.environ, TF_ENABLE_ONEDNN_OPTS="0"))  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "False"
