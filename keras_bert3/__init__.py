@@ -44,7 +44,14 @@ from keras_bert3.tokenizers.bert_packer import BertPacker
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
 
+# The subpackages the README calls through the package's name (`keras_bert3.data.pretraining_dataset`,
+# `keras_bert3.distribution.distribution_scope`): loaded with it, so that `import keras_bert3` is enough.
+from keras_bert3 import data
+from keras_bert3 import distribution
+
 __all__ = [
+    "data",
+    "distribution",
     "BERT_SIZES",
     "KNOWN_PRESETS",
     "LinearWarmupLinearDecay",
