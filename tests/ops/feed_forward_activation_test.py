@@ -48,3 +48,17 @@ def test_bfloat16_training_is_the_reference_within_rounding(activation):
     np.testing.assert_allclose(value, exact, rtol=BFLOAT16_STEP, atol=1e-30)
     np.testing.assert_allclose(value, expected_value, rtol=2 * BFLOAT16_STEP, atol=2 * BFLOAT16_STEP)
     np.testing.assert_allclose(grad, expected_grad, rtol=0, atol=4 * BFLOAT16_STEP * np.abs(expected_grad).max())
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="the gradient that keeps the bfloat16 input is JAX's")
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_jax_gradient_is_that_of_the_float32_computation_exactly(activation):
+    """The custom gradient computes what JAX's own differentiation of
+    `cast(activation(cast(x, float32)), bfloat16)` computes, bit for bit."""
+    activation_fn, x = get_activation(activation), inputs("bfloat16")
+    by_autodiff = lambda x: keras.ops.cast(activation_fn(keras.ops.cast(x, "float32")), x.dtype)  # noqa: E731
+    value, (grad,) = value_and_gradients(lambda x: feed_forward_activation(activation_fn, x, training=True), x)
+    expected_value, (expected_grad,) = value_and_gradients(by_autodiff, x)
+    np.testing.assert_array_equal(value, expected_value)
+    assert np.abs(grad).max() > 0
+    np.testing.assert_array_equal(grad, expected_grad)
