@@ -1,6 +1,6 @@
 """Pretraining batches checked against the model's vocabulary as they are read."""
 
-import tensorflow as tf
+import sys
 
 
 def with_token_ids_checked(dataset, vocabulary_size: int):
@@ -15,12 +15,14 @@ def with_token_ids_checked(dataset, vocabulary_size: int):
     `InvalidArgumentError` whose message names the id and the size. The check
     is a maximum over the batch, computed in the input pipeline beside the
     step. Anything that is not a `tf.data.Dataset` (a distributed dataset,
-    arrays) is returned as it is.
+    arrays) is returned as it is; so is everything in a process that has not
+    imported TensorFlow (which then holds no `tf.data.Dataset`).
 
     Example:
     >>> dataset = with_token_ids_checked(pretraining_dataset(files, tokenizer), backbone.vocabulary_size)
     """
-    if not isinstance(dataset, tf.data.Dataset):
+    tf = sys.modules.get("tensorflow")
+    if tf is None or not isinstance(dataset, tf.data.Dataset):
         return dataset
 
     @tf.autograph.experimental.do_not_convert  # Traced as written: no Python control flow.

@@ -56,3 +56,31 @@ def test_padding_keys_change_nothing(hf_and_ours):
 def test_a_width_the_heads_do_not_divide_is_refused():
     with pytest.raises(ValueError, match="hidden_dim=10 is not divisible by num_heads=4"):
         BertEncoderBlock(num_heads=4, intermediate_dim=16)(np.zeros((1, 3, 10), "float32"), np.ones((1, 3), "int32"))
+
+
+@pytest.mark.parametrize("layout", ["right padding", "packed rows"])
+def test_training_without_attention_dropout_gives_the_inference_values_and_gradients(hf_and_ours, layout):
+    """With `attention_dropout=0` a JAX training step takes the fused attention
+    kernel; inference keeps the block's own matmuls (on TensorFlow both do):
+    the same values and input gradients within 1e-5 (dropout is 0 here)."""
+    from keras_bert3.layers.packed_sequences import packed_attention_mask
+    from tests.ops.gradients import value_and_gradients
+
+    _, backbone, _ = hf_and_ours
+    x, padding_mask = block_inputs(hf_and_ours)
+    block = backbone.encoder_blocks[0]
+    assert block.attention_dropout == 0
+    if layout == "packed rows":  # Two pairs in the first row, one in the others; padding after.
+        pair_ids = padding_mask.copy()
+        pair_ids[0, 4:] = 2
+        padding_mask = keras.ops.convert_to_numpy(packed_attention_mask(pair_ids))
+    read = (padding_mask.any(-1) if padding_mask.ndim == 3 else np.ones(x.shape[:2], bool))[:, :, None]
+
+    def block_at(training):
+        return lambda inputs: block(inputs, padding_mask, training=training) * read.astype("float32")
+
+    value, (grad,) = value_and_gradients(block_at(True), x)
+    expected_value, (expected_grad,) = value_and_gradients(block_at(False), x)
+    np.testing.assert_allclose(value, expected_value, atol=1e-5, rtol=0)
+    assert np.abs(expected_grad).max() > 0.1
+    np.testing.assert_allclose(grad, expected_grad, atol=1e-5, rtol=0)
