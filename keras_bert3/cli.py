@@ -15,6 +15,7 @@
 """
 
 import argparse
+import logging
 import os
 import shlex
 import signal
@@ -523,6 +524,7 @@ def main(argv=None) -> int:
 
     args = parser.parse_args(argv)
     debug = debug_asked(args)
+    show_library_messages()
     try:
         args.run(args)
     except TrainingStopped as stopped:  # A signal: the checkpoint of the step is written.
@@ -538,6 +540,19 @@ def main(argv=None) -> int:
         print(f"keras-bert3 {args.command}: {line} (--debug shows where)", file=sys.stderr)
         return 2
     return 0
+
+
+def show_library_messages() -> None:
+    """The library's INFO messages (the precision `compile` chose, shard
+    progress) as plain lines on stdout: a command is the application that
+    shows them; the library itself only logs to the `keras_bert3` logger."""
+    library = logging.getLogger("keras_bert3")
+    if not library.handlers:
+        handler = logging.StreamHandler(sys.stdout)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        library.addHandler(handler)
+        library.setLevel(logging.INFO)
+        library.propagate = False
 
 
 def user_error_line(error: Exception) -> str | None:

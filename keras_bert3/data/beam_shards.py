@@ -8,6 +8,7 @@ duplicated element never leaves a broken shard). Needs the `beam` extra:
 `pip install "keras-bert3[beam]"`.
 """
 
+import logging
 import os
 import time
 import uuid
@@ -22,6 +23,8 @@ except ImportError as error:  # pragma: no cover
 from keras_bert3.data.paired_shards import plan_shards
 from keras_bert3.data.paired_shards import read_prepared_info
 from keras_bert3.data.paired_shards import shard_paths
+
+LOGGER = logging.getLogger(__name__)
 
 
 def prepare_pretraining_data_beam(
@@ -85,8 +88,8 @@ def prepare_pretraining_data_beam(
         raise ValueError("workers= sets the DirectRunner's processes; with beam_options, set the runner's own "
                          "(e.g. --direct_num_workers=N, or --num_workers / --max_num_workers on Dataflow).")  # fmt: skip
     if verbose and len(tasks) < num_shards:
-        print(f"prepare_pretraining_data_beam: {num_shards - len(tasks)} of {num_shards} shards already written; "
-              f"building {len(tasks)}.")  # fmt: skip
+        LOGGER.info(f"prepare_pretraining_data_beam: {num_shards - len(tasks)} of {num_shards} shards already written; "
+                    f"building {len(tasks)}.")  # fmt: skip
     start = time.perf_counter()
     pipeline = beam.Pipeline(options=PipelineOptions(beam_options))
     _ = (pipeline | "Shards" >> beam.Create(tasks)
@@ -98,8 +101,8 @@ def prepare_pretraining_data_beam(
     elapsed = time.perf_counter() - start
     if verbose:
         counted = f"{examples:,} examples" if examples is not None else "(the runner reports no counters)"
-        print(f"prepare_pretraining_data_beam: {counted} in {len(tasks)} shards, {elapsed:.1f} s "
-              f"({' '.join(beam_options)}).")  # fmt: skip
+        LOGGER.info(f"prepare_pretraining_data_beam: {counted} in {len(tasks)} shards, {elapsed:.1f} s "
+                    f"({' '.join(beam_options)}).")  # fmt: skip
     read_prepared_info(output_dir)  # Raises if a shard is missing.
     return shard_paths(output_dir, num_shards)
 

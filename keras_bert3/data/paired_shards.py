@@ -11,6 +11,7 @@ only whole shards, and the same command finishes the rest.
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import queue
 import re
@@ -31,6 +32,8 @@ from keras_bert3.data.shard_worker import write_shards
 from keras_bert3.distribution.data_service_client import served_by_data_service
 from keras_bert3.distribution.worker_input import files_for_worker
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
+
+LOGGER = logging.getLogger(__name__)
 
 INFO_FILE = "prepared.json"
 SHARD_NAME = "paired-{index:05d}-of-{count:05d}.tfrecord"
@@ -90,7 +93,8 @@ def prepare_pretraining_data(
             keras_bert3.data.shard_worker`.
         sequence_length, seed, short_seq_prob, next_sentence_prediction,
             balanced_nsp, pairing_group, file_format: as `pretraining_dataset`.
-        verbose: bool. A line per finished shard and a summary.
+        verbose: bool. Log a line per finished shard and a summary (INFO, the
+            `keras_bert3` logger: `logging.basicConfig(level=logging.INFO)` shows them).
 
     Returns:
         The shard paths, in order.
@@ -108,17 +112,17 @@ def prepare_pretraining_data(
         balanced_nsp=balanced_nsp, pairing_group=pairing_group, file_format=file_format,
     )  # fmt: skip
     if verbose and len(tasks) < num_shards:
-        print(f"prepare_pretraining_data: {num_shards - len(tasks)} of {num_shards} shards already written; building {len(tasks)}.")
+        LOGGER.info(f"prepare_pretraining_data: {num_shards - len(tasks)} of {num_shards} shards already written; building {len(tasks)}.")
     start, examples = time.perf_counter(), 0
     for done, result in enumerate(_in_worker_processes(tokenizer, info, tasks, workers), 1):
         examples += result["examples"]
         if verbose:
-            print(f"prepare_pretraining_data: shard {result['index']} ({result['examples']:,} examples, "
-                  f"{result['seconds']:.1f} s); {done}/{len(tasks)} built.")  # fmt: skip
+            LOGGER.info(f"prepare_pretraining_data: shard {result['index']} ({result['examples']:,} examples, "
+                        f"{result['seconds']:.1f} s); {done}/{len(tasks)} built.")  # fmt: skip
     elapsed = time.perf_counter() - start
     if verbose and tasks:
-        print(f"prepare_pretraining_data: {examples:,} examples in {len(tasks)} shards, {elapsed:.1f} s, "
-              f"{examples / max(elapsed, 1e-9):,.0f} examples/s with {workers} workers.")  # fmt: skip
+        LOGGER.info(f"prepare_pretraining_data: {examples:,} examples in {len(tasks)} shards, {elapsed:.1f} s, "
+                    f"{examples / max(elapsed, 1e-9):,.0f} examples/s with {workers} workers.")  # fmt: skip
     return shard_paths(output_dir, num_shards)
 
 

@@ -2,6 +2,7 @@
 masked copies, in the original's format; and a reader that gives the same batches
 as `pretraining_dataset`."""
 
+import logging
 import os
 import time
 
@@ -11,6 +12,8 @@ import tensorflow as tf
 from keras_bert3.data.corpus_reader import expand_files
 from keras_bert3.data.masked_batches import model_inputs
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
+
+LOGGER = logging.getLogger(__name__)
 
 # Feature names of google-research/bert `create_pretraining_data.py`.
 _INT_FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids", "next_sentence_labels")
@@ -45,7 +48,7 @@ def write_pretraining_shards(
         dupe_factor: int. Masked copies (passes) of the corpus.
         num_shards: int.
         sequence_length, max_predictions_per_seq, seed: as `pretraining_dataset`.
-        verbose: bool. Print a line per pass.
+        verbose: bool. Log a line per pass (INFO, the `keras_bert3` logger).
         **kwargs: other `pretraining_dataset` options (e.g. `whole_word_masking`).
 
     Returns:
@@ -75,14 +78,14 @@ def write_pretraining_shards(
                     pass_count += 1
             if verbose:
                 elapsed = time.perf_counter() - pass_start
-                print(f"write_pretraining_shards: pass {dupe + 1}/{dupe_factor}: {pass_count:,} examples in {elapsed:.1f} s "
-                      f"({pass_count / max(elapsed, 1e-9):,.0f} examples/s); {count:,} in total.")  # fmt: skip
+                LOGGER.info(f"write_pretraining_shards: pass {dupe + 1}/{dupe_factor}: {pass_count:,} examples in "
+                            f"{elapsed:.1f} s ({pass_count / max(elapsed, 1e-9):,.0f} examples/s); {count:,} in total.")  # fmt: skip
     finally:
         for writer in writers:
             writer.close()
     if verbose:
         elapsed = time.perf_counter() - start
-        print(f"write_pretraining_shards: {count:,} examples in {num_shards} shards, {count / elapsed:,.0f} examples/s.")
+        LOGGER.info(f"write_pretraining_shards: {count:,} examples in {num_shards} shards, {count / elapsed:,.0f} examples/s.")
     return paths
 
 

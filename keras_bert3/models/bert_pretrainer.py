@@ -151,7 +151,7 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
         TPUs, on GPUs of compute capability 8.0 and later, and on CPUs with
         AVX512-BF16 or AMX under TensorFlow's graph or JAX's compiled step;
         `mixed_float16` with loss scaling on GPUs of 7.x; float32 elsewhere.
-        The choice is printed once. Only the training step changes: `evaluate`,
+        The choice is logged once (INFO, the `keras_bert3` logger; the `keras-bert3` commands show it). Only the training step changes: `evaluate`,
         `predict` and saved models keep the model's policy.
         `training_dtype_policy` says what was chosen; `precision="float32"`
         keeps float32, `"mixed_bfloat16"` or `"mixed_float16"` (GPUs) ask for

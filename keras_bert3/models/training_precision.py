@@ -14,6 +14,7 @@ TensorFlow's XLA; fine-tuning on CPUs stays float32.
 """
 
 import contextlib
+import logging
 import threading
 
 import keras
@@ -22,6 +23,8 @@ from keras_bert3.distribution.devices import DeviceDescription
 from keras_bert3.distribution.devices import check_training_settings
 from keras_bert3.distribution.devices import current_device
 from keras_bert3.upstream.layer_tree import all_layers
+
+LOGGER = logging.getLogger(__name__)
 
 PRECISIONS = ("auto", "float32", "mixed_bfloat16", "mixed_float16")
 
@@ -89,8 +92,8 @@ def training_dtype_policy(precision: str, model_policy: str, jit_compile: bool, 
         pretraining: see `auto_precision`.
         device: the device (default: `current_device()`).
 
-    "auto" gives `auto_precision`'s choice, printed once per process and
-    device when it is not float32.
+    "auto" gives `auto_precision`'s choice, logged once per process and
+    device (INFO, the `keras_bert3` logger) when it is not float32.
 
     Example:
     >>> training_dtype_policy("auto", "float32", jit_compile=True)  # JAX on an H100.
@@ -113,8 +116,8 @@ def training_dtype_policy(precision: str, model_policy: str, jit_compile: bool, 
     if (chosen, device) not in _ANNOUNCED:
         _ANNOUNCED.add((chosen, device))
         capability = f", compute capability {'.'.join(map(str, device.compute_capability))}" if device.compute_capability else ""
-        print(f"keras_bert3: precision='auto' trains in {chosen} on {device.name or device.platform}{capability} "
-              "(weights stay float32); compile(precision='float32') trains in float32.")  # fmt: skip
+        LOGGER.info(f"keras_bert3: precision='auto' trains in {chosen} on {device.name or device.platform}{capability} "
+                    "(weights stay float32); compile(precision='float32') trains in float32.")  # fmt: skip
     return chosen
 
 

@@ -12,6 +12,7 @@ Private API: `tf.data.experimental.service.DispatchServer._stop()` and
 `WorkerServer._stop()` (tensorflow/python/data/experimental/service/server_lib.py).
 """
 
+import logging
 import os
 import sys
 import threading
@@ -19,6 +20,8 @@ import threading
 import tensorflow as tf
 
 from keras_bert3.upstream.private_api import require_private
+
+LOGGER = logging.getLogger(__name__)
 
 for _server_class in (tf.data.experimental.service.DispatchServer, tf.data.experimental.service.WorkerServer):
     require_private(_server_class, "_stop", package=tf, why="stopping a tf.data service server before the process exits")
@@ -35,7 +38,6 @@ def stop_within(server, seconds: float, name: str) -> None:
     stopping.start()
     stopping.join(seconds)
     if stopping.is_alive():
-        print(f"{name} had not stopped after {seconds:.0f} s (a task it runs did not end); exiting without it",
-              flush=True)  # fmt: skip
+        LOGGER.warning(f"{name} had not stopped after {seconds:.0f} s (a task it runs did not end); exiting without it")
         sys.stderr.flush()
         os._exit(0)

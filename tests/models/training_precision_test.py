@@ -59,11 +59,13 @@ def test_auto_precision_for_each_kind_of_device(pretraining, backend, jit_compil
     assert choice(emulated) == choice(DeviceDescription("cpu")) == "float32"
 
 
-def test_auto_is_printed_once_and_recorded(capsys):
+def test_auto_is_logged_once_and_recorded(caplog, capsys):
     h100 = DeviceDescription("gpu", "NVIDIA H100 80GB HBM3", compute_capability=(9, 0))
-    assert training_dtype_policy("auto", "float32", jit_compile=True, device=h100) == "mixed_bfloat16"
-    assert training_dtype_policy("auto", "float32", jit_compile=True, device=h100) == "mixed_bfloat16"
-    printed = capsys.readouterr().out.splitlines()
+    with caplog.at_level("INFO", logger="keras_bert3"):
+        assert training_dtype_policy("auto", "float32", jit_compile=True, device=h100) == "mixed_bfloat16"
+        assert training_dtype_policy("auto", "float32", jit_compile=True, device=h100) == "mixed_bfloat16"
+    assert capsys.readouterr().out == ""  # The library prints nothing; its logger says it.
+    printed = [record.getMessage() for record in caplog.records if record.name.startswith("keras_bert3")]
     assert printed == ["keras_bert3: precision='auto' trains in mixed_bfloat16 on NVIDIA H100 80GB HBM3, compute "
                        "capability 9.0 (weights stay float32); compile(precision='float32') trains in float32."]  # fmt: skip
     assert training_dtype_policy("float32", "float32", jit_compile=True, device=h100) is None  # One argument away.
@@ -127,3 +129,24 @@ def test_tasks_train_in_the_chosen_precision_and_keep_float32_outside_the_step(t
     assert logits.dtype == np.float32
     float32.set_weights(switched.get_weights())
     np.testing.assert_array_equal(float32.predict(texts, verbose=0), logits)
+
+
+def test_the_command_shows_the_choice_on_stdout(capsys):
+    """`keras-bert3` commands show the library's INFO lines as plain lines on stdout."""
+    import logging
+
+    from keras_bert3.cli import show_library_messages
+
+    library = logging.getLogger("keras_bert3")
+    saved = library.handlers[:], library.level, library.propagate
+    library.handlers[:] = []
+    try:
+        show_library_messages()
+        a100 = DeviceDescription("gpu", "NVIDIA A100-SXM4-80GB", compute_capability=(8, 0))
+        assert training_dtype_policy("auto", "float32", jit_compile=True, device=a100) == "mixed_bfloat16"
+        assert capsys.readouterr().out.splitlines() == [
+            "keras_bert3: precision='auto' trains in mixed_bfloat16 on NVIDIA A100-SXM4-80GB, compute capability 8.0 "
+            "(weights stay float32); compile(precision='float32') trains in float32."
+        ]
+    finally:
+        library.handlers[:], library.level, library.propagate = saved
