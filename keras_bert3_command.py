@@ -34,7 +34,9 @@ BEAM_START_UP_LINE = re.compile(rb"^(INFO:__main__:Logging handler created\.|WAR
 # Signals passed on to the command's process: stop requests, and the terminal's hang-up.
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # The second line of TensorFlow's CPU-instructions message, which is not indented.
-CONTINUATION = re.compile(rb"^To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags")
+CONTINUATION = re.compile(
+    rb"^To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler flags"
+)
 
 
 def main() -> int:

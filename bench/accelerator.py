@@ -67,8 +67,12 @@ from bench.model_flops import pretraining_flops_per_step  # noqa: E402
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")  # "auto" rows: a float32 model, compile's choice.
 # Fine-tuning first: its first epoch then pays what a new process pays (device start-up included).
-QUICK_ROWS = ["finetune-minilm-auto", "pretrain-large-128-auto", "pretrain-large-128-mixed_bfloat16",
-              "pretrain-base-128-auto"]  # fmt: skip
+QUICK_ROWS = [
+    "finetune-minilm-auto",
+    "pretrain-large-128-auto",
+    "pretrain-large-128-mixed_bfloat16",
+    "pretrain-base-128-auto",
+]
 QUICK_HUGGINGFACE_ROWS = ["hf-finetune-minilm", "hf-pretrain-large-128", "hf-pretrain-base-128"]
 PREDICTIONS = {128: 20, 512: 80}  # google-research/bert's max_predictions_per_seq.
 # Global batch per (size, length): large enough to fill one H100, small enough
@@ -111,8 +115,14 @@ def parse_row(name: str, tiny: bool) -> dict:
     if parts[0] == "pretrain" and len(parts) == 4:
         size, length, precision = parts[1], int(parts[2]), parts[3]
         batch = 8 if tiny else BATCH_SIZES.get((size, length), 32)
-        return {"kind": "pretrain", "size": size, "sequence_length": length, "precision": precision,
-                "batch_size": batch, "predictions": PREDICTIONS.get(length, max(1, round(0.15 * length)))}  # fmt: skip
+        return {
+            "kind": "pretrain",
+            "size": size,
+            "sequence_length": length,
+            "precision": precision,
+            "batch_size": batch,
+            "predictions": PREDICTIONS.get(length, max(1, round(0.15 * length))),
+        }
     if parts[0] == "finetune" and len(parts) == 3:
         return {"kind": "finetune", "model": parts[1], "precision": parts[2]}
     raise ValueError(f"Unknown row {name!r}: use pretrain-SIZE-LENGTH-PRECISION or finetune-MODEL-PRECISION.")
@@ -231,7 +241,11 @@ def epoch_timer():
             if not self.seconds:
                 progress(f"first epoch begins, {time.perf_counter() - self.start:.1f} s after training began")
             if self.seconds:
-                self.start, self.compiled_before, self.hits_before = time.perf_counter(), len(COMPILATIONS), len(CACHE_HITS)
+                self.start, self.compiled_before, self.hits_before = (
+                    time.perf_counter(),
+                    len(COMPILATIONS),
+                    len(CACHE_HITS),
+                )
 
         def on_epoch_end(self, epoch, logs=None):
             self.seconds.append(time.perf_counter() - self.start)
@@ -241,8 +255,10 @@ def epoch_timer():
             compiled = COMPILATIONS[self.compiled_before :]
             self.compilations.append(sorted(compiled)[hits:] if hits else compiled)
             compiled = self.compilations[-1]
-            progress(f"epoch {epoch}: {self.seconds[-1]:.1f} s, loss {self.logs[-1].get('loss', float('nan')):.3f}, "
-                     f"{len(compiled)} XLA compilations ({sum(compiled):.1f} s)")  # fmt: skip
+            progress(
+                f"epoch {epoch}: {self.seconds[-1]:.1f} s, loss {self.logs[-1].get('loss', float('nan')):.3f}, "
+                f"{len(compiled)} XLA compilations ({sum(compiled):.1f} s)"
+            )
 
     return EpochTimer()
 
@@ -287,17 +303,31 @@ def run_pretrain(row: dict, args) -> dict:
     tokenizer = BertTokenizer.from_preset(minilm_dir())  # The uncased BERT vocabulary.
     progress("tokenizer loaded")
     length, batch_size = row["sequence_length"], row["batch_size"]
-    dataset = pretraining_dataset(default_corpus_path(), tokenizer, sequence_length=length, batch_size=batch_size,
-                                  max_predictions_per_seq=row["predictions"], drop_remainder=True).repeat()  # fmt: skip
+    dataset = pretraining_dataset(
+        default_corpus_path(),
+        tokenizer,
+        sequence_length=length,
+        batch_size=batch_size,
+        max_predictions_per_seq=row["predictions"],
+        drop_remainder=True,
+    ).repeat()
     pipeline = input_rate(dataset, batches=5 if args.tiny else -(-16384 // batch_size))
     progress(f"input pipeline alone: {pipeline:,.0f} examples/s")
     size = get_bert_size(row["size"])
-    backbone = BertBackbone.from_size(row["size"], vocabulary_size=tokenizer.vocabulary_size(),
-                                      max_sequence_length=max(length, 512), dtype=model_dtype(row))  # fmt: skip
+    backbone = BertBackbone.from_size(
+        row["size"],
+        vocabulary_size=tokenizer.vocabulary_size(),
+        max_sequence_length=max(length, 512),
+        dtype=model_dtype(row),
+    )
     pretrainer = BertPretrainer(backbone)
     epochs = 1 + args.timed_epochs
-    pretrainer.compile(learning_rate=1e-4, total_steps=epochs * args.steps, warmup_steps=args.steps,
-                       precision="float32" if row["precision"] == "float32" else "auto")  # The row's precision.
+    pretrainer.compile(
+        learning_rate=1e-4,
+        total_steps=epochs * args.steps,
+        warmup_steps=args.steps,
+        precision="float32" if row["precision"] == "float32" else "auto",
+    )  # The row's precision.
     progress(f"BERT-{row['size']} built ({pretrainer.count_params() / 1e6:.0f} M weights); fit starts")
     timer = epoch_timer()
     # Every batch of the run is made while the first step compiles, so that the
@@ -305,9 +335,14 @@ def run_pretrain(row: dict, args) -> dict:
     dataset = dataset.prefetch(epochs * args.steps)
     pretrainer.fit(dataset, epochs=epochs, steps_per_epoch=args.steps, callbacks=[timer], verbose=0)
     timed = timer.seconds[1:]
-    flops = pretraining_flops_per_step(layers=size.num_layers, hidden=size.hidden_dim, sequence_length=length,
-                                       batch_size=batch_size, predictions=row["predictions"],
-                                       vocabulary_size=tokenizer.vocabulary_size())  # fmt: skip
+    flops = pretraining_flops_per_step(
+        layers=size.num_layers,
+        hidden=size.hidden_dim,
+        sequence_length=length,
+        batch_size=batch_size,
+        predictions=row["predictions"],
+        vocabulary_size=tokenizer.vocabulary_size(),
+    )
     return {
         "sequences_per_s": batch_size * args.steps / min(timed),
         "sequences_per_s_worst": batch_size * args.steps / max(timed),
@@ -429,7 +464,11 @@ def run_rows(names: list[str], args) -> None:
         except Exception as error:  # A row's failure (e.g. out of memory) is reported, not fatal.
             message = str(error).strip().splitlines()
             out_of_memory = "RESOURCE_EXHAUSTED" in str(error) or "out of memory" in str(error).lower()
-            result = {"error": "out of memory" if out_of_memory else f"{type(error).__name__}: {message[0][:300] if message else ''}"}
+            result = {
+                "error": "out of memory"
+                if out_of_memory
+                else f"{type(error).__name__}: {message[0][:300] if message else ''}"
+            }
         result["wall_s"] = time.perf_counter() - start
         result["peak_memory_gib"], result["memory_read_on"] = peak_memory_gib()
         peak = peak_tflops(info["device"], row["precision"])
@@ -460,13 +499,23 @@ def spawn(backend: str, names: list[str], args, argv: list[str] | None = None) -
     env = dict(os.environ, KERAS_BACKEND=backend)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     if argv is None:
-        argv = [sys.executable, os.path.abspath(__file__), "--child", *names, "--steps", str(args.steps),
-                "--timed-epochs", str(args.timed_epochs)] + (["--tiny"] if args.tiny else [])  # fmt: skip
+        argv = [
+            sys.executable,
+            os.path.abspath(__file__),
+            "--child",
+            *names,
+            "--steps",
+            str(args.steps),
+            "--timed-epochs",
+            str(args.timed_epochs),
+        ] + (["--tiny"] if args.tiny else [])
         argv += (["--quick"] if args.quick else []) + (["--texts-file", args.texts_file] if args.texts_file else [])
         argv += ["--length-buckets", args.length_buckets]
     process = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
     lines = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)], daemon=True).start()
+    threading.Thread(
+        target=lambda: [lines.put(line) for line in process.stdout] + [lines.put(None)], daemon=True
+    ).start()
     info, results, note = None, [], None
     deadline = time.monotonic() + args.row_timeout * max(1, len(names)) + 120
     while True:
@@ -492,8 +541,11 @@ def spawn(backend: str, names: list[str], args, argv: list[str] | None = None) -
         process.kill()
         process.wait()
     done = {r["row"] for r in results}
-    results += [{"row": n, "backend": backend, "error": note or f"process exited with {process.returncode}"}
-                for n in names if n not in done]  # fmt: skip
+    results += [
+        {"row": n, "backend": backend, "error": note or f"process exited with {process.returncode}"}
+        for n in names
+        if n not in done
+    ]
     return info, results
 
 
@@ -502,36 +554,59 @@ def describe(result: dict) -> str:
         return f"{result['row']:<34} {result['error']}"
     memory = f"{result['peak_memory_gib']:.1f} GiB {result['memory_read_on']}"
     mfu = f"{result['mfu']:.0%}" if result.get("mfu") else "n/a"
-    compiled = "" if result.get("timed_compilations") is None else f", {result['timed_compilations']} XLA compilations timed"
+    compiled = (
+        "" if result.get("timed_compilations") is None else f", {result['timed_compilations']} XLA compilations timed"
+    )
     if result["kind"] == "pretrain":
         pipeline = result.get("input_examples_per_s", float("inf"))  # None for Hugging Face's random batches.
         bound = "  INPUT-BOUND" if pipeline < result["sequences_per_s"] else ""
-        return (f"{result['row']:<34} batch {result.get('batch_size', 0):>4}  {result['sequences_per_s']:>8,.1f} seq/s "
-                f"(worst epoch {result['sequences_per_s_worst']:,.1f})  MFU {mfu:>4}  {memory}  "
-                f"loss {result['loss_first_epoch']:.3f} -> {result['loss_last_epoch']:.3f}  "
-                f"input {pipeline:,.0f} ex/s{bound}  first epoch {result['first_epoch_s']:.0f} s{compiled}")  # fmt: skip
+        return (
+            f"{result['row']:<34} batch {result.get('batch_size', 0):>4}  {result['sequences_per_s']:>8,.1f} seq/s "
+            f"(worst epoch {result['sequences_per_s_worst']:,.1f})  MFU {mfu:>4}  {memory}  "
+            f"loss {result['loss_first_epoch']:.3f} -> {result['loss_last_epoch']:.3f}  "
+            f"input {pipeline:,.0f} ex/s{bound}  first epoch {result['first_epoch_s']:.0f} s{compiled}"
+        )
     if result["kind"] == "finetune" and "accuracy" not in result:  # Hugging Face's row.
-        return (f"{result['row']:<34} {result['sequences_per_s']:>8,.1f} seq/s  {memory}  first epoch "
-                f"{result['first_epoch_s']:.1f} s, steady epoch {result['steady_epoch_s']:.1f} s")  # fmt: skip
-    line = (f"{result['row']:<34} {result['sequences_per_s']:>8,.1f} seq/s  accuracy {result['accuracy']:.3f}  "
-            f"{memory}  first epoch {result['first_epoch_s']:.1f} s{compiled}")  # fmt: skip
+        return (
+            f"{result['row']:<34} {result['sequences_per_s']:>8,.1f} seq/s  {memory}  first epoch "
+            f"{result['first_epoch_s']:.1f} s, steady epoch {result['steady_epoch_s']:.1f} s"
+        )
+    line = (
+        f"{result['row']:<34} {result['sequences_per_s']:>8,.1f} seq/s  accuracy {result['accuracy']:.3f}  "
+        f"{memory}  first epoch {result['first_epoch_s']:.1f} s{compiled}"
+    )
     if "steady_epoch_s" in result:
-        line += (f"; steady epoch {result['steady_epoch_s']:.1f} s, first epoch compiled "
-                 f"{result['first_epoch_compilations']} programs, step in {result['training_dtype_policy']}")  # fmt: skip
+        line += (
+            f"; steady epoch {result['steady_epoch_s']:.1f} s, first epoch compiled "
+            f"{result['first_epoch_compilations']} programs, step in {result['training_dtype_policy']}"
+        )
     if "export_vs_predict_max_abs" in result:
-        line += (f"\n{'  export + serving':<34} export {result['export_s']:.0f} s, served on "
-                 f"{result['export_device']}: {result['serving_strings_per_s']:,.0f} strings/s (batches of 64), "
-                 f"one string {result['serving_one_string_ms']:.1f} ms, |export - predict| <= "
-                 f"{result['export_vs_predict_max_abs']:.1e} (probabilities)")  # fmt: skip
+        line += (
+            f"\n{'  export + serving':<34} export {result['export_s']:.0f} s, served on "
+            f"{result['export_device']}: {result['serving_strings_per_s']:,.0f} strings/s (batches of 64), "
+            f"one string {result['serving_one_string_ms']:.1f} ms, |export - predict| <= "
+            f"{result['export_vs_predict_max_abs']:.1e} (probabilities)"
+        )
     return line
 
 
 def quick_huggingface(args) -> list[dict]:
     """`--quick`'s Hugging Face rows, in their own process, on the texts the fine-tuning row wrote."""
     rows = ["hf-finetune-minilm", "hf-pretrain-tiny-64"] if args.tiny else QUICK_HUGGINGFACE_ROWS
-    argv = [sys.executable, os.path.join(REPO, "bench", "accelerator_huggingface.py"), "--rows", *rows,
-            "--steps", str(args.steps), "--timed-epochs", str(args.timed_epochs), "--minilm", minilm_dir(),
-            "--texts", args.texts_file]  # fmt: skip
+    argv = [
+        sys.executable,
+        os.path.join(REPO, "bench", "accelerator_huggingface.py"),
+        "--rows",
+        *rows,
+        "--steps",
+        str(args.steps),
+        "--timed-epochs",
+        str(args.timed_epochs),
+        "--minilm",
+        minilm_dir(),
+        "--texts",
+        args.texts_file,
+    ]
     info, results = spawn("torch", rows, args, argv=argv)
     print(f"\nHugging Face (PyTorch {'on ' + info['device'] if info else 'could not start'}):", flush=True)
     for result in results:
@@ -549,8 +624,11 @@ def print_quick_summary(results: list[dict]) -> None:
     rate = {r["row"]: r.get("sequences_per_s") for r in results}
     print("\nSummary:")
     for size in ("large", "base"):
-        ours, best, theirs = (rate.get(f"pretrain-{size}-128-auto"), rate.get(f"pretrain-{size}-128-mixed_bfloat16"),
-                              rate.get(f"hf-pretrain-{size}-128"))  # fmt: skip
+        ours, best, theirs = (
+            rate.get(f"pretrain-{size}-128-auto"),
+            rate.get(f"pretrain-{size}-128-mixed_bfloat16"),
+            rate.get(f"hf-pretrain-{size}-128"),
+        )
         if ours and best:
             print(f"  BERT-{size} 128: default {ours:,.0f} seq/s = {ours / best:.1%} of mixed_bfloat16's {best:,.0f}")
         if ours and theirs:
@@ -558,25 +636,36 @@ def print_quick_summary(results: list[dict]) -> None:
     tuned = next((r for r in results if r["row"] == "finetune-minilm-auto" and "steady_epoch_s" in r), None)
     if tuned:
         bound = 3 * tuned["steady_epoch_s"] + 20
-        print(f"  MiniLM fine-tuning: first epoch {tuned['first_epoch_s']:.1f} s against a bound of {bound:.1f} s "
-              f"(3 x steady {tuned['steady_epoch_s']:.1f} s + 20 s): {'within' if tuned['first_epoch_s'] <= bound else 'OVER'}")  # fmt: skip
+        print(
+            f"  MiniLM fine-tuning: first epoch {tuned['first_epoch_s']:.1f} s against a bound of {bound:.1f} s "
+            f"(3 x steady {tuned['steady_epoch_s']:.1f} s + 20 s): {'within' if tuned['first_epoch_s'] <= bound else 'OVER'}"
+        )
     if rate.get("finetune-minilm-auto") and rate.get("hf-finetune-minilm"):
-        print(f"  MiniLM fine-tuning steady: {rate['finetune-minilm-auto'] / rate['hf-finetune-minilm']:.2f}x Hugging Face")
+        print(
+            f"  MiniLM fine-tuning steady: {rate['finetune-minilm-auto'] / rate['hf-finetune-minilm']:.2f}x Hugging Face"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backends", nargs="+", default=["tensorflow", "jax"], choices=["tensorflow", "jax"])
     parser.add_argument("--rows", nargs="+", help="e.g. pretrain-base-128-mixed_bfloat16 finetune-minilm-float32")
-    parser.add_argument("--tiny", action="store_true", help="CPU-sized rows (BERT-tiny, 64 texts), one process per backend")
-    parser.add_argument("--quick", action="store_true", help="a GPU: the defaults on JAX against Hugging Face, about 8 minutes")
+    parser.add_argument(
+        "--tiny", action="store_true", help="CPU-sized rows (BERT-tiny, 64 texts), one process per backend"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a GPU: the defaults on JAX against Hugging Face, about 8 minutes"
+    )
     parser.add_argument("--texts-file", help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, help="steps per pretraining epoch (default 20; 3 with --tiny)")
     parser.add_argument("--timed-epochs", type=int, default=2)
     parser.add_argument("--row-timeout", type=int, default=1200, help="seconds a row may take before it is killed")
     parser.add_argument("--json", help="write every result to this file")
-    parser.add_argument("--length-buckets", default="auto",
-                        help="fine-tuning rows: compile(length_buckets=): auto, none, or lengths as 64,128")  # fmt: skip
+    parser.add_argument(
+        "--length-buckets",
+        default="auto",
+        help="fine-tuning rows: compile(length_buckets=): auto, none, or lengths as 64,128",
+    )
     parser.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.steps = args.steps or (3 if args.tiny else 20)

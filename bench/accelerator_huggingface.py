@@ -54,9 +54,15 @@ def run_pretrain(size: str, length: int, batch_size: int, predictions: int, step
     import transformers
 
     layers, hidden, heads = SIZES[size]
-    config = transformers.BertConfig(vocab_size=30522, hidden_size=hidden, num_hidden_layers=layers,
-                                     num_attention_heads=heads, intermediate_size=4 * hidden,
-                                     max_position_embeddings=512, attn_implementation="sdpa")  # fmt: skip
+    config = transformers.BertConfig(
+        vocab_size=30522,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * hidden,
+        max_position_embeddings=512,
+        attn_implementation="sdpa",
+    )
     torch.manual_seed(0)
     model = transformers.BertForPreTraining(config).to(DEVICE).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=DEVICE == "cuda")
@@ -68,8 +74,13 @@ def run_pretrain(size: str, length: int, batch_size: int, predictions: int, step
         labels = torch.full_like(ids, -100)
         positions = torch.rand(batch_size, length, device=DEVICE, generator=generator).argsort(-1)[:, :predictions]
         labels.scatter_(1, positions, ids.gather(1, positions))
-        return dict(input_ids=ids, token_type_ids=torch.zeros_like(ids), attention_mask=torch.ones_like(ids),
-                    labels=labels, next_sentence_label=torch.randint(0, 2, (batch_size,), device=DEVICE, generator=generator))  # fmt: skip
+        return dict(
+            input_ids=ids,
+            token_type_ids=torch.zeros_like(ids),
+            attention_mask=torch.ones_like(ids),
+            labels=labels,
+            next_sentence_label=torch.randint(0, 2, (batch_size,), device=DEVICE, generator=generator),
+        )
 
     batches = [batch() for _ in range(8)]
     seconds, losses = [], []
@@ -85,8 +96,14 @@ def run_pretrain(size: str, length: int, batch_size: int, predictions: int, step
         seconds.append(synchronized_seconds(torch, start))
         print(f"    hf {size}: epoch {epoch} {seconds[-1]:.1f} s, loss {losses[-1]:.3f}", file=sys.stderr, flush=True)
     timed = seconds[1:]
-    flops = pretraining_flops_per_step(layers=layers, hidden=hidden, sequence_length=length, batch_size=batch_size,
-                                       predictions=predictions, vocabulary_size=30522)  # fmt: skip
+    flops = pretraining_flops_per_step(
+        layers=layers,
+        hidden=hidden,
+        sequence_length=length,
+        batch_size=batch_size,
+        predictions=predictions,
+        vocabulary_size=30522,
+    )
     return {
         "sequences_per_s": batch_size * steps / min(timed),
         "sequences_per_s_worst": batch_size * steps / max(timed),
@@ -108,9 +125,13 @@ def run_finetune(model_dir: str, texts_file: str, epochs: int = 3, batch_size: i
     texts, labels = data["texts"], np.asarray(data["labels"])
     tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
     torch.manual_seed(0)
-    model = transformers.BertForSequenceClassification.from_pretrained(
-        model_dir, num_labels=int(labels.max()) + 1, attn_implementation="sdpa"
-    ).to(DEVICE).train()  # fmt: skip
+    model = (
+        transformers.BertForSequenceClassification.from_pretrained(
+            model_dir, num_labels=int(labels.max()) + 1, attn_implementation="sdpa"
+        )
+        .to(DEVICE)
+        .train()
+    )
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.01, fused=DEVICE == "cuda")
     rng = np.random.default_rng(0)
     seconds = []
@@ -119,15 +140,18 @@ def run_finetune(model_dir: str, texts_file: str, epochs: int = 3, batch_size: i
         order = rng.permutation(len(texts))
         for i in range(0, len(order), batch_size):
             rows = order[i : i + batch_size]
-            inputs = tokenizer([texts[j] for j in rows], padding="longest", truncation=True, max_length=128,
-                               return_tensors="pt").to(DEVICE)  # fmt: skip
+            inputs = tokenizer(
+                [texts[j] for j in rows], padding="longest", truncation=True, max_length=128, return_tensors="pt"
+            ).to(DEVICE)
             with torch.autocast(DEVICE, dtype=torch.bfloat16):
                 loss = model(**inputs, labels=torch.as_tensor(labels[rows], device=DEVICE)).loss
             loss.backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
         seconds.append(synchronized_seconds(torch, start))
-        print(f"    hf finetune: epoch {epoch} {seconds[-1]:.1f} s, loss {float(loss):.3f}", file=sys.stderr, flush=True)
+        print(
+            f"    hf finetune: epoch {epoch} {seconds[-1]:.1f} s, loss {float(loss):.3f}", file=sys.stderr, flush=True
+        )
     return {
         "sequences_per_s": len(texts) / seconds[-1],
         "first_epoch_s": seconds[0],
@@ -149,8 +173,13 @@ def main() -> None:
     global DEVICE
     DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
     name = torch.cuda.get_device_name(0) if DEVICE == "cuda" else f"CPU ({os.cpu_count()} cores)"
-    print("DEVICE " + json.dumps({"backend": "torch", "accelerator": "gpu" if DEVICE == "cuda" else "cpu",
-                                  "device": name, "count": 1}), flush=True)  # fmt: skip
+    print(
+        "DEVICE "
+        + json.dumps(
+            {"backend": "torch", "accelerator": "gpu" if DEVICE == "cuda" else "cpu", "device": name, "count": 1}
+        ),
+        flush=True,
+    )
     from bench.accelerator import BATCH_SIZES, PREDICTIONS  # noqa: E402  (no Keras import)
 
     for row in args.rows:
@@ -159,17 +188,27 @@ def main() -> None:
         try:
             if parts[1] == "pretrain":
                 size, length = parts[2], int(parts[3])
-                settings = {"kind": "pretrain", "size": size, "sequence_length": length,
-                            "batch_size": BATCH_SIZES.get((size, length), 8), "predictions": PREDICTIONS.get(length, 10)}  # fmt: skip
-                result = run_pretrain(size, length, settings["batch_size"], settings["predictions"], args.steps,
-                                      1 + args.timed_epochs)  # fmt: skip
+                settings = {
+                    "kind": "pretrain",
+                    "size": size,
+                    "sequence_length": length,
+                    "batch_size": BATCH_SIZES.get((size, length), 8),
+                    "predictions": PREDICTIONS.get(length, 10),
+                }
+                result = run_pretrain(
+                    size, length, settings["batch_size"], settings["predictions"], args.steps, 1 + args.timed_epochs
+                )
             else:
                 settings = {"kind": "finetune", "model": parts[2]}
                 result = run_finetune(args.minilm, args.texts)
         except Exception as error:  # A row's failure is reported, not fatal.
             settings, result = {}, {"error": f"{type(error).__name__}: {str(error)[:300]}"}
         result["wall_s"] = time.perf_counter() - start
-        print("RESULT " + json.dumps({"row": row, "backend": "torch", "precision": "bf16 autocast", **settings, **result}), flush=True)
+        print(
+            "RESULT "
+            + json.dumps({"row": row, "backend": "torch", "precision": "bf16 autocast", **settings, **result}),
+            flush=True,
+        )
         if DEVICE == "cuda":
             torch.cuda.empty_cache()
 

@@ -76,22 +76,32 @@ def main() -> None:
         for size in sizes:
             path = os.path.join(directory, f"corpus_{size}mb.txt")
             write_corpus(path, size * 10**6, documents, seed=size)
-            for limit in ([0] if size == sizes[0] else [examples, 0]):
+            for limit in [0] if size == sizes[0] else [examples, 0]:
                 result = subprocess.run(
-                    [sys.executable, "-c", CHILD, path, str(limit)], capture_output=True, text=True, cwd=ROOT, check=True
+                    [sys.executable, "-c", CHILD, path, str(limit)],
+                    capture_output=True,
+                    text=True,
+                    cwd=ROOT,
+                    check=True,
                 )
                 count, document_count, elapsed, peak = result.stdout.split()
-                run = f"{int(count):,} examples (one pass)" if not limit else f"{int(count):,} examples (passes repeated)"
-                print(f"{size:>4} MB corpus, {run} from {int(document_count):,} documents read "
-                      f"in {float(elapsed):.0f} s ({int(count) / float(elapsed):,.0f} examples/s); peak RSS {float(peak):,.0f} MB.",
-                      flush=True)  # fmt: skip
+                run = (
+                    f"{int(count):,} examples (one pass)" if not limit else f"{int(count):,} examples (passes repeated)"
+                )
+                print(
+                    f"{size:>4} MB corpus, {run} from {int(document_count):,} documents read "
+                    f"in {float(elapsed):.0f} s ({int(count) / float(elapsed):,.0f} examples/s); peak RSS {float(peak):,.0f} MB.",
+                    flush=True,
+                )
                 if limit or size == sizes[0]:
                     equal_length_peaks[size] = float(peak)
                 examples = examples or int(count)
             os.remove(path)
     largest, smallest = sizes[0], sizes[-1]
-    print(f"Peak RSS ratio, {largest} MB / {smallest} MB corpus, same number of examples: "
-          f"{equal_length_peaks[largest] / equal_length_peaks[smallest]:.3f}.")
+    print(
+        f"Peak RSS ratio, {largest} MB / {smallest} MB corpus, same number of examples: "
+        f"{equal_length_peaks[largest] / equal_length_peaks[smallest]:.3f}."
+    )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -85,9 +85,17 @@ def measure(script: str, cores: str, *args) -> float:
     core at the same time: the most two cores of this machine give (no work
     shared between them), the reference for a one-process ratio."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    processes = [subprocess.Popen(["taskset", "-c", core, sys.executable, "-c", script, *args], cwd=ROOT, env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for core in cores.split("|")]  # fmt: skip
+    processes = [
+        subprocess.Popen(
+            ["taskset", "-c", core, sys.executable, "-c", script, *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for core in cores.split("|")
+    ]
     total = 0.0
     for process in processes:
         stdout, stderr = process.communicate()
@@ -119,12 +127,26 @@ def main() -> None:
         shards = os.path.join(tmp, "shards")
         jobs = [("streaming from raw text", STREAM, lambda cores, workers: (corpus, str(args.batches)), [1])]
         if not args.skip_shards:
-            jobs.append((f"prepare-data ({4 * os.path.getsize(corpus) / 1e6:.0f} MB)", PREPARE, lambda cores, workers: (os.path.join(tmp, "copy*.txt"),
-                         os.path.join(tmp, f"out-{cores}-{workers}-{time.time()}"), str(workers)), [1, 2]))  # fmt: skip
-            jobs.append(("reading shards, dynamic masks", READ, lambda cores, workers: (shards, str(args.batches * 4)), [1]))
+            jobs.append(
+                (
+                    f"prepare-data ({4 * os.path.getsize(corpus) / 1e6:.0f} MB)",
+                    PREPARE,
+                    lambda cores, workers: (
+                        os.path.join(tmp, "copy*.txt"),
+                        os.path.join(tmp, f"out-{cores}-{workers}-{time.time()}"),
+                        str(workers),
+                    ),
+                    [1, 2],
+                )
+            )
+            jobs.append(
+                ("reading shards, dynamic masks", READ, lambda cores, workers: (shards, str(args.batches * 4)), [1])
+            )
         for name, script, arguments, worker_counts in jobs:
             if script is READ:
-                subprocess.run([sys.executable, "-c", PREPARE, corpus, shards, "1"], cwd=ROOT, check=True, capture_output=True)
+                subprocess.run(
+                    [sys.executable, "-c", PREPARE, corpus, shards, "1"], cwd=ROOT, check=True, capture_output=True
+                )
             rates = {("0", 1): [], ("0,1", 1): []}
             rates.update({("0,1", w): [] for w in worker_counts if w > 1})
             if script is STREAM:
@@ -132,17 +154,26 @@ def main() -> None:
             for _ in range(args.repeats):
                 for cores, workers in rates:
                     rates[cores, workers].append(measure(script, cores, *arguments(cores, workers)))
-                    print(f"  {name}, cores {cores}, workers {workers}: {rates[cores, workers][-1]:,.0f} examples/s", flush=True)
+                    print(
+                        f"  {name}, cores {cores}, workers {workers}: {rates[cores, workers][-1]:,.0f} examples/s",
+                        flush=True,
+                    )
             one = max(rates["0", 1])
             spread = lambda r: f"{min(r):,.0f}-{max(r):,.0f}"  # noqa: E731
             print(f"{name}: 1 core {one:,.0f} examples/s (runs {spread(rates['0', 1])})", flush=True)
             for (cores, workers), values in rates.items():
                 if cores == "0|1":
-                    print(f"{name}: two independent 1-core processes at once (this machine's ceiling) "
-                          f"{max(values):,.0f} (runs {spread(values)}): {max(values) / one:.2f}x", flush=True)  # fmt: skip
+                    print(
+                        f"{name}: two independent 1-core processes at once (this machine's ceiling) "
+                        f"{max(values):,.0f} (runs {spread(values)}): {max(values) / one:.2f}x",
+                        flush=True,
+                    )
                 elif cores == "0,1":
-                    print(f"{name}: 2 cores, {workers} process(es) {max(values):,.0f} (runs {spread(values)}): "
-                          f"{max(values) / one:.2f}x", flush=True)  # fmt: skip
+                    print(
+                        f"{name}: 2 cores, {workers} process(es) {max(values):,.0f} (runs {spread(values)}): "
+                        f"{max(values) / one:.2f}x",
+                        flush=True,
+                    )
     print(f"Load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -71,8 +71,10 @@ def main():
     baseline_probabilities = probabilities(signatures[0], texts[:8])
     for path, row, signature in zip(args.exports, seconds, signatures):
         difference = np.abs(probabilities(signature, texts[:8]) - baseline_probabilities).max()
-        print(f"{path}: p50 {1000 * np.median(row):.2f} ms, p10 {1000 * np.percentile(row, 10):.2f} ms, "
-              f"time / first's {np.median(row / seconds[0]):.3f}, probabilities within {difference:.1e}")  # fmt: skip
+        print(
+            f"{path}: p50 {1000 * np.median(row):.2f} ms, p10 {1000 * np.percentile(row, 10):.2f} ms, "
+            f"time / first's {np.median(row / seconds[0]):.3f}, probabilities within {difference:.1e}"
+        )
 
 
 if __name__ == "__main__":

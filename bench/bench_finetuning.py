@@ -103,8 +103,13 @@ def write_data(args, path: str) -> dict:
         test = join_sentences(*test, args.min_tokens, count)
     train = tuple(part[: args.train_size or None] for part in train)
     test = tuple(part[: args.test_size or None] for part in test)
-    record = {"train_texts": train[0], "train_labels": train[1], "test_texts": test[0], "test_labels": test[1],
-              "num_classes": len(data["class_names"])}  # fmt: skip
+    record = {
+        "train_texts": train[0],
+        "train_labels": train[1],
+        "test_texts": test[0],
+        "test_labels": test[1],
+        "num_classes": len(data["class_names"]),
+    }
     for split in ("train", "test"):
         lengths = np.array([len(ids) for ids in tokenizer(record[f"{split}_texts"])["input_ids"]])
         record[f"{split}_mean_tokens"] = float(np.minimum(lengths, args.sequence_length).mean())
@@ -131,19 +136,26 @@ def run_ours(args, dtype: str | None = None) -> dict:
     data = load_data(args)
     keras.utils.set_random_seed(args.seed)
     precision = {"dtype": dtype} if dtype else {}
-    classifier = BertClassifier.from_preset(minilm_dir(), num_classes=data["num_classes"],
-                                            sequence_length=args.sequence_length, **precision)  # fmt: skip
+    classifier = BertClassifier.from_preset(
+        minilm_dir(), num_classes=data["num_classes"], sequence_length=args.sequence_length, **precision
+    )
     classifier.compile(learning_rate=args.learning_rate, warmup_ratio=0.1, weight_decay=0.01)
-    history = classifier.fit(data["train_texts"], np.array(data["train_labels"]), batch_size=args.batch_size,
-                             epochs=args.epochs, verbose=0)  # fmt: skip
+    history = classifier.fit(
+        data["train_texts"], np.array(data["train_labels"]), batch_size=args.batch_size, epochs=args.epochs, verbose=0
+    )
     seconds = time.perf_counter() - START
     packed = packed_texts(text_arrays(data["train_texts"], classifier.preprocessor), classifier.preprocessor)
     real_tokens = int(packed["length"].numpy().sum()) * args.epochs
     logits = classifier.predict(data["test_texts"], batch_size=64, verbose=0)
     accuracy = float(np.mean(logits.argmax(-1) == np.array(data["test_labels"])))
-    return {"seconds": seconds, "examples": args.epochs * len(data["train_texts"]), "real_tokens": real_tokens,
-            "steps": int(classifier.optimizer.iterations), "accuracy": accuracy,
-            "train_loss_last_epoch": float(history.history["loss"][-1])}  # fmt: skip
+    return {
+        "seconds": seconds,
+        "examples": args.epochs * len(data["train_texts"]),
+        "real_tokens": real_tokens,
+        "steps": int(classifier.optimizer.iterations),
+        "accuracy": accuracy,
+        "train_loss_last_epoch": float(history.history["loss"][-1]),
+    }
 
 
 def run_hf(args, bfloat16: bool = False) -> dict:
@@ -154,14 +166,30 @@ def run_hf(args, bfloat16: bool = False) -> dict:
 
     data = load_data(args)
     before = time.perf_counter() - START
-    result = finetune_hf(minilm_dir(), data["train_texts"], data["train_labels"], data["test_texts"],
-                         data["test_labels"], num_classes=data["num_classes"], epochs=args.epochs,
-                         batch_size=args.batch_size, learning_rate=args.learning_rate,
-                         sequence_length=args.sequence_length, warmup_ratio=0.1, weight_decay=0.01,
-                         seed=args.seed, bfloat16=bfloat16)  # fmt: skip
+    result = finetune_hf(
+        minilm_dir(),
+        data["train_texts"],
+        data["train_labels"],
+        data["test_texts"],
+        data["test_labels"],
+        num_classes=data["num_classes"],
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        sequence_length=args.sequence_length,
+        warmup_ratio=0.1,
+        weight_decay=0.01,
+        seed=args.seed,
+        bfloat16=bfloat16,
+    )
     steps = args.epochs * -(-len(data["train_texts"]) // args.batch_size)
-    return {"seconds": before + result["train_seconds"], "examples": result["examples"],
-            "real_tokens": result["real_tokens"], "steps": steps, "accuracy": result["accuracy"]}  # fmt: skip
+    return {
+        "seconds": before + result["train_seconds"],
+        "examples": result["examples"],
+        "real_tokens": result["real_tokens"],
+        "steps": steps,
+        "accuracy": result["accuracy"],
+    }
 
 
 def run_keras_hub(args, sequence_length: int | None = None) -> dict:
@@ -182,8 +210,13 @@ def run_keras_hub(args, sequence_length: int | None = None) -> dict:
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
     )
-    classifier.fit(x=data["train_texts"], y=np.array(data["train_labels"]), batch_size=args.batch_size,
-                   epochs=args.epochs, verbose=0)  # fmt: skip
+    classifier.fit(
+        x=data["train_texts"],
+        y=np.array(data["train_labels"]),
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+        verbose=0,
+    )
     seconds = time.perf_counter() - START
     import tensorflow as tf
 
@@ -193,8 +226,14 @@ def run_keras_hub(args, sequence_length: int | None = None) -> dict:
     lengths = np.minimum([len(row) + 2 for row in (ids.to_list() if hasattr(ids, "to_list") else ids)], limit)
     logits = classifier.predict(data["test_texts"], batch_size=64, verbose=0)
     accuracy = float(np.mean(logits.argmax(-1) == np.array(data["test_labels"])))
-    return {"seconds": seconds, "examples": args.epochs * len(data["train_texts"]), "steps": steps,
-            "real_tokens": int(lengths.sum()) * args.epochs, "accuracy": accuracy, "padded_to": padded_to}  # fmt: skip
+    return {
+        "seconds": seconds,
+        "examples": args.epochs * len(data["train_texts"]),
+        "steps": steps,
+        "real_tokens": int(lengths.sum()) * args.epochs,
+        "accuracy": accuracy,
+        "padded_to": padded_to,
+    }
 
 
 ROWS = {
@@ -221,18 +260,24 @@ def print_tables(results: dict, data: dict, args) -> None:
     train_rows = {name: r for name, r in results.items() if "examples" in r}
     hub = results.get("keras_hub")
     hf = results.get("hf")
-    print(f"\nTrain: {len(data['train_texts']):,} texts x {args.epochs} epoch(s), mean {data['train_mean_tokens']:.1f} "
-          f"real tokens (limit {args.sequence_length}); batch {args.batch_size}, peak lr {args.learning_rate:g}, "
-          f"seed {args.seed}. Test: {len(data['test_texts']):,} texts. Whole runs, in seconds from process start.")  # fmt: skip
-    print("\n| run | seconds | steps | examples/s | real tokens/s | vs keras-hub | vs HF | test accuracy | load avg (1/5/15 min) start -> end |")  # fmt: skip
+    print(
+        f"\nTrain: {len(data['train_texts']):,} texts x {args.epochs} epoch(s), mean {data['train_mean_tokens']:.1f} "
+        f"real tokens (limit {args.sequence_length}); batch {args.batch_size}, peak lr {args.learning_rate:g}, "
+        f"seed {args.seed}. Test: {len(data['test_texts']):,} texts. Whole runs, in seconds from process start."
+    )
+    print(
+        "\n| run | seconds | steps | examples/s | real tokens/s | vs keras-hub | vs HF | test accuracy | load avg (1/5/15 min) start -> end |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for name, r in train_rows.items():
         rate = r["examples"] / r["seconds"]
         vs_hub = f"{rate / (hub['examples'] / hub['seconds']):.2f}x" if hub else "n/a"
         vs_hf = f"{rate / (hf['examples'] / hf['seconds']):.2f}x" if hf else "n/a"
         label = name + (f" (pads to {r['padded_to']})" if "padded_to" in r else "")
-        print(f"| {label} | {r['seconds']:.0f} | {r['steps']} | {rate:.1f} | {r['real_tokens'] / r['seconds']:,.0f} | "
-              f"{vs_hub} | {vs_hf} | {100 * r['accuracy']:.2f}% | {r['load']} |")  # fmt: skip
+        print(
+            f"| {label} | {r['seconds']:.0f} | {r['steps']} | {rate:.1f} | {r['real_tokens'] / r['seconds']:,.0f} | "
+            f"{vs_hub} | {vs_hf} | {100 * r['accuracy']:.2f}% | {r['load']} |"
+        )
     if hf:
         for name in ("ours-tensorflow", "ours-jax", "ours-tensorflow-bf16", "hf-bf16"):
             if name in results:
@@ -262,15 +307,20 @@ def main():
     work = tempfile.mkdtemp(prefix="bench_finetuning_")
     args.data_file = os.path.join(work, "data.json")
     data = write_data(args, args.data_file)
-    print(f"{os.cpu_count()} CPUs; data: {len(data['train_texts']):,} train texts (mean {data['train_mean_tokens']:.1f} "
-          f"tokens), {len(data['test_texts']):,} test texts (mean {data['test_mean_tokens']:.1f}); work dir {work}", flush=True)  # fmt: skip
+    print(
+        f"{os.cpu_count()} CPUs; data: {len(data['train_texts']):,} train texts (mean {data['train_mean_tokens']:.1f} "
+        f"tokens), {len(data['test_texts']):,} test texts (mean {data['test_mean_tokens']:.1f}); work dir {work}",
+        flush=True,
+    )
     results = {}
     for name in args.rows:
         _, backend = ROWS[name]
         argv = [f"--{k.replace('_', '-')}={v}" for k, v in vars(args).items() if k not in ("rows", "only")]
         env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
         load_start, wall = load_average(), time.perf_counter()
-        out = subprocess.run([sys.executable, __file__, *argv, "--only", name], env=env, capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            [sys.executable, __file__, *argv, "--only", name], env=env, capture_output=True, text=True, check=False
+        )
         wall = time.perf_counter() - wall
         lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
         if not lines:

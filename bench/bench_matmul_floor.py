@@ -78,8 +78,10 @@ def run_tensorflow(args, precision: str) -> dict:
     from keras_bert3.models.bert_classifier import BertClassifier
 
     dtype = tf.float32 if precision == "float32" else tf.bfloat16
-    operands = [(tf.random.normal(a, dtype=dtype), tf.random.normal(b, dtype=dtype))
-                for a, b in step_products(args.batch, args.length)]  # fmt: skip
+    operands = [
+        (tf.random.normal(a, dtype=dtype), tf.random.normal(b, dtype=dtype))
+        for a, b in step_products(args.batch, args.length)
+    ]
 
     @tf.function
     def products():
@@ -91,9 +93,11 @@ def run_tensorflow(args, precision: str) -> dict:
     kwargs = {} if precision == "float32" else {"dtype": "mixed_bfloat16"}
     classifier = BertClassifier.from_preset(minilm_dir(), num_classes=6, **kwargs)
     rng = np.random.default_rng(0)
-    x = {"token_ids": rng.integers(1000, 20000, (args.batch, args.length)).astype("int32"),
-         "segment_ids": np.zeros((args.batch, args.length), "int32"),
-         "padding_mask": np.ones((args.batch, args.length), "int32")}  # fmt: skip
+    x = {
+        "token_ids": rng.integers(1000, 20000, (args.batch, args.length)).astype("int32"),
+        "segment_ids": np.zeros((args.batch, args.length), "int32"),
+        "padding_mask": np.ones((args.batch, args.length), "int32"),
+    }
     y = rng.integers(0, 6, (args.batch,))
     step = best_of(lambda: classifier.train_on_batch(x, y), args.repeats)
     return {"step": step, "matmuls": matmuls}
@@ -108,8 +112,9 @@ def run_torch(args, precision: str) -> dict:
 
     torch.manual_seed(0)
     dtype = torch.float32 if precision == "float32" else torch.bfloat16
-    operands = [(torch.randn(a, dtype=dtype), torch.randn(b, dtype=dtype))
-                for a, b in step_products(args.batch, args.length)]  # fmt: skip
+    operands = [
+        (torch.randn(a, dtype=dtype), torch.randn(b, dtype=dtype)) for a, b in step_products(args.batch, args.length)
+    ]
 
     def products():
         with torch.no_grad():
@@ -156,25 +161,47 @@ def main() -> None:
         return
 
     work = flops(step_products(args.batch, args.length))
-    print(f"{os.cpu_count()} CPUs; one step: {args.batch} x {args.length} tokens, matrix products {work / 1e9:.0f} GFLOP")
+    print(
+        f"{os.cpu_count()} CPUs; one step: {args.batch} x {args.length} tokens, matrix products {work / 1e9:.0f} GFLOP"
+    )
     results = {}
     for name in ROWS:
-        env = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3",
-                   PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH", "")]))  # fmt: skip
-        out = subprocess.run([sys.executable, __file__, f"--batch={args.batch}", f"--length={args.length}",
-                              f"--repeats={args.repeats}", "--only", name], env=env, capture_output=True, text=True)  # fmt: skip
+        env = dict(
+            os.environ,
+            KERAS_BACKEND="tensorflow",
+            TF_CPP_MIN_LOG_LEVEL="3",
+            PYTHONPATH=os.pathsep.join([os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH", "")]),
+        )
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                f"--batch={args.batch}",
+                f"--length={args.length}",
+                f"--repeats={args.repeats}",
+                "--only",
+                name,
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         lines = [line for line in out.stdout.splitlines() if line.startswith("RESULT ")]
         if not lines:
             print(f"{name}: failed\n{out.stderr[-3000:]}", flush=True)
             continue
         results[name] = json.loads(lines[-1][len("RESULT ") :])
     hf = results.get("Hugging Face float32")
-    print("\n| run | step (s) | its matrix products alone (s) | GFLOP/s in them | share of the step | step vs HF float32 |")
+    print(
+        "\n| run | step (s) | its matrix products alone (s) | GFLOP/s in them | share of the step | step vs HF float32 |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name, r in results.items():
         vs = f"{hf['step'] / r['step']:.2f}x" if hf else "n/a"
-        print(f"| {name} | {r['step']:.3f} | {r['matmuls']:.3f} | {work / r['matmuls'] / 1e9:.0f} | "
-              f"{r['matmuls'] / r['step']:.0%} | {vs} |")  # fmt: skip
+        print(
+            f"| {name} | {r['step']:.3f} | {r['matmuls']:.3f} | {work / r['matmuls'] / 1e9:.0f} | "
+            f"{r['matmuls'] / r['step']:.0%} | {vs} |"
+        )
     if hf:
         print(f"\nTwice Hugging Face's float32 speed needs a step of {hf['step'] / 2:.3f} s.")
 

@@ -59,8 +59,10 @@ def run_backend() -> None:
     logits = rng.normal(size=(ROWS, VOCABULARY)).astype("float32")
     labels = rng.integers(0, VOCABULARY, size=ROWS).astype("int32")
     weights = (rng.random(ROWS) < 0.9).astype("float32")
-    steps = {"keras_op": compiled_step(sparse_cross_entropy_with_hits_reference, labels, weights),
-             "gather": compiled_step(gathered_cross_entropy_with_hits, labels, weights)}
+    steps = {
+        "keras_op": compiled_step(sparse_cross_entropy_with_hits_reference, labels, weights),
+        "gather": compiled_step(gathered_cross_entropy_with_hits, labels, weights),
+    }
     results = {name: step(logits) for name, step in steps.items()}
     (loss_a, hits_a), grad_a = results["keras_op"]
     (loss_b, hits_b), grad_b = results["gather"]
@@ -75,7 +77,9 @@ def run_backend() -> None:
             times[name].append((time.perf_counter() - start) / CALLS * 1000)
     best = {name: min(values) for name, values in times.items()}
     for name, values in times.items():
-        print(f"{keras.backend.backend():10} {name:8} best {min(values):6.1f} ms (spread {min(values):.1f}-{max(values):.1f})")
+        print(
+            f"{keras.backend.backend():10} {name:8} best {min(values):6.1f} ms (spread {min(values):.1f}-{max(values):.1f})"
+        )
     print(f"{keras.backend.backend():10} keras_op / gather: {best['keras_op'] / best['gather']:.2f}x")
 
 

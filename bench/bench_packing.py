@@ -30,9 +30,16 @@ def measure(corpus, tokenizer, pair_length: int, row_length: int, packed: bool, 
 
     if not packed and pair_length != row_length:
         raise ValueError("unpacked rows are the pairs: row_length must equal pair_length")
-    dataset = pretraining_dataset(corpus, tokenizer, sequence_length=pair_length, batch_size=32, seed=1,
-                                  max_predictions_per_seq=max(20, round(0.15 * pair_length)),
-                                  packed_length=row_length if packed else None, drop_remainder=True)  # fmt: skip
+    dataset = pretraining_dataset(
+        corpus,
+        tokenizer,
+        sequence_length=pair_length,
+        batch_size=32,
+        seed=1,
+        max_predictions_per_seq=max(20, round(0.15 * pair_length)),
+        packed_length=row_length if packed else None,
+        drop_remainder=True,
+    )
     batches_of_rows = dataset.repeat().as_numpy_iterator()  # A small corpus makes few batches of 512.
     for _ in range(WARMUP_BATCHES):  # Past what the example shuffle buffer (4,096 pairs) holds at the start.
         next(batches_of_rows)
@@ -68,12 +75,16 @@ def main():
     for _ in range(args.rounds):
         for setting in settings:
             results[setting].append(measure(corpus, tokenizer, *setting, batches=args.batches))
-    print("\n| pairs of at most | rows of | packed | real tokens of a row | pairs a row | real tokens/s (input, best; spread) |")
+    print(
+        "\n| pairs of at most | rows of | packed | real tokens of a row | pairs a row | real tokens/s (input, best; spread) |"
+    )
     print("| ---: | ---: | --- | ---: | ---: | ---: |")
     for (pair_length, row_length, packed), runs in results.items():
         rates = [run["real_tokens_per_s"] for run in runs]
-        print(f"| {pair_length} | {row_length} | {'yes' if packed else 'no'} | {runs[0]['real']:.1%} | "
-              f"{runs[0]['pairs_per_row']:.2f} | {max(rates):,.0f} ({min(rates):,.0f}-{max(rates):,.0f}) |")  # fmt: skip
+        print(
+            f"| {pair_length} | {row_length} | {'yes' if packed else 'no'} | {runs[0]['real']:.1%} | "
+            f"{runs[0]['pairs_per_row']:.2f} | {max(rates):,.0f} ({min(rates):,.0f}-{max(rates):,.0f}) |"
+        )
 
 
 if __name__ == "__main__":

@@ -97,7 +97,11 @@ class Config:
 
     @property
     def label(self) -> str:
-        names = {"ours": "keras_bert3 BertPretrainer", "keras_hub": "keras-hub BertMaskedLM", "hf": "HF BertForPreTraining"}
+        names = {
+            "ours": "keras_bert3 BertPretrainer",
+            "keras_hub": "keras-hub BertMaskedLM",
+            "hf": "HF BertForPreTraining",
+        }
         flags = []
         if self.jit_compile != "auto":
             flags.append("XLA" if self.jit_compile == "true" else "no XLA")
@@ -120,9 +124,7 @@ def make_batch(rng, batch_size: int, sequence_length: int):
     probabilities = 1.0 / ranks
     probabilities /= probabilities.sum()
     tokens = rng.choice(np.arange(999, VOCABULARY_SIZE), size=(batch_size, sequence_length), p=probabilities)
-    lengths = np.where(
-        rng.random(batch_size) < 0.9, sequence_length, rng.integers(16, sequence_length, batch_size)
-    )
+    lengths = np.where(rng.random(batch_size) < 0.9, sequence_length, rng.integers(16, sequence_length, batch_size))
     token_ids = np.zeros((batch_size, sequence_length), "int32")
     segment_ids = np.zeros_like(token_ids)
     padding_mask = np.zeros_like(token_ids)
@@ -165,9 +167,14 @@ def make_batches(config: Config, count: int = 4, seed: int = 0):
 def model_flops_per_step(config: Config) -> float:
     """PaLM-style model FLOPs of one training step (see the module docstring)."""
     layers, hidden = SIZES[config.size]
-    return pretraining_flops_per_step(layers=layers, hidden=hidden, sequence_length=config.sequence_length,
-                                      batch_size=config.batch_size, predictions=MAX_PREDICTIONS,
-                                      vocabulary_size=VOCABULARY_SIZE)  # fmt: skip
+    return pretraining_flops_per_step(
+        layers=layers,
+        hidden=hidden,
+        sequence_length=config.sequence_length,
+        batch_size=config.batch_size,
+        predictions=MAX_PREDICTIONS,
+        vocabulary_size=VOCABULARY_SIZE,
+    )
 
 
 def weighted_mlm_loss(logits, mask_ids, mask_weights) -> float:
@@ -211,9 +218,7 @@ def run_keras(config: Config, batches, eval_batch):
     if config.implementation == "ours":
         import keras_bert3
 
-        backbone = keras_bert3.BertBackbone(
-            vocabulary_size=VOCABULARY_SIZE, max_sequence_length=512, **size_kwargs
-        )
+        backbone = keras_bert3.BertBackbone(vocabulary_size=VOCABULARY_SIZE, max_sequence_length=512, **size_kwargs)
         model = keras_bert3.BertPretrainer(backbone)
         precision = {"float32": "float32"}.get(config.precision, "auto")
         model.compile(optimizer=keras_optimizer(keras), jit_compile=jit_compile, precision=precision)
@@ -465,8 +470,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="passes over the rows (A B A B); best and spread")
     parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=list(SECTIONS))
     parser.add_argument("--skip-hf", action="store_true")
-    parser.add_argument("--only", help="rows whose key starts with this, e.g. ours-tensorflow, keras_hub-tensorflow-xla")
-    parser.add_argument("--defaults-only", action="store_true", help="each library with its defaults, no extra-flag rows")
+    parser.add_argument(
+        "--only", help="rows whose key starts with this, e.g. ours-tensorflow, keras_hub-tensorflow-xla"
+    )
+    parser.add_argument(
+        "--defaults-only", action="store_true", help="each library with its defaults, no extra-flag rows"
+    )
     args = parser.parse_args()
 
     if args.worker:
@@ -502,10 +511,15 @@ def main() -> None:
 def print_table(results: dict, peaks: dict, size: str) -> None:
     """Best tokens/s of the rounds, their spread, MFU and ratios to keras-hub's default row."""
     best = {row: max(runs, key=lambda r: r["tokens_per_s"]) for row, runs in results.items()}
-    hub = next((best[row] for row in best if row.implementation == "keras_hub" and row_key(row) == "keras_hub-tensorflow"), None)
+    hub = next(
+        (best[row] for row in best if row.implementation == "keras_hub" and row_key(row) == "keras_hub-tensorflow"),
+        None,
+    )
     hf = next((best[row] for row in best if row.implementation == "hf"), None)
     print()
-    print("| implementation | trained in | tokens/s (best) | spread | step ms | MFU | vs keras-hub default | vs HF | MLM loss after the steps |")
+    print(
+        "| implementation | trained in | tokens/s (best) | spread | step ms | MFU | vs keras-hub default | vs HF | MLM loss after the steps |"
+    )
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row, result in best.items():
         rates = [r["tokens_per_s"] for r in results[row]]
@@ -517,8 +531,10 @@ def print_table(results: dict, peaks: dict, size: str) -> None:
             f"{result['step_ms']:.0f} | {mfu:.0%} | {vs_hub} | {vs_hf} | {result['mlm_loss']:.3f} |"
         )
     flops = model_flops_per_step(next(iter(best)))
-    print(f"\nModel FLOPs per step: {flops / 1e9:.1f} GFLOP ({size}). MFU against the float32 matmul peak of the "
-          "same framework (TF's for PyTorch, both oneDNN); bfloat16 rows against the bfloat16 peak.")  # fmt: skip
+    print(
+        f"\nModel FLOPs per step: {flops / 1e9:.1f} GFLOP ({size}). MFU against the float32 matmul peak of the "
+        "same framework (TF's for PyTorch, both oneDNN); bfloat16 rows against the bfloat16 peak."
+    )
 
 
 def row_key(config: Config) -> str:

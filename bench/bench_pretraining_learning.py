@@ -69,13 +69,21 @@ def draw_batches(path: str, count: int, batch_size: int, seed: int) -> dict:
     from keras_bert3.data import pretraining_dataset
     from keras_bert3.tokenizers import BertTokenizer
 
-    dataset = pretraining_dataset(path, BertTokenizer(minilm_vocabulary()), sequence_length=SEQUENCE_LENGTH,
-                                  max_predictions_per_seq=PREDICTIONS, batch_size=batch_size, seed=seed,
-                                  drop_remainder=True)  # fmt: skip
+    dataset = pretraining_dataset(
+        path,
+        BertTokenizer(minilm_vocabulary()),
+        sequence_length=SEQUENCE_LENGTH,
+        max_predictions_per_seq=PREDICTIONS,
+        batch_size=batch_size,
+        seed=seed,
+        drop_remainder=True,
+    )
     batches = list(dataset.repeat().take(count).as_numpy_iterator())
     stacked = {}
     for key in ("token_ids", "segment_ids", "padding_mask"):  # Batches are cut to their longest sequence.
-        stacked[key] = np.stack([np.pad(x[key], ((0, 0), (0, SEQUENCE_LENGTH - x[key].shape[1]))) for x, _, _ in batches])
+        stacked[key] = np.stack(
+            [np.pad(x[key], ((0, 0), (0, SEQUENCE_LENGTH - x[key].shape[1]))) for x, _, _ in batches]
+        )
     stacked["mask_positions"] = np.stack([x["mask_positions"] for x, _, _ in batches])
     stacked["mask_ids"] = np.stack([y["mlm"] for _, y, _ in batches])
     stacked["nsp"] = np.stack([y["nsp"] for _, y, _ in batches])
@@ -106,12 +114,21 @@ def train_ours(initial: str, train: dict, held_out: dict) -> dict:
 
     keras.utils.set_random_seed(0)
     pretrainer = keras_bert3.BertPretrainer.from_preset(initial)
-    pretrainer.compile(learning_rate=PEAK_LEARNING_RATE, total_steps=STEPS, warmup_steps=WARMUP, weight_decay=WEIGHT_DECAY,
-                       precision="float32")  # As the reference; the figures in bench/README.md are float32.
+    pretrainer.compile(
+        learning_rate=PEAK_LEARNING_RATE,
+        total_steps=STEPS,
+        warmup_steps=WARMUP,
+        weight_decay=WEIGHT_DECAY,
+        precision="float32",
+    )  # As the reference; the figures in bench/README.md are float32.
     x_keys = ("token_ids", "segment_ids", "padding_mask", "mask_positions")
-    dataset = tf.data.Dataset.from_tensor_slices((
-        {k: train[k] for k in x_keys}, {"mlm": train["mask_ids"], "nsp": train["nsp"]}, {"mlm": train["mask_weights"]},
-    ))  # fmt: skip
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (
+            {k: train[k] for k in x_keys},
+            {"mlm": train["mask_ids"], "nsp": train["nsp"]},
+            {"mlm": train["mask_weights"]},
+        )
+    )
     pretrainer.fit(dataset, epochs=1, verbose=0)
     mlm_logits, nsp_logits = [], []
     for i in range(HELD_OUT_BATCHES):
@@ -129,8 +146,12 @@ def train_reference(initial: str, train: dict, held_out: dict, seed: int) -> dic
     model = transformers.BertForPreTraining.from_pretrained(initial)
     no_decay = [p for n, p in model.named_parameters() if "bias" in n or "LayerNorm" in n]
     decay = [p for n, p in model.named_parameters() if not ("bias" in n or "LayerNorm" in n)]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": WEIGHT_DECAY}, {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=PEAK_LEARNING_RATE, betas=(0.9, 0.999), eps=1e-6)  # fmt: skip
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": WEIGHT_DECAY}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=PEAK_LEARNING_RATE,
+        betas=(0.9, 0.999),
+        eps=1e-6,
+    )
     schedule = transformers.get_linear_schedule_with_warmup(optimizer, WARMUP, STEPS)
 
     def inputs(data, i):
@@ -174,7 +195,9 @@ def masked_positions_loss(model, inputs: dict, data: dict, i: int):
     masked = sequence_output[torch.tensor(rows), torch.tensor(data["mask_positions"][i][rows, slots].astype(np.int64))]
     cross_entropy = torch.nn.functional.cross_entropy
     loss = cross_entropy(model.cls.predictions(masked), torch.tensor(data["mask_ids"][i][rows, slots].astype(np.int64)))
-    return loss + cross_entropy(model.cls.seq_relationship(pooled_output), torch.tensor(data["nsp"][i].astype(np.int64)))
+    return loss + cross_entropy(
+        model.cls.seq_relationship(pooled_output), torch.tensor(data["nsp"][i].astype(np.int64))
+    )
 
 
 def check_against_full_forward(model, inputs: dict, train: dict, i: int) -> None:
@@ -186,7 +209,9 @@ def check_against_full_forward(model, inputs: dict, train: dict, i: int) -> None
         labels = np.full(train["token_ids"][i].shape, -100, np.int64)
         rows, slots = np.nonzero(train["mask_weights"][i])
         labels[rows, train["mask_positions"][i][rows, slots]] = train["mask_ids"][i][rows, slots]
-        full = model(**inputs, labels=torch.tensor(labels), next_sentence_label=torch.tensor(train["nsp"][i].astype(np.int64))).loss
+        full = model(
+            **inputs, labels=torch.tensor(labels), next_sentence_label=torch.tensor(train["nsp"][i].astype(np.int64))
+        ).loss
         mine = masked_positions_loss(model, inputs, train, i)
     model.train()
     assert abs(float(full) - float(mine)) < 1e-5 * abs(float(full)), (float(full), float(mine))
@@ -194,8 +219,8 @@ def check_against_full_forward(model, inputs: dict, train: dict, i: int) -> None
 
 def worker(task: dict) -> dict:
     data = np.load(task["batches"])
-    train = {k[len("train/"):]: data[k] for k in data.files if k.startswith("train/")}
-    held_out = {k[len("held_out/"):]: data[k] for k in data.files if k.startswith("held_out/")}
+    train = {k[len("train/") :]: data[k] for k in data.files if k.startswith("train/")}
+    held_out = {k[len("held_out/") :]: data[k] for k in data.files if k.startswith("held_out/")}
     start = time.perf_counter()
     if task["implementation"] == "ours":
         result = train_ours(task["initial"], train, held_out)
@@ -207,13 +232,18 @@ def worker(task: dict) -> dict:
 
 def spawn(task: dict, backend: str) -> dict:
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-    completed = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", json.dumps(task)],
-                               env=env, capture_output=True, text=True, cwd=REPO)  # fmt: skip
+    completed = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(task)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     lines = [line for line in completed.stdout.splitlines() if line.startswith("RESULT ")]
     if completed.returncode or not lines:
         sys.stderr.write(completed.stderr[-4000:])
         raise RuntimeError(f"worker {task} failed with exit code {completed.returncode}")
-    return json.loads(lines[-1][len("RESULT "):])
+    return json.loads(lines[-1][len("RESULT ") :])
 
 
 def main() -> None:
@@ -238,16 +268,26 @@ def main() -> None:
         train = draw_batches(train_path, STEPS, args.batch_size, seed=0)
         held_out = draw_batches(held_out_path, HELD_OUT_BATCHES, 32, seed=1)
         batches = os.path.join(directory, "batches.npz")
-        np.savez(batches, **{f"train/{k}": v for k, v in train.items()}, **{f"held_out/{k}": v for k, v in held_out.items()})
+        np.savez(
+            batches, **{f"train/{k}": v for k, v in train.items()}, **{f"held_out/{k}": v for k, v in held_out.items()}
+        )
         initial = os.path.join(directory, "initial")
         torch.manual_seed(0)
         with open(minilm_vocabulary(), encoding="utf-8") as f:
             vocabulary_size = sum(1 for _ in f)
-        config = transformers.BertConfig(vocab_size=vocabulary_size, hidden_size=128, num_hidden_layers=2,
-                                         num_attention_heads=2, intermediate_size=512)  # fmt: skip
+        config = transformers.BertConfig(
+            vocab_size=vocabulary_size,
+            hidden_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=512,
+        )
         transformers.BertForPreTraining(config).save_pretrained(initial)
-        print(f"{STEPS} training batches of {args.batch_size} x {SEQUENCE_LENGTH} and {HELD_OUT_BATCHES} held-out batches of 32; "
-              f"tiny BERT (2 x 128), peak learning rate {PEAK_LEARNING_RATE}, dropout 0.1", flush=True)  # fmt: skip
+        print(
+            f"{STEPS} training batches of {args.batch_size} x {SEQUENCE_LENGTH} and {HELD_OUT_BATCHES} held-out batches of 32; "
+            f"tiny BERT (2 x 128), peak learning rate {PEAK_LEARNING_RATE}, dropout 0.1",
+            flush=True,
+        )
         task = {"batches": batches, "initial": initial}
         rows = []
         for backend in args.backends:
@@ -264,8 +304,10 @@ def main() -> None:
     print("| run | held-out MLM accuracy | vs HF (mean of seeds) | NSP accuracy | majority NSP label | seconds |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name, r in rows:
-        print(f"| {name} | {r['mlm_accuracy']:.4f} | {r['mlm_accuracy'] - mean_reference:+.4f} | "
-              f"{r['nsp_accuracy']:.3f} | {r['nsp_majority_share']:.3f} | {r['seconds']:.0f} |")  # fmt: skip
+        print(
+            f"| {name} | {r['mlm_accuracy']:.4f} | {r['mlm_accuracy'] - mean_reference:+.4f} | "
+            f"{r['nsp_accuracy']:.3f} | {r['nsp_majority_share']:.3f} | {r['seconds']:.0f} |"
+        )
     if len(reference) > 1:
         spread = max(r["mlm_accuracy"] for r in reference) - min(r["mlm_accuracy"] for r in reference)
         print(f"\nHugging Face's MLM accuracy across dropout seeds spans {spread:.4f}.")

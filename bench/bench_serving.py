@@ -66,9 +66,13 @@ ONE_CORE = {**FROZEN_WEIGHTS, "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THR
 # `--tensorflow_inter_op_parallelism=1`).
 ONE_OP_AT_A_TIME = {**FROZEN_WEIGHTS, "TF_NUM_INTEROP_THREADS": "1"}
 # Rows that serve another row's export with server settings: (export, environment).
-SERVED_AS = {"ours-fw": ("ours", FROZEN_WEIGHTS), "ours-fw-1op": ("ours", ONE_OP_AT_A_TIME),
-             "ours-bf16-fw": ("ours-bf16", FROZEN_WEIGHTS), "ours-bf16-1op": ("ours-bf16", ONE_OP_AT_A_TIME),
-             "ours-bf16-1core": ("ours-bf16", ONE_CORE)}  # fmt: skip
+SERVED_AS = {
+    "ours-fw": ("ours", FROZEN_WEIGHTS),
+    "ours-fw-1op": ("ours", ONE_OP_AT_A_TIME),
+    "ours-bf16-fw": ("ours-bf16", FROZEN_WEIGHTS),
+    "ours-bf16-1op": ("ours-bf16", ONE_OP_AT_A_TIME),
+    "ours-bf16-1core": ("ours-bf16", ONE_CORE),
+}
 SERVER_CORES = {"ours-bf16-1core": {0}}
 
 
@@ -113,10 +117,15 @@ def write_texts(path: str) -> dict:
             pending[label] = []
     lengths = np.minimum([count(text) for text in texts], SEQUENCE_LENGTH)
     order = np.argsort(-lengths, kind="stable")[:100]
-    record = {"typical": texts, "longest": [texts[i] for i in order],
-              "typical_lengths": lengths.tolist(), "longest_lengths": lengths[order].tolist(),
-              "typical_tokens": float(lengths.mean()), "longest_tokens": float(lengths[order].mean()),
-              "num_classes": len(data["class_names"])}  # fmt: skip
+    record = {
+        "typical": texts,
+        "longest": [texts[i] for i in order],
+        "typical_lengths": lengths.tolist(),
+        "longest_lengths": lengths[order].tolist(),
+        "typical_tokens": float(lengths.mean()),
+        "longest_tokens": float(lengths[order].mean()),
+        "num_classes": len(data["class_names"]),
+    }
     with open(path, "w", encoding="utf-8") as f:
         json.dump(record, f)
     return record
@@ -155,9 +164,15 @@ def matrix_products_alone(hf_dir: str, lengths: dict):
     def dense(x, kernel, bias):
         return tf.nn.bias_add(tf.matmul(x, kernel), bias)
 
-    blocks = [[(weight(hidden, 3 * hidden), tf.zeros(3 * hidden)), (weight(hidden, hidden), tf.zeros(hidden)),
-               (weight(hidden, intermediate), tf.zeros(intermediate)), (weight(intermediate, hidden), tf.zeros(hidden))]
-              for _ in range(config["num_hidden_layers"])]  # fmt: skip
+    blocks = [
+        [
+            (weight(hidden, 3 * hidden), tf.zeros(3 * hidden)),
+            (weight(hidden, hidden), tf.zeros(hidden)),
+            (weight(hidden, intermediate), tf.zeros(intermediate)),
+            (weight(intermediate, hidden), tf.zeros(hidden)),
+        ]
+        for _ in range(config["num_hidden_layers"])
+    ]
     pooler, head = (weight(hidden, hidden), tf.zeros(hidden)), (weight(hidden, 6), tf.zeros(6))
 
     @tf.function(input_signature=[tf.TensorSpec((None, None, hidden), tf.float32)])
@@ -240,8 +255,24 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rows", nargs="+", default=["ours", "ours-fw", "ours-fw-1op", "ours-xla", "ours-bf16", "ours-bf16-fw", "ours-bf16-1op",
-                                                      "ours-bf16-1core", "ours-jax", "hf", "hf-bf16", "products"])  # fmt: skip
+    parser.add_argument(
+        "--rows",
+        nargs="+",
+        default=[
+            "ours",
+            "ours-fw",
+            "ours-fw-1op",
+            "ours-xla",
+            "ours-bf16",
+            "ours-bf16-fw",
+            "ours-bf16-1op",
+            "ours-bf16-1core",
+            "ours-jax",
+            "hf",
+            "hf-bf16",
+            "products",
+        ],
+    )
     parser.add_argument("--workdir", help="Keep the model, exports and texts here (default: a temporary directory).")
     parser.add_argument("--serve", nargs=3, metavar=("KIND", "MODEL_DIR", "TEXTS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -258,8 +289,12 @@ def main():
         save_hf_classifier(hf_dir, texts["num_classes"])
     models = {"hf": hf_dir, "hf-bf16": hf_dir}
     models["products"] = hf_dir  # Its sizes.
-    exports = {"ours": ("tensorflow", None, False), "ours-xla": ("tensorflow", None, True),
-               "ours-bf16": ("tensorflow", "bfloat16", False), "ours-jax": ("jax", None, False)}  # fmt: skip
+    exports = {
+        "ours": ("tensorflow", None, False),
+        "ours-xla": ("tensorflow", None, True),
+        "ours-bf16": ("tensorflow", "bfloat16", False),
+        "ours-jax": ("jax", None, False),
+    }
     for row, (backend, dtype, jit_compile) in exports.items():
         models[row] = os.path.join(workdir, row)
         if row in args.rows and not os.path.isdir(models[row]):
@@ -276,8 +311,16 @@ def main():
         for row in args.rows:
             env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", **SERVED_AS.get(row, (None, {}))[1])
             env.pop("PYTHONPATH", None)  # Servers import no keras_bert3.
-            command = [sys.executable, os.path.abspath(__file__), "--calls", str(args.calls),
-                       "--serve", row, models[row], texts_file]  # fmt: skip
+            command = [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--calls",
+                str(args.calls),
+                "--serve",
+                row,
+                models[row],
+                texts_file,
+            ]
             cores = SERVER_CORES.get(row)
             pin = (lambda: os.sched_setaffinity(0, cores)) if cores else None
             out = subprocess.run(command, env=env, capture_output=True, text=True, check=True, preexec_fn=pin).stdout
@@ -289,10 +332,14 @@ def main():
         values = [r[key] for r in results[row]]
         return (min if smaller else max)(values), min(values), max(values)
 
-    print(f"\nTypical texts: {len(texts['typical'])}, mean {texts['typical_tokens']:.1f} tokens; "
-          f"longest: 100, mean {texts['longest_tokens']:.1f} tokens. Best round (spread over {args.rounds} rounds).\n")  # fmt: skip
-    print("| served by | p50 ms, typical | p90 | p50 ms, longest | strings/s (batches of 64) | typical p50 vs HF "
-          "| longest p50 vs HF | typical p50 vs HF's in the same round |")  # fmt: skip
+    print(
+        f"\nTypical texts: {len(texts['typical'])}, mean {texts['typical_tokens']:.1f} tokens; "
+        f"longest: 100, mean {texts['longest_tokens']:.1f} tokens. Best round (spread over {args.rounds} rounds).\n"
+    )
+    print(
+        "| served by | p50 ms, typical | p90 | p50 ms, longest | strings/s (batches of 64) | typical p50 vs HF "
+        "| longest p50 vs HF | typical p50 vs HF's in the same round |"
+    )
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     reference = "hf" if "hf" in results else None
     for row in args.rows:
@@ -302,17 +349,23 @@ def main():
         p90 = best(row, "typical_p90_ms")[0]
         ratios = ["", "", ""]
         if reference:
-            ratios = [f"{value / best(reference, key)[0]:.2f}x"
-                      for value, key in ((typical, "typical_p50_ms"), (longest, "longest_p50_ms"))]  # fmt: skip
+            ratios = [
+                f"{value / best(reference, key)[0]:.2f}x"
+                for value, key in ((typical, "typical_p50_ms"), (longest, "longest_p50_ms"))
+            ]
             # Against the reference's run of the same round, closest in time:
             # the median over rounds, and the spread.
-            paired = [ours["typical_p50_ms"] / theirs["typical_p50_ms"]
-                      for ours, theirs in zip(results[row], results[reference])]  # fmt: skip
+            paired = [
+                ours["typical_p50_ms"] / theirs["typical_p50_ms"]
+                for ours, theirs in zip(results[row], results[reference])
+            ]
             spread = f"{np.median(paired):.2f}x ({min(paired):.2f}-{max(paired):.2f})"
             ratios.append("1.00x" if row == reference else spread)
-        print(f"| {row} | {typical:.1f} ({typical_low:.1f}-{typical_high:.1f}) | {p90:.1f} | "
-              f"{longest:.1f} ({longest_low:.1f}-{longest_high:.1f}) | "
-              f"{throughput:.0f} ({throughput_low:.0f}-{throughput_high:.0f}) | {' | '.join(ratios)} |")  # fmt: skip
+        print(
+            f"| {row} | {typical:.1f} ({typical_low:.1f}-{typical_high:.1f}) | {p90:.1f} | "
+            f"{longest:.1f} ({longest_low:.1f}-{longest_high:.1f}) | "
+            f"{throughput:.0f} ({throughput_low:.0f}-{throughput_high:.0f}) | {' | '.join(ratios)} |"
+        )
 
 
 if __name__ == "__main__":

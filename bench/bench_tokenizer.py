@@ -83,8 +83,10 @@ def main() -> None:
     print(f"{'tokenizer':<28}{'lines/s':>10}{'vs HF':>8}{'lines != HF':>14}")
     for name, seconds, bad in rows:
         print(f"{name:<28}{len(lines) / seconds:>10.0f}{hf_time / seconds:>7.2f}x{bad:>8} ({bad / len(lines):.1%})")
-    print(f"keras_hub on the {len(non_ascii)} non-ASCII lines: {hub_non_ascii} differ "
-          f"({hub_non_ascii / len(non_ascii):.1%})")  # fmt: skip
+    print(
+        f"keras_hub on the {len(non_ascii)} non-ASCII lines: {hub_non_ascii} differ "
+        f"({hub_non_ascii / len(non_ascii):.1%})"
+    )
 
 
 if __name__ == "__main__":

@@ -56,8 +56,12 @@ VOCABULARY_SIZE = 30522
 SIZES = {"base": (12, 768, 12), "large": (24, 1024, 16), "tiny": (2, 128, 2)}  # layers, hidden, heads
 PEAK_BF16_TFLOPS = {"H100": 989.4, "H200": 989.4}  # Dense datasheet peaks.
 # (length, batch) -> file; `packed` holds the 512 stream packed into rows of 512.
-BATCH_FILES = {(128, 128): "len128_batch128", (128, 256): "len128_batch256", (512, 32): "len512_batch32",
-               ("packed", 32): "packed512_batch32"}  # fmt: skip
+BATCH_FILES = {
+    (128, 128): "len128_batch128",
+    (128, 256): "len128_batch256",
+    (512, 32): "len512_batch32",
+    ("packed", 32): "packed512_batch32",
+}
 PREDICTIONS = {128: 20, 512: 80}
 
 
@@ -78,9 +82,15 @@ def prepare(folder: str, batches: int) -> None:
     for (length, batch_size), name in BATCH_FILES.items():
         packed = length == "packed"
         sequence_length = 512 if packed else length
-        dataset = pretraining_dataset(default_corpus_path(), tokenizer, sequence_length=sequence_length,
-                                      max_predictions_per_seq=PREDICTIONS[sequence_length], batch_size=batch_size,
-                                      drop_remainder=True, packed_length=512 if packed else None)  # fmt: skip
+        dataset = pretraining_dataset(
+            default_corpus_path(),
+            tokenizer,
+            sequence_length=sequence_length,
+            max_predictions_per_seq=PREDICTIONS[sequence_length],
+            batch_size=batch_size,
+            drop_remainder=True,
+            packed_length=512 if packed else None,
+        )
         arrays = {}
         for i, (x, y, weights) in zip(range(batches), dataset):
             for prefix, part in (("x", x), ("y", y), ("w", weights)):
@@ -125,8 +135,14 @@ def real_flops(layers: int, hidden: int, lengths: list, predictions: int) -> flo
 def padded_flops(layers: int, hidden: int, length: int, batch_size: int, predictions: int) -> float:
     from bench.model_flops import pretraining_flops_per_step
 
-    return pretraining_flops_per_step(layers=layers, hidden=hidden, sequence_length=length, batch_size=batch_size,
-                                      predictions=predictions, vocabulary_size=VOCABULARY_SIZE)  # fmt: skip
+    return pretraining_flops_per_step(
+        layers=layers,
+        hidden=hidden,
+        sequence_length=length,
+        batch_size=batch_size,
+        predictions=predictions,
+        vocabulary_size=VOCABULARY_SIZE,
+    )
 
 
 def rates(seconds: list, steps: int, batches: list, packed: bool, layers: int, hidden: int, device: str) -> dict:
@@ -144,10 +160,14 @@ def rates(seconds: list, steps: int, batches: list, packed: bool, layers: int, h
     flops_padded = steps * padded_flops(layers, hidden, length, rows, per_row_predictions)
     best, worst = min(seconds), max(seconds)
     peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in device), None)
-    result = {"sequences_per_s": rows * steps / best, "sequences_per_s_worst": rows * steps / worst,
-              "real_tokens_per_s": real_tokens / best, "real_token_share": real_tokens / (rows * length * steps),
-              "pairs_per_s": sum(len(pair_lengths(x, packed)) for x, _, _ in used) / best,
-              "epoch_s": seconds}  # fmt: skip
+    result = {
+        "sequences_per_s": rows * steps / best,
+        "sequences_per_s_worst": rows * steps / worst,
+        "real_tokens_per_s": real_tokens / best,
+        "real_token_share": real_tokens / (rows * length * steps),
+        "pairs_per_s": sum(len(pair_lengths(x, packed)) for x, _, _ in used) / best,
+        "epoch_s": seconds,
+    }
     if peak:
         result["mfu_padded"] = flops_padded / best / 1e12 / peak
         result["mfu_real"] = flops_real / best / 1e12 / peak
@@ -180,7 +200,10 @@ def run_ours(row: str, args) -> dict:
     profiling = row == args.profile
     if profiling:
         dump = os.path.join(args.out, "hlo_dump")
-        os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + f" --xla_dump_to={dump} --xla_dump_hlo_as_text --xla_dump_hlo_module_re=.*train_step.*"
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "")
+            + f" --xla_dump_to={dump} --xla_dump_hlo_as_text --xla_dump_hlo_module_re=.*train_step.*"
+        )
     import_models_without_tensorflow()
     import jax
     import keras
@@ -194,8 +217,9 @@ def run_ours(row: str, args) -> dict:
     batch_size = args.batch or (32 if length == 512 else 128 if size == "large" else 256)
     batches = load_batches(args.run, BATCH_FILES[("packed" if packed else length, batch_size)])
     keras.utils.set_random_seed(0)
-    backbone = BertBackbone.from_size(size, vocabulary_size=VOCABULARY_SIZE, max_sequence_length=512,
-                                      attention_dropout=0.0 if fused else None)  # fmt: skip
+    backbone = BertBackbone.from_size(
+        size, vocabulary_size=VOCABULARY_SIZE, max_sequence_length=512, attention_dropout=0.0 if fused else None
+    )
     pretrainer = BertPretrainer(backbone, packed=packed)
     epochs = 1 + args.timed_epochs
     pretrainer.compile(learning_rate=1e-4, total_steps=(epochs + 1) * args.steps, warmup_steps=args.steps)
@@ -219,10 +243,16 @@ def run_ours(row: str, args) -> dict:
     pretrainer.fit(stream(), epochs=epochs, steps_per_epoch=args.steps, callbacks=[Timer()], verbose=0)
     device = jax.devices()[0].device_kind
     result = rates(seconds[1:], args.steps, batches, packed, layers, hidden, device)
-    result.update(device=device, first_epoch_s=seconds[0], loss_first=losses[0], loss_last=losses[-1],
-                  policy=pretrainer.training_dtype_policy, batch_size=batch_size,
-                  versions={"jax": jax.__version__, "keras": keras.__version__},
-                  peak_memory_gib=(jax.local_devices()[0].memory_stats() or {}).get("peak_bytes_in_use", 0) / 2**30)  # fmt: skip
+    result.update(
+        device=device,
+        first_epoch_s=seconds[0],
+        loss_first=losses[0],
+        loss_last=losses[-1],
+        policy=pretrainer.training_dtype_policy,
+        batch_size=batch_size,
+        versions={"jax": jax.__version__, "keras": keras.__version__},
+        peak_memory_gib=(jax.local_devices()[0].memory_stats() or {}).get("peak_bytes_in_use", 0) / 2**30,
+    )
     if profiling:
         trace = os.path.join(args.out, "trace")
         jax.profiler.start_trace(trace)
@@ -240,8 +270,12 @@ def keep_profile(out: str, dump: str, trace: str) -> None:
     import gzip
     import shutil
 
-    kept = {"train_step_hlo.txt.gz": max(glob.glob(os.path.join(dump, "*train_step*after_optimizations.txt")), key=os.path.getsize),
-            "trace.xplane.pb.gz": glob.glob(os.path.join(trace, "**", "*.xplane.pb"), recursive=True)[0]}  # fmt: skip
+    kept = {
+        "train_step_hlo.txt.gz": max(
+            glob.glob(os.path.join(dump, "*train_step*after_optimizations.txt")), key=os.path.getsize
+        ),
+        "trace.xplane.pb.gz": glob.glob(os.path.join(trace, "**", "*.xplane.pb"), recursive=True)[0],
+    }
     for name, path in kept.items():
         with open(path, "rb") as source, gzip.open(os.path.join(out, name), "wb") as target:
             shutil.copyfileobj(source, target)
@@ -281,12 +315,19 @@ def run_check_fused(args) -> dict:
 
         up = lambda t: t.astype("float32")
         fused = jax.jit(jax.value_and_grad(lambda *a: loss(fused_attention, *a), argnums=(0, 1, 2)))(q, k, v)
-        exact = jax.jit(jax.value_and_grad(lambda *a: loss(attention_reference, *a), argnums=(0, 1, 2)))(up(q), up(k), up(v))
+        exact = jax.jit(jax.value_and_grad(lambda *a: loss(attention_reference, *a), argnums=(0, 1, 2)))(
+            up(q), up(k), up(v)
+        )
         out_fused = np.asarray(fused_attention(q, k, v, allowed), "float32")[keep]
         out_exact = np.asarray(attention_reference(up(q), up(k), up(v), allowed))[keep]
-        relative = lambda a, b: float(np.linalg.norm(np.asarray(a, "float32") - np.asarray(b, "float32")) / np.linalg.norm(np.asarray(b, "float32")))
-        result[name] = {"output": relative(out_fused, out_exact),
-                        "grads": [relative(a, b) for a, b in zip(fused[1], exact[1])]}  # fmt: skip
+        relative = lambda a, b: float(
+            np.linalg.norm(np.asarray(a, "float32") - np.asarray(b, "float32"))
+            / np.linalg.norm(np.asarray(b, "float32"))
+        )
+        result[name] = {
+            "output": relative(out_fused, out_exact),
+            "grads": [relative(a, b) for a, b in zip(fused[1], exact[1])],
+        }
     return result
 
 
@@ -303,9 +344,15 @@ def run_huggingface(row: str, args) -> dict:
     layers, hidden, heads = SIZES[size]
     batch_size = args.batch or (32 if length == 512 else 128 if size == "large" else 256)
     batches = load_batches(args.run, BATCH_FILES[(length, batch_size)])
-    config = transformers.BertConfig(vocab_size=VOCABULARY_SIZE, hidden_size=hidden, num_hidden_layers=layers,
-                                     num_attention_heads=heads, intermediate_size=4 * hidden,
-                                     max_position_embeddings=512, attn_implementation="sdpa")  # fmt: skip
+    config = transformers.BertConfig(
+        vocab_size=VOCABULARY_SIZE,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=4 * hidden,
+        max_position_embeddings=512,
+        attn_implementation="sdpa",
+    )
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"  # The CPU: a check that the row runs, no figures.
     model = transformers.BertForPreTraining(config).to(device).train()
@@ -319,8 +366,13 @@ def run_huggingface(row: str, args) -> dict:
         real = torch.as_tensor(w["mlm"]) > 0
         rows = torch.arange(ids.shape[0])[:, None].expand_as(positions)
         labels[rows[real], positions[real]] = torch.as_tensor(y["mlm"], dtype=torch.long)[real]
-        inputs = {"input_ids": ids, "token_type_ids": x["segment_ids"], "attention_mask": x["padding_mask"],
-                  "labels": labels, "next_sentence_label": y["nsp"]}  # fmt: skip
+        inputs = {
+            "input_ids": ids,
+            "token_type_ids": x["segment_ids"],
+            "attention_mask": x["padding_mask"],
+            "labels": labels,
+            "next_sentence_label": y["nsp"],
+        }
         return {k: torch.as_tensor(v, dtype=torch.long).to(device) for k, v in inputs.items()}
 
     device_batches = [to_torch(*b) for b in batches]
@@ -338,9 +390,15 @@ def run_huggingface(row: str, args) -> dict:
         log(f"{row}: epoch {epoch} {seconds[-1]:.2f} s, loss {losses[-1]:.3f}")
     name = torch.cuda.get_device_name(0) if device == "cuda" else "CPU"
     result = rates(seconds[1:], args.steps, batches, False, layers, hidden, name)
-    result.update(device=name, first_epoch_s=seconds[0], loss_first=losses[0], loss_last=losses[-1], batch_size=batch_size,
-                  peak_memory_gib=torch.cuda.max_memory_allocated() / 2**30 if device == "cuda" else 0.0,
-                  versions={"torch": torch.__version__, "transformers": transformers.__version__})  # fmt: skip
+    result.update(
+        device=name,
+        first_epoch_s=seconds[0],
+        loss_first=losses[0],
+        loss_last=losses[-1],
+        batch_size=batch_size,
+        peak_memory_gib=torch.cuda.max_memory_allocated() / 2**30 if device == "cuda" else 0.0,
+        versions={"torch": torch.__version__, "transformers": transformers.__version__},
+    )
     return result
 
 
@@ -401,9 +459,11 @@ def summarize(path: str) -> None:
             if "sequences_per_s" not in r:
                 print(f"| {r['row']} | {json.dumps({k: v for k, v in r.items() if k != 'row'})[:300]} |")
                 continue
-            print(f"| {r['row']} | {r['sequences_per_s']:,.0f} ({r['sequences_per_s_worst']:,.0f}) | "
-                  f"{r['real_tokens_per_s']:,.0f} | {r.get('mfu_padded', 0):.1%} / {r.get('mfu_real', 0):.1%} | "
-                  f"{r['peak_memory_gib']:.1f} | {r['first_epoch_s']:.0f} |")  # fmt: skip
+            print(
+                f"| {r['row']} | {r['sequences_per_s']:,.0f} ({r['sequences_per_s_worst']:,.0f}) | "
+                f"{r['real_tokens_per_s']:,.0f} | {r.get('mfu_padded', 0):.1%} / {r.get('mfu_real', 0):.1%} | "
+                f"{r['peak_memory_gib']:.1f} | {r['first_epoch_s']:.0f} |"
+            )
 
 
 def main() -> None:

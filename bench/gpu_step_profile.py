@@ -111,8 +111,10 @@ def main() -> None:
         rank, op_name = names.get(kernel, (0, ""))
         by_part[part_of(kernel, rank, op_name)] += ms
     busy = sum(by_part.values())
-    print(f"{args.steps} steps: kernels {busy / args.steps:.1f} ms a step, trace span {span / args.steps:.1f} ms a step "
-          f"(the GPU busy {busy / span:.0%} of it)\n")  # fmt: skip
+    print(
+        f"{args.steps} steps: kernels {busy / args.steps:.1f} ms a step, trace span {span / args.steps:.1f} ms a step "
+        f"(the GPU busy {busy / span:.0%} of it)\n"
+    )
     print("| part of the step | ms a step | share of kernel time |")
     print("| --- | ---: | ---: |")
     for part in PARTS:

@@ -31,4 +31,5 @@ def describe_cpu() -> str:
     present = [flag for flag in FLAGS if flag in flags]
     absent = [flag for flag in FLAGS if flag not in flags]
     return f"{name} ({os.cpu_count()} cores): {' '.join(present) or 'none of ' + ' '.join(FLAGS)}" + (
-        f"; no {' '.join(absent)}" if present and absent else "")
+        f"; no {' '.join(absent)}" if present and absent else ""
+    )

@@ -132,8 +132,11 @@ def main() -> None:
         vocabulary_size=bench.VOCABULARY_SIZE, num_layers=4, num_heads=4, hidden_dim=256, intermediate_dim=1024
     )
     model = keras_bert3.BertPretrainer(backbone)
-    model.compile(optimizer=bench.keras_optimizer(keras, "ours"), jit_compile=False if args.no_xla else "auto",
-                  precision="float32" if args.precision == "float32" else "auto")
+    model.compile(
+        optimizer=bench.keras_optimizer(keras, "ours"),
+        jit_compile=False if args.no_xla else "auto",
+        precision="float32" if args.precision == "float32" else "auto",
+    )
 
     # Input pipeline: the same tf.data path `fit` uses, without the model.
     def stack(parts):
@@ -177,8 +180,10 @@ def main() -> None:
         by_op[(event, op_name[:110])] += ms
     total = sum(by_category.values())
     mode = "graph (oneDNN)" if backend == "tensorflow" and args.no_xla else "XLA"
-    print(f"\n{backend}, {mode}, {model.training_dtype_policy}: {step_ms:.0f} ms per step (train_on_batch); "
-          f"profiled op time {total / args.steps:.0f} ms CPU per step over both threads")
+    print(
+        f"\n{backend}, {mode}, {model.training_dtype_policy}: {step_ms:.0f} ms per step (train_on_batch); "
+        f"profiled op time {total / args.steps:.0f} ms CPU per step over both threads"
+    )
     print("| part of the step | share | ms per step |")
     print("| --- | ---: | ---: |")
     for category in CATEGORIES:

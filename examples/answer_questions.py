@@ -71,8 +71,10 @@ def main():
     before = scores(qa, test)
     qa.fit(train, epochs=args.epochs, batch_size=args.batch_size, verbose=2)
     after = scores(qa, test)
-    print(f"exact match {before['exact_match']:.3f} -> {after['exact_match']:.3f}, "
-          f"F1 {before['f1']:.3f} -> {after['f1']:.3f} (test, before -> after fine-tuning)")  # fmt: skip
+    print(
+        f"exact match {before['exact_match']:.3f} -> {after['exact_match']:.3f}, "
+        f"F1 {before['f1']:.3f} -> {after['f1']:.3f} (test, before -> after fine-tuning)"
+    )
 
     qa.save_to_preset(os.path.join(args.output, "preset"))
     export_dir = os.path.join(args.output, "export")
@@ -87,8 +89,10 @@ def main():
     expected = qa.predict([RAW_QUESTION], [RAW_PASSAGE], verbose=0)[0]
     start, end = int(served["start"][0]), int(served["end"][0])
     print(f"{RAW_QUESTION!r} -> {answer!r} (characters {start}:{end}, score {float(served['score'][0]):.3f})")
-    print(f"export answer == predict: {answer == expected['answer']}, "
-          f"|score - predict| = {abs(float(served['score'][0]) - expected['score']):.2e}")  # fmt: skip
+    print(
+        f"export answer == predict: {answer == expected['answer']}, "
+        f"|score - predict| = {abs(float(served['score'][0]) - expected['score']):.2e}"
+    )
     print(f"wrote {args.output}/preset and {export_dir}")
 
 

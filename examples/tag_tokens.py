@@ -36,8 +36,11 @@ def word_accuracy(tagger, words, tags) -> tuple[float, float, float]:
     truth = np.concatenate(tags)
     kept = predicted >= 0
     code = kept & (truth > 0)
-    return (float(np.mean(predicted[kept] == truth[kept])), float(np.mean(truth[kept] == 0)),
-            float(np.mean(predicted[code] == truth[code])))  # fmt: skip
+    return (
+        float(np.mean(predicted[kept] == truth[kept])),
+        float(np.mean(truth[kept] == 0)),
+        float(np.mean(predicted[code] == truth[code])),
+    )
 
 
 def main():
@@ -67,7 +70,10 @@ def main():
     # 2. A new 3-tag head on the pretrained backbone; compiled with the fine-tuning recipe.
     overrides = {"num_layers": args.num_layers} if args.num_layers else {}
     tagger = BertTokenClassifier.from_preset(
-        args.preset or minilm_dir(), num_labels=len(data["tag_names"]), sequence_length=args.sequence_length, **overrides
+        args.preset or minilm_dir(),
+        num_labels=len(data["tag_names"]),
+        sequence_length=args.sequence_length,
+        **overrides,
     )
     tagger.compile(learning_rate=args.learning_rate)
 
@@ -75,7 +81,9 @@ def main():
     before, baseline, _ = word_accuracy(tagger, test_words, test_tags)
     tagger.fit(train_words, train_tags, batch_size=args.batch_size, epochs=args.epochs, verbose=2)
     after, baseline, code_recall = word_accuracy(tagger, test_words, test_tags)
-    print(f"word accuracy {before:.4f} -> {after:.4f} (majority tag O: {baseline:.4f}); code words found: {code_recall:.4f}")
+    print(
+        f"word accuracy {before:.4f} -> {after:.4f} (majority tag O: {baseline:.4f}); code words found: {code_recall:.4f}"
+    )
 
     # 4. Export a SavedModel that takes raw strings; reload it with TensorFlow alone and tag a sentence.
     export_dir = os.path.join(args.output, "serving")

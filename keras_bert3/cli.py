@@ -1,17 +1,17 @@
 """The `keras-bert3` command line.
 
-    keras-bert3 pretrain [--model tiny] [--corpus FILES] --output DIR [--steps ...]
-    keras-bert3 prepare-data --corpus GLOB --output DIR [--preset P] [--workers N] [--beam]   pre-paired shards
-    keras-bert3 data-service dispatcher|worker [--port P] [--dispatcher HOST:P]   input on tf.data service
-    keras-bert3 demo [--output DIR]             tokenizer and preset tour on the embedded corpus
-    keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
-    keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
-    keras-bert3 embed PRESET TEXT [TEXT ...]    print sentence vectors
-    keras-bert3 finetune --preset DIR --train FILE [--validation FILE] --text-column C --label-column L --output DIR
-    keras-bert3 export --model DIR --output DIR   fine-tuned task -> SavedModel taking strings
-    keras-bert3 predict --model DIR TEXT [TEXT ...]  DIR: a fine-tuned preset or its SavedModel
-    keras-bert3 topics --output DIR               the embedded labelled set as train.csv, test.csv
-    keras-bert3 pipeline --output DIR             the main job: pretrain, topics, finetune, export, predict
+keras-bert3 pretrain [--model tiny] [--corpus FILES] --output DIR [--steps ...]
+keras-bert3 prepare-data --corpus GLOB --output DIR [--preset P] [--workers N] [--beam]   pre-paired shards
+keras-bert3 data-service dispatcher|worker [--port P] [--dispatcher HOST:P]   input on tf.data service
+keras-bert3 demo [--output DIR]             tokenizer and preset tour on the embedded corpus
+keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
+keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
+keras-bert3 embed PRESET TEXT [TEXT ...]    print sentence vectors
+keras-bert3 finetune --preset DIR --train FILE [--validation FILE] --text-column C --label-column L --output DIR
+keras-bert3 export --model DIR --output DIR   fine-tuned task -> SavedModel taking strings
+keras-bert3 predict --model DIR TEXT [TEXT ...]  DIR: a fine-tuned preset or its SavedModel
+keras-bert3 topics --output DIR               the embedded labelled set as train.csv, test.csv
+keras-bert3 pipeline --output DIR             the main job: pretrain, topics, finetune, export, predict
 """
 
 import argparse
@@ -79,18 +79,32 @@ def prepare_data(args) -> None:
             sentences = document_dataset(args.corpus, file_format=args.file_format, seed=args.seed).unbatch()
             learn_wordpiece_vocabulary(sentences, args.vocabulary_size, vocabulary_output_file=path)
         tokenizer = BertTokenizer(path)
-    settings = dict(num_shards=args.num_shards, workers=args.workers, sequence_length=args.sequence_length,
-                    seed=args.seed, next_sentence_prediction=not args.no_nsp, balanced_nsp=not args.original_nsp,
-                    file_format=args.file_format)  # fmt: skip
+    settings = dict(
+        num_shards=args.num_shards,
+        workers=args.workers,
+        sequence_length=args.sequence_length,
+        seed=args.seed,
+        next_sentence_prediction=not args.no_nsp,
+        balanced_nsp=not args.original_nsp,
+        file_format=args.file_format,
+    )
     if args.beam or args.beam_options:
         from keras_bert3.data.beam_shards import prepare_pretraining_data_beam
 
         beam_options = shlex.split(args.beam_options) if args.beam_options else None
-        prepare_pretraining_data_beam(args.corpus, tokenizer, args.output, beam_options=beam_options,
-                                      harness_log_level="INFO" if debug_asked(args) else "ERROR", **settings)  # fmt: skip
+        prepare_pretraining_data_beam(
+            args.corpus,
+            tokenizer,
+            args.output,
+            beam_options=beam_options,
+            harness_log_level="INFO" if debug_asked(args) else "ERROR",
+            **settings,
+        )
     else:
         prepare_pretraining_data(args.corpus, tokenizer, args.output, **settings)
-    print(f"Train on them with: keras-bert3 pretrain --corpus {args.output} --sequence-length {args.sequence_length} ...")
+    print(
+        f"Train on them with: keras-bert3 pretrain --corpus {args.output} --sequence-length {args.sequence_length} ..."
+    )
 
 
 def data_service(args) -> None:
@@ -203,8 +217,10 @@ def pretrain(args) -> None:
             print(f"{name:<16} {first[name]:>16.4f} {last[name]:>17.4f}")
     with open(os.path.join(args.output, "preset", "vocabulary.txt"), encoding="utf-8") as f:
         tokens = sum(1 for _ in f)
-    print(f"Preset: {args.output}/preset ({tokens:,}-token vocabulary)   Curves: {args.output}/training_curves.png   "
-          f"TensorBoard: tensorboard --logdir {args.output}/logs")
+    print(
+        f"Preset: {args.output}/preset ({tokens:,}-token vocabulary)   Curves: {args.output}/training_curves.png   "
+        f"TensorBoard: tensorboard --logdir {args.output}/logs"
+    )
 
 
 def finetune(args) -> None:
@@ -222,24 +238,38 @@ def finetune(args) -> None:
     texts, seconds, labels = read_labelled_file(args.train, args.text_column, args.label_column, args.second_column)
     class_names = sorted(set(labels))
     index = {name: i for i, name in enumerate(class_names)}
-    print(f"{len(texts)} training texts, {len(class_names)} labels: {', '.join(class_names[:20])}"
-          + (f", ... ({len(class_names) - 20} more)" if len(class_names) > 20 else ""))  # fmt: skip
+    print(
+        f"{len(texts)} training texts, {len(class_names)} labels: {', '.join(class_names[:20])}"
+        + (f", ... ({len(class_names) - 20} more)" if len(class_names) > 20 else "")
+    )
     keras.utils.set_random_seed(args.seed)
     precision = {"dtype": args.precision} if args.precision else {}
-    classifier = BertClassifier.from_preset(args.preset, num_classes=len(class_names),
-                                            sequence_length=args.sequence_length,
-                                            sentence_pairs=seconds is not None, **precision)  # fmt: skip
+    classifier = BertClassifier.from_preset(
+        args.preset,
+        num_classes=len(class_names),
+        sequence_length=args.sequence_length,
+        sentence_pairs=seconds is not None,
+        **precision,
+    )
     classifier.compile(learning_rate=args.learning_rate)
     x = texts if seconds is None else (texts, seconds)
     validation = None
     if args.validation:
-        v_texts, v_seconds, v_labels = read_labelled_file(args.validation, args.text_column, args.label_column, args.second_column)
+        v_texts, v_seconds, v_labels = read_labelled_file(
+            args.validation, args.text_column, args.label_column, args.second_column
+        )
         unknown = sorted(set(v_labels) - set(class_names))
         if unknown:
             raise ValueError(f"{args.validation} has labels {unknown[:5]} that the training file lacks.")
         validation = (v_texts if v_seconds is None else (v_texts, v_seconds), np.array([index[l] for l in v_labels]))
-    history = classifier.fit(x, np.array([index[l] for l in labels]), batch_size=args.batch_size, epochs=args.epochs,
-                             validation_data=validation, verbose=args.verbose)  # fmt: skip
+    history = classifier.fit(
+        x,
+        np.array([index[l] for l in labels]),
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+        validation_data=validation,
+        verbose=args.verbose,
+    )
     with written_whole(args.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE) as folder:
         classifier.save_to_preset(folder)
         write_json(os.path.join(folder, "class_names.json"), {"class_names": class_names})
@@ -268,8 +298,10 @@ def load_task(preset_dir: str, **kwargs):
     check_exists(preset_dir, "the fine-tuned preset")
     path = os.path.join(preset_dir, TASK_CONFIG_FILE)
     if not os.path.isfile(path):
-        raise ValueError(f"{preset_dir} is not a fine-tuned preset (no {TASK_CONFIG_FILE}): fine-tune it first "
-                         f"(keras-bert3 finetune --preset {preset_dir} --train FILE --output DIR).")  # fmt: skip
+        raise ValueError(
+            f"{preset_dir} is not a fine-tuned preset (no {TASK_CONFIG_FILE}): fine-tune it first "
+            f"(keras-bert3 finetune --preset {preset_dir} --train FILE --output DIR)."
+        )
     name = read_json(path).get("class_name")
     if name not in tasks:
         raise ValueError(f"{path} names the task {name!r}; known tasks: {sorted(tasks)}.")
@@ -294,8 +326,12 @@ def export(args) -> None:
         try:
             shutil.copy(names, os.path.join(args.output, "class_names.json"))
         except OSError as error:
-            raise WriteFailed("the class names beside the export", args.output, error,
-                              kept="The SavedModel itself is complete; copy class_names.json beside it.") from error  # fmt: skip
+            raise WriteFailed(
+                "the class names beside the export",
+                args.output,
+                error,
+                kept="The SavedModel itself is complete; copy class_names.json beside it.",
+            ) from error
     warmup = "" if args.no_warmup else ", with TF Serving warm-up records in assets.extra/"
     print(f"Wrote a SavedModel to {args.output}: serving_default takes strings, serve_token_ids takes ids{warmup}.")
     if args.jit_compile:
@@ -364,22 +400,53 @@ def pipeline(args) -> None:
     """The main job: each stage is one of the commands above, printed as it runs."""
     out = args.output
     stages = [
-        ["pretrain", "--output", f"{out}/pretraining", "--steps", str(args.pretrain_steps),
-         "--learning-rate", "1e-3", "--checkpoint-every", str(max(args.pretrain_steps // 10, 1)), "--verbose", "2"],
+        [
+            "pretrain",
+            "--output",
+            f"{out}/pretraining",
+            "--steps",
+            str(args.pretrain_steps),
+            "--learning-rate",
+            "1e-3",
+            "--checkpoint-every",
+            str(max(args.pretrain_steps // 10, 1)),
+            "--verbose",
+            "2",
+        ],
         ["topics", "--output", f"{out}/topics"],
-        ["finetune", "--preset", f"{out}/pretraining/preset", "--train", f"{out}/topics/train.csv",
-         "--validation", f"{out}/topics/test.csv", "--text-column", "text", "--label-column", "label",
-         "--epochs", str(args.finetune_epochs), "--learning-rate", "1e-4", "--output", f"{out}/classifier"],
+        [
+            "finetune",
+            "--preset",
+            f"{out}/pretraining/preset",
+            "--train",
+            f"{out}/topics/train.csv",
+            "--validation",
+            f"{out}/topics/test.csv",
+            "--text-column",
+            "text",
+            "--label-column",
+            "label",
+            "--epochs",
+            str(args.finetune_epochs),
+            "--learning-rate",
+            "1e-4",
+            "--output",
+            f"{out}/classifier",
+        ],
         ["export", "--model", f"{out}/classifier", "--output", f"{out}/serving/1"],
         ["predict", "--model", f"{out}/serving/1", *PIPELINE_EXAMPLES],
-    ]  # fmt: skip
+    ]
     for number, argv in enumerate(stages, start=1):
-        print(f"\n[{number}/{len(stages)}] $ keras-bert3 {' '.join(repr(a) if ' ' in a else a for a in argv)}", flush=True)
+        print(
+            f"\n[{number}/{len(stages)}] $ keras-bert3 {' '.join(repr(a) if ' ' in a else a for a in argv)}", flush=True
+        )
         start = time.perf_counter()
         code = main(argv)
         if code > 128:  # Stopped by a signal, after a checkpoint: the same pipeline command goes on.
-            print(f"keras-bert3 pipeline: stopped in stage {number} ({argv[0]}); run the same command to go on.",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"keras-bert3 pipeline: stopped in stage {number} ({argv[0]}); run the same command to go on.",
+                file=sys.stderr,
+            )
             raise SystemExit(code)
         if code != 0:
             raise ValueError(f"stage {number} ({argv[0]}) failed; see the message above.")
@@ -393,51 +460,77 @@ def debug_asked(args) -> bool:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="keras-bert3", description=__doc__.split("\n")[0])
-    parser.add_argument("--debug", action="store_true",
-                        help="show the traceback of an error instead of its one line (also KERAS_BERT3_DEBUG=1)")  # fmt: skip
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback of an error instead of its one line (also KERAS_BERT3_DEBUG=1)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     p = commands.add_parser("pretrain", help="pretrain BERT (MLM + NSP); resumes if OUTPUT has a checkpoint")
     p.add_argument("--output", required=True, help="run directory: checkpoints, logs, plot, final preset")
     p.add_argument("--model", default="tiny", help="tiny, mini, small, medium, base or large")
     p.add_argument("--preset", help="continue pretraining this preset instead of a new --model")
-    p.add_argument("--corpus", help="files or glob, one sentence a line, or a prepare-data directory; default: the embedded corpus")
+    p.add_argument(
+        "--corpus", help="files or glob, one sentence a line, or a prepare-data directory; default: the embedded corpus"
+    )
     p.add_argument("--steps", type=int, default=1000)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--sequence-length", type=int, default=128)
     p.add_argument("--max-predictions-per-seq", type=int, default=20)
-    p.add_argument("--packed-length", type=int, metavar="TOKENS",
-                   help="pack pairs (of at most --sequence-length tokens) whole into rows of TOKENS, attention and "
-                        "positions kept within each pair; --batch-size counts rows")  # fmt: skip
+    p.add_argument(
+        "--packed-length",
+        type=int,
+        metavar="TOKENS",
+        help="pack pairs (of at most --sequence-length tokens) whole into rows of TOKENS, attention and "
+        "positions kept within each pair; --batch-size counts rows",
+    )
     p.add_argument("--no-nsp", action="store_true", help="MLM only, no next-sentence prediction")
     p.add_argument("--learning-rate", type=float, default=1e-4)
     p.add_argument("--warmup-steps", type=int, help="default: 1%% of --steps")
     p.add_argument("--checkpoint-every", type=int, default=100)
     p.add_argument("--vocabulary-size", type=int, default=8000, help="vocabulary learnt on the corpus")
-    p.add_argument("--precision", choices=["float32", "mixed_bfloat16", "mixed_float16"],
-                   help="default: bfloat16 compute, float32 weights where the chip computes bfloat16 natively "
-                        "(GPUs of compute capability 8.0+, TPUs, CPUs with AVX512-BF16 or AMX), float16 with loss "
-                        "scaling on 7.x GPUs, float32 elsewhere")
+    p.add_argument(
+        "--precision",
+        choices=["float32", "mixed_bfloat16", "mixed_float16"],
+        help="default: bfloat16 compute, float32 weights where the chip computes bfloat16 natively "
+        "(GPUs of compute capability 8.0+, TPUs, CPUs with AVX512-BF16 or AMX), float16 with loss "
+        "scaling on 7.x GPUs, float32 elsewhere",
+    )
     p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
-    p.add_argument("--strategy", default="none", choices=STRATEGIES,
-                   help="mirrored / multi_worker_mirrored / tpu (TensorFlow); data_parallel / model_parallel (JAX)")
+    p.add_argument(
+        "--strategy",
+        default="none",
+        choices=STRATEGIES,
+        help="mirrored / multi_worker_mirrored / tpu (TensorFlow); data_parallel / model_parallel (JAX)",
+    )
     p.add_argument("--devices", type=int, help="how many of the GPUs / TPUs (else CPUs) the strategy uses; default all")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
-    p.add_argument("--data-service", metavar="HOST:PORT",
-                   help="a tf.data service dispatcher whose workers compute the input (keras-bert3 data-service)")
+    p.add_argument(
+        "--data-service",
+        metavar="HOST:PORT",
+        help="a tf.data service dispatcher whose workers compute the input (keras-bert3 data-service)",
+    )
     p.set_defaults(run=pretrain)
 
-    p = commands.add_parser("data-service", help="run a tf.data service dispatcher or worker for pretrain --data-service")
+    p = commands.add_parser(
+        "data-service", help="run a tf.data service dispatcher or worker for pretrain --data-service"
+    )
     p.add_argument("role", choices=["dispatcher", "worker"])
     p.add_argument("--port", type=int, default=None, help="dispatcher default 5050; worker default any free port")
     p.add_argument("--dispatcher", metavar="HOST:PORT", help="the dispatcher's address (worker)")
-    p.add_argument("--worker-address", metavar="HOST:PORT",
-                   help="how trainers reach this worker (default: this host's name and its port)")
+    p.add_argument(
+        "--worker-address",
+        metavar="HOST:PORT",
+        help="how trainers reach this worker (default: this host's name and its port)",
+    )
     p.add_argument("--work-dir", help="dispatcher: journal its state here, so that a restarted dispatcher resumes")
     p.set_defaults(run=data_service)
 
-    p = commands.add_parser("prepare-data", help="pair a corpus into shards, N processes, resumable; pretrain reads them")
+    p = commands.add_parser(
+        "prepare-data", help="pair a corpus into shards, N processes, resumable; pretrain reads them"
+    )
     p.add_argument("--corpus", required=True, help="files or glob")
     p.add_argument("--output", required=True, help="directory for the shards, prepared.json and the tokenizer")
     p.add_argument("--preset", help="the tokenizer of this preset; default: a vocabulary learnt on the corpus")
@@ -449,10 +542,16 @@ def main(argv=None) -> int:
     p.add_argument("--no-nsp", action="store_true", help="single segments for MLM only")
     p.add_argument("--original-nsp", action="store_true", help="the original's coin flip instead of 50%% true")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--beam", action="store_true",
-                   help="build the shards with Apache Beam (the beam extra); default runner: DirectRunner, --workers processes")
-    p.add_argument("--beam-options", metavar="FLAGS",
-                   help='Beam pipeline flags, e.g. "--runner=DataflowRunner --project=P --temp_location=gs://B/tmp"')
+    p.add_argument(
+        "--beam",
+        action="store_true",
+        help="build the shards with Apache Beam (the beam extra); default runner: DirectRunner, --workers processes",
+    )
+    p.add_argument(
+        "--beam-options",
+        metavar="FLAGS",
+        help='Beam pipeline flags, e.g. "--runner=DataflowRunner --project=P --temp_location=gs://B/tmp"',
+    )
     p.set_defaults(run=prepare_data)
 
     p = commands.add_parser("demo", help="tokenizer and preset tour on the embedded corpus")
@@ -489,9 +588,12 @@ def main(argv=None) -> int:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--learning-rate", type=float, default=5e-5)
     p.add_argument("--sequence-length", type=int, default=128)
-    p.add_argument("--precision", choices=["mixed_bfloat16", "mixed_float16"],
-                   help="bfloat16 compute, float32 weights (CPUs with AMX or AVX512-BF16, GPUs, TPUs); "
-                        "float16 with loss scaling (GPUs)")
+    p.add_argument(
+        "--precision",
+        choices=["mixed_bfloat16", "mixed_float16"],
+        help="bfloat16 compute, float32 weights (CPUs with AMX or AVX512-BF16, GPUs, TPUs); "
+        "float16 with loss scaling (GPUs)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=2)
     p.set_defaults(run=finetune)
@@ -500,11 +602,18 @@ def main(argv=None) -> int:
     p.add_argument("--model", required=True, help="a preset written by finetune")
     p.add_argument("--output", required=True)
     p.add_argument("--no-warmup", action="store_true", help="leave out TF Serving's warm-up records")
-    p.add_argument("--jit-compile", action="store_true",
-                   help="compile the model with XLA (faster on CPU; TF Serving needs --xla_cpu_compilation_enabled=true)")
-    p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32",
-                   help="bfloat16: weights and compute in bfloat16, for CPUs with amx_bf16 and AMD CPUs with avx512_bf16 "
-                        "(docs/serving.md)")
+    p.add_argument(
+        "--jit-compile",
+        action="store_true",
+        help="compile the model with XLA (faster on CPU; TF Serving needs --xla_cpu_compilation_enabled=true)",
+    )
+    p.add_argument(
+        "--dtype",
+        choices=["float32", "bfloat16"],
+        default="float32",
+        help="bfloat16: weights and compute in bfloat16, for CPUs with amx_bf16 and AMD CPUs with avx512_bf16 "
+        "(docs/serving.md)",
+    )
     p.set_defaults(run=export)
 
     p = commands.add_parser("predict", help="classify texts with a fine-tuned preset or its exported SavedModel")

@@ -79,7 +79,9 @@ def _reference_paragraphs():
     """Prose paragraphs of the reference documentation (dedented; code blocks, headings and grammar left out)."""
     for name in sorted(topics.topics):
         for paragraph in re.split(r"\n\s*\n", topics.topics[name]):
-            lines = [line for line in textwrap.dedent(paragraph).split("\n") if line.strip() and not _HEADING.match(line)]
+            lines = [
+                line for line in textwrap.dedent(paragraph).split("\n") if line.strip() and not _HEADING.match(line)
+            ]
             if lines and lines[0].startswith("* "):  # A list item and its indented continuation.
                 lines = [lines[0][2:]] + [line.strip() for line in lines[1:]]
             if _reads_as_prose(lines):

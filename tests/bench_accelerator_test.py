@@ -35,10 +35,21 @@ def test_tiny_run_completes_every_row(tmp_path):
     out = tmp_path / "results.json"
     rows = [name for name in row_names(Args, "cpu") if name.endswith("-float32")] + [FLOAT16_ROW]
     completed = subprocess.run(
-        [sys.executable, "bench/accelerator.py", "--tiny", "--backends", keras.backend.backend(),
-         "--json", str(out), "--rows", *rows],
-        cwd=REPO, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "bench/accelerator.py",
+            "--tiny",
+            "--backends",
+            keras.backend.backend(),
+            "--json",
+            str(out),
+            "--rows",
+            *rows,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-3000:]
     with open(out, encoding="utf-8") as f:
         results = {result["row"]: result for result in json.load(f)}
@@ -67,8 +78,13 @@ def test_quick_run_compares_with_hugging_face(tmp_path):
     trained on; every row completes, and the fine-tuning rows report their
     first and steady epochs."""
     out = tmp_path / "results.json"
-    completed = subprocess.run([sys.executable, "bench/accelerator.py", "--quick", "--tiny", "--json", str(out)],
-                               cwd=REPO, capture_output=True, text=True, timeout=900)  # fmt: skip
+    completed = subprocess.run(
+        [sys.executable, "bench/accelerator.py", "--quick", "--tiny", "--json", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-3000:]
     with open(out, encoding="utf-8") as f:
         results = {result["row"]: result for result in json.load(f)}

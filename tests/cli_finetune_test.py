@@ -42,9 +42,28 @@ def files(tmp_path_factory, minilm_dir):
 
 @pytest.mark.slow
 def test_finetune_export_predict(files, capsys):
-    out = cli(capsys, "finetune", "--preset", str(files / "pretrained"), "--train", str(files / "train.csv"),
-              "--validation", str(files / "validation.jsonl"), "--text-column", "sentence", "--label-column", "topic",
-              "--output", str(files / "finetuned"), "--epochs", "1", "--sequence-length", "32", "--verbose", "0")  # fmt: skip
+    out = cli(
+        capsys,
+        "finetune",
+        "--preset",
+        str(files / "pretrained"),
+        "--train",
+        str(files / "train.csv"),
+        "--validation",
+        str(files / "validation.jsonl"),
+        "--text-column",
+        "sentence",
+        "--label-column",
+        "topic",
+        "--output",
+        str(files / "finetuned"),
+        "--epochs",
+        "1",
+        "--sequence-length",
+        "32",
+        "--verbose",
+        "0",
+    )
     assert "val_accuracy" in out and os.path.isfile(files / "finetuned" / "task.json")
     printed = cli(capsys, "predict", "--model", str(files / "finetuned"), "Open the URL and return the response.", "")
     lines = printed.strip().splitlines()
@@ -55,11 +74,27 @@ def test_finetune_export_predict(files, capsys):
     from_export = cli(capsys, "predict", "--model", str(files / "export"), "Open the URL and return the response.", "")
     assert from_export.strip().splitlines() == lines
     # A bfloat16 export (for CPUs with AMX or AVX512-BF16): bfloat16 weights, the same probabilities within 1e-2.
-    cli(capsys, "export", "--model", str(files / "finetuned"), "--output", str(files / "export_bf16"), "--dtype", "bfloat16")
-    from_bf16 = [line.split("\t") for line in cli(capsys, "predict", "--model", str(files / "export_bf16"),
-                                                    "Open the URL and return the response.", "").strip().splitlines()]  # fmt: skip
-    for (label, probability), (bf16_label, bf16_probability) in zip([line.split("\t")[:2] for line in lines],
-                                                                    [line[:2] for line in from_bf16], strict=True):
+    cli(
+        capsys,
+        "export",
+        "--model",
+        str(files / "finetuned"),
+        "--output",
+        str(files / "export_bf16"),
+        "--dtype",
+        "bfloat16",
+    )
+    from_bf16 = [
+        line.split("\t")
+        for line in cli(
+            capsys, "predict", "--model", str(files / "export_bf16"), "Open the URL and return the response.", ""
+        )
+        .strip()
+        .splitlines()
+    ]
+    for (label, probability), (bf16_label, bf16_probability) in zip(
+        [line.split("\t")[:2] for line in lines], [line[:2] for line in from_bf16], strict=True
+    ):
         assert abs(float(probability) - float(bf16_probability)) <= 1e-2
         assert bf16_label == label or float(probability) < 0.5  # A near tie may change sides.
     import tensorflow as tf
@@ -79,31 +114,63 @@ def test_topics_writes_the_embedded_labelled_set(tmp_path):
 def test_missing_label_column_is_a_clear_error(files, capsys):
     with pytest.raises(ValueError, match="no column 'label'"):
         read_labelled_file(str(files / "train.csv"), "sentence", "label")
-    code = main(["finetune", "--preset", str(files / "pretrained"), "--train", str(files / "train.csv"),
-                 "--text-column", "sentence", "--label-column", "label", "--output", str(files / "x")])  # fmt: skip
+    code = main(
+        [
+            "finetune",
+            "--preset",
+            str(files / "pretrained"),
+            "--train",
+            str(files / "train.csv"),
+            "--text-column",
+            "sentence",
+            "--label-column",
+            "label",
+            "--output",
+            str(files / "x"),
+        ]
+    )
     assert code == 2 and "no column 'label'" in capsys.readouterr().err
 
 
 def bad_files(root) -> dict:
     """One training file per bad input `finetune` must refuse before building a model, and its message."""
     data = docstring_topics()
-    good = [{"sentence": text, "topic": data["class_names"][label]} for text, label in zip(data["train_texts"][:8], data["train_labels"][:8])]
+    good = [
+        {"sentence": text, "topic": data["class_names"][label]}
+        for text, label in zip(data["train_texts"][:8], data["train_labels"][:8])
+    ]
     cases = {
-        "labels.csv": ([dict(row, topic=name) for row, name in zip(good, ["pos", " pos", "Pos", "POS", "neg"] * 2)],
-                       r"differ only by case or spaces: 'pos', ' pos', 'Pos', 'POS'"),
-        "missing_label.csv": (good[:3] + [{"sentence": good[3]["sentence"]}] + good[4:], r"missing_label\.csv, line 5: the label \('topic'\) is missing"),
-        "missing_label.jsonl": (good[:2] + [{"sentence": "no topic here"}], r"missing_label\.jsonl, line 3: the label \('topic'\) is missing"),
+        "labels.csv": (
+            [dict(row, topic=name) for row, name in zip(good, ["pos", " pos", "Pos", "POS", "neg"] * 2)],
+            r"differ only by case or spaces: 'pos', ' pos', 'Pos', 'POS'",
+        ),
+        "missing_label.csv": (
+            good[:3] + [{"sentence": good[3]["sentence"]}] + good[4:],
+            r"missing_label\.csv, line 5: the label \('topic'\) is missing",
+        ),
+        "missing_label.jsonl": (
+            good[:2] + [{"sentence": "no topic here"}],
+            r"missing_label\.jsonl, line 3: the label \('topic'\) is missing",
+        ),
         "bad.jsonl": (good[:5] + ['{"sentence": "cut off'], r"bad\.jsonl, line 6: not valid JSON"),
     }
     # A Latin-1 export of 3,000 rows, one word with an accent on line 2,702: named by line and column.
-    rows = [{"sentence": text, "topic": data["class_names"][label]}
-            for text, label in zip(data["train_texts"] * 3, data["train_labels"] * 3) if text.isascii()][:3000]  # fmt: skip
+    rows = [
+        {"sentence": text, "topic": data["class_names"][label]}
+        for text, label in zip(data["train_texts"] * 3, data["train_labels"] * 3)
+        if text.isascii()
+    ][:3000]
     rows[2700] = dict(rows[2700], sentence="Return the caf\u00e9 menu as a list.")
     with open(root / "latin1.csv", "w", newline="", encoding="latin-1") as f:
         writer = csv.DictWriter(f, ["sentence", "topic"])
         writer.writeheader()
         writer.writerows(rows)
-    paths = {"latin1.csv": (root / "latin1.csv", r"latin1\.csv, line 2702, column 15: byte 0xe9 is not UTF-8 .*iconv -f latin1 -t utf-8")}
+    paths = {
+        "latin1.csv": (
+            root / "latin1.csv",
+            r"latin1\.csv, line 2702, column 15: byte 0xe9 is not UTF-8 .*iconv -f latin1 -t utf-8",
+        )
+    }
     for name, (rows, message) in cases.items():
         path = root / name
         with open(path, "w", newline="", encoding="utf-8") as f:
@@ -121,12 +188,28 @@ def test_bad_training_files_are_one_line_errors_with_file_and_line(files, capsys
     import re
 
     for name, (path, message) in bad_files(files).items():
-        code = main(["finetune", "--preset", str(files / "pretrained"), "--train", str(path), "--text-column", "sentence",
-                     "--label-column", "topic", "--output", str(files / "never")])  # fmt: skip
+        code = main(
+            [
+                "finetune",
+                "--preset",
+                str(files / "pretrained"),
+                "--train",
+                str(path),
+                "--text-column",
+                "sentence",
+                "--label-column",
+                "topic",
+                "--output",
+                str(files / "never"),
+            ]
+        )
         printed, errors = capsys.readouterr()
         assert code == 2, (name, errors)
         lines = errors.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("keras-bert3 finetune: ") and re.search(message, lines[0]), (name, errors)
+        assert len(lines) == 1 and lines[0].startswith("keras-bert3 finetune: ") and re.search(message, lines[0]), (
+            name,
+            errors,
+        )
         assert not os.path.exists(files / "never")  # Refused before any model was built or written.
 
 
@@ -141,9 +224,10 @@ def test_export_loads_the_task_a_preset_holds(files, minilm_dir, tmp_path):
     with pytest.raises(ValueError, match="not a fine-tuned preset"):
         load_task(preset)
     backbone, tokenizer = BertBackbone.from_preset(preset), BertTokenizer.from_preset(preset)
-    for task in (BertTokenClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=32),
-                 BertQuestionAnswerer(backbone, tokenizer=tokenizer, sequence_length=64, doc_stride=16,
-                                      max_query_length=16)):  # fmt: skip
+    for task in (
+        BertTokenClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=32),
+        BertQuestionAnswerer(backbone, tokenizer=tokenizer, sequence_length=64, doc_stride=16, max_query_length=16),
+    ):
         task.save_to_preset(str(tmp_path / type(task).__name__))
         assert type(load_task(str(tmp_path / type(task).__name__))) is type(task)
 
@@ -166,8 +250,11 @@ def test_user_errors_from_tensorflow_are_one_line_and_internal_errors_are_not():
     with pytest.raises(tf.errors.NotFoundError) as missing:
         tf.io.read_file("/nonexistent/corpus.txt").numpy()
     assert "/nonexistent/corpus.txt" in user_error_line(missing.value)
+
     def checked(value):  # An input pipeline's check, as tf.data runs it (a graph).
-        with tf.control_dependencies([tf.debugging.Assert(value > 0, ["The corpus has a single document: add documents."])]):
+        with tf.control_dependencies(
+            [tf.debugging.Assert(value > 0, ["The corpus has a single document: add documents."])]
+        ):
             return tf.identity(value)
 
     with pytest.raises(tf.errors.InvalidArgumentError) as check:
@@ -196,14 +283,23 @@ def test_damaged_presets_and_missing_paths_are_named(files, capsys, tmp_path):
         shutil.copytree(preset, damaged)
         data = (preset / name).read_bytes()
         (damaged / name).write_bytes(data[: len(data) // 2])
-        cases.append((damaged, rf"{damaged}/{name} cannot be read as a weights file \(.*\): it is truncated or damaged"))
+        cases.append(
+            (damaged, rf"{damaged}/{name} cannot be read as a weights file \(.*\): it is truncated or damaged")
+        )
     foreign = tmp_path / "foreign"
     shutil.copytree(preset, foreign)
-    BertBackbone.from_size("tiny", vocabulary_size=30522, max_sequence_length=64).save_to_preset(str(tmp_path / "other"))
+    BertBackbone.from_size("tiny", vocabulary_size=30522, max_sequence_length=64).save_to_preset(
+        str(tmp_path / "other")
+    )
     shutil.copy(tmp_path / "other" / "model.weights.h5", foreign / "model.weights.h5")
     cases.append((foreign, rf"{foreign}/model.weights.h5 holds weights that do not fit this model"))
-    cases.append((tmp_path / "no" / "such", rf"{tmp_path}/no/such does not exist \(nor does the folder {tmp_path}/no\)"))
+    cases.append(
+        (tmp_path / "no" / "such", rf"{tmp_path}/no/such does not exist \(nor does the folder {tmp_path}/no\)")
+    )
     for path, message in cases:
         assert main(["predict", "--model", str(path), "Open the URL."]) == 2
         lines = capsys.readouterr().err.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("keras-bert3 predict: ") and re.search(message, lines[0]), (path, lines)
+        assert len(lines) == 1 and lines[0].startswith("keras-bert3 predict: ") and re.search(message, lines[0]), (
+            path,
+            lines,
+        )

@@ -49,14 +49,22 @@ def test_the_command_leaves_native_log_lines_out_and_keeps_the_rest(tmp_path, co
 
 
 def test_only_native_log_lines_and_their_continuations_match():
-    assert NATIVE_LOG_LINE.match(b"I0000 00:00:1795685863.773190   18040 port.cc:153] oneDNN custom operations are on.\n")
+    assert NATIVE_LOG_LINE.match(
+        b"I0000 00:00:1795685863.773190   18040 port.cc:153] oneDNN custom operations are on.\n"
+    )
     assert NATIVE_LOG_LINE.match(b"E0000 00:00:1795685311.805998   10834 cuda_platform.cc:52] failed call to cuInit\n")
     assert NATIVE_LOG_LINE.match(b"W0000 00:00:1795684420.014719    5481 local_rendezvous.cc:412] Local rendezvous\n")
-    for ours in (b"keras-bert3 pretrain: --batch-size 0 must be at least 1.\n", b"Traceback (most recent call last):\n",
-                 b"Pretraining data so far: 3 empty files (skipped)\n", b"I0000 is a fine name for a file\n"):
+    for ours in (
+        b"keras-bert3 pretrain: --batch-size 0 must be at least 1.\n",
+        b"Traceback (most recent call last):\n",
+        b"Pretraining data so far: 3 empty files (skipped)\n",
+        b"I0000 is a fine name for a file\n",
+    ):
         assert not NATIVE_LOG_LINE.match(ours) and not BEAM_START_UP_LINE.match(ours)
     # Beam's worker processes, before their harness log level applies (copied from a `prepare-data --beam` run).
     assert BEAM_START_UP_LINE.match(b"INFO:__main__:Logging handler created.\n")
-    assert BEAM_START_UP_LINE.match(b"WARNING:root:apitools not found, and bigquery client libraries are not available "
-                                    b"despite the import not raising an ImportError.\n")
+    assert BEAM_START_UP_LINE.match(
+        b"WARNING:root:apitools not found, and bigquery client libraries are not available "
+        b"despite the import not raising an ImportError.\n"
+    )
     assert not BEAM_START_UP_LINE.match(b"ERROR:apache_beam.runners.worker.sdk_worker:Error processing instruction\n")

@@ -20,8 +20,22 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.mark.slow
 def test_finetune_classifier_example_exports_what_it_predicts(tmp_path, minilm_dir):
     preset = write_tiny_preset(str(tmp_path / "tiny"), minilm_dir)
-    command = [sys.executable, "examples/finetune_classifier.py", "--preset", preset, "--train-size", "64",
-               "--test-size", "32", "--epochs", "1", "--sequence-length", "64", "--output", str(tmp_path / "run")]  # fmt: skip
+    command = [
+        sys.executable,
+        "examples/finetune_classifier.py",
+        "--preset",
+        preset,
+        "--train-size",
+        "64",
+        "--test-size",
+        "32",
+        "--epochs",
+        "1",
+        "--sequence-length",
+        "64",
+        "--output",
+        str(tmp_path / "run"),
+    ]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"test accuracy [\d.]+ -> [\d.]+", result.stdout)
@@ -30,8 +44,20 @@ def test_finetune_classifier_example_exports_what_it_predicts(tmp_path, minilm_d
     assert os.path.isfile(tmp_path / "run" / "preset" / "task_head.weights.h5")
     # examples/serve_saved_model.py serves that export with TensorFlow and tf-text only.
     texts = ["Round the decimal number to two places.", ""]
-    served = subprocess.run([sys.executable, "examples/serve_saved_model.py", "--model", str(tmp_path / "run" / "serving" / "1"),
-                             "--repeats", "2", *texts], cwd=REPO, capture_output=True, text=True)  # fmt: skip
+    served = subprocess.run(
+        [
+            sys.executable,
+            "examples/serve_saved_model.py",
+            "--model",
+            str(tmp_path / "run" / "serving" / "1"),
+            "--repeats",
+            "2",
+            *texts,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert served.returncode == 0, served.stderr[-3000:]
     answers = [line.split("\t") for line in served.stdout.splitlines() if line.count("\t") == 2]
     assert [text for _, _, text in answers] == texts

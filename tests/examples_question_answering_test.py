@@ -19,8 +19,22 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.mark.slow
 def test_answer_questions_example_exports_what_it_predicts(tmp_path, minilm_dir):
     preset = write_tiny_preset(str(tmp_path / "tiny"), minilm_dir)
-    command = [sys.executable, "examples/answer_questions.py", "--preset", preset, "--train-size", "64", "--test-size", "32",
-               "--sequence-length", "64", "--epochs", "1", "--output", str(tmp_path)]  # fmt: skip
+    command = [
+        sys.executable,
+        "examples/answer_questions.py",
+        "--preset",
+        preset,
+        "--train-size",
+        "64",
+        "--test-size",
+        "32",
+        "--sequence-length",
+        "64",
+        "--epochs",
+        "1",
+        "--output",
+        str(tmp_path),
+    ]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"exact match [\d.]+ -> [\d.]+, F1 [\d.]+ -> [\d.]+", result.stdout)

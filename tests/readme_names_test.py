@@ -40,7 +40,12 @@ def test_every_name_the_readme_calls_resolves_after_importing_the_package():
         "        missing.append(name)\n"
         "print('missing:', missing)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, *names], cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ, KERAS_BACKEND="tensorflow"))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script, *names],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, KERAS_BACKEND="tensorflow"),
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "missing: []", done.stdout[-3000:]

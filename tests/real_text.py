@@ -17,12 +17,7 @@ INSERTED_CHARACTERS = ["\x00", "\x0b", "\t", "\u200b", "\xa0", "\x1c", "\x85", "
 def _python_doc_lines() -> list[str]:
     import pydoc_data.topics
 
-    return [
-        line.strip()
-        for text in pydoc_data.topics.topics.values()
-        for line in text.splitlines()
-        if line.strip()
-    ]
+    return [line.strip() for text in pydoc_data.topics.topics.values() for line in text.splitlines() if line.strip()]
 
 
 def _chatterbot_lines() -> list[str]:

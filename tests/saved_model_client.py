@@ -195,8 +195,14 @@ class ServingRuntime:
         for name in ("KERAS_BACKEND", "PYTHONPATH"):
             env.pop(name, None)
         self.log = tempfile.NamedTemporaryFile(prefix="serving-runtime-", suffix=".log", delete=False)
-        self.process = subprocess.Popen([serving_runtime_python(), "-c", CLIENT], env=env, text=True,
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)  # fmt: skip
+        self.process = subprocess.Popen(
+            [serving_runtime_python(), "-c", CLIENT],
+            env=env,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+        )
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -214,8 +220,11 @@ def call_in_serving_runtime(export_dir, tmp_path, calls: dict) -> Served:
     """Runs `calls` (`{call: (signature, {input: value})}`) on the SavedModel,
     loaded from disk by the serving runtime; returns what it served (strings
     as bytes arrays), its ops and signatures."""
-    request = {f"{call}:{signature}:{name}": _as_array(value)
-               for call, (signature, inputs) in calls.items() for name, value in inputs.items()}  # fmt: skip
+    request = {
+        f"{call}:{signature}:{name}": _as_array(value)
+        for call, (signature, inputs) in calls.items()
+        for name, value in inputs.items()
+    }
     request_path, out_path, info_path = tmp_path / "request.npz", tmp_path / "outputs.npz", tmp_path / "info.json"
     np.savez(request_path, **request)
     SERVING_RUNTIME.call(export_dir, request_path, out_path, info_path)
@@ -226,7 +235,9 @@ def call_in_serving_runtime(export_dir, tmp_path, calls: dict) -> Served:
     with open(info_path, encoding="utf-8") as f:
         info = json.load(f)
     if serving_runtime_python() != sys.executable:
-        assert info["tensorflow"] == TENSORFLOW_VERSION, f"{serving_runtime_python()} runs TensorFlow {info['tensorflow']}"
+        assert info["tensorflow"] == TENSORFLOW_VERSION, (
+            f"{serving_runtime_python()} runs TensorFlow {info['tensorflow']}"
+        )
     warmup = [outputs.pop(f"warmup{i}") for i in range(info["warmup"])]
     ops = {kind: set(names) for kind, names in info["ops"].items()}
     return Served(outputs, ops, info["signatures"], info["tensorflow"], warmup, info["stablehlo"])
@@ -247,7 +258,8 @@ def assert_serving_ops(served: Served) -> None:
 
         readable = version_tuple(stablehlo.get_current_version())
         assert served.stablehlo and all(version_tuple(v) <= readable for v in served.stablehlo), (
-            f"StableHLO {served.stablehlo}; this TensorFlow reads up to {stablehlo.get_current_version()}")
+            f"StableHLO {served.stablehlo}; this TensorFlow reads up to {stablehlo.get_current_version()}"
+        )
 
 
 def assert_warmup_served(served: Served, export_dir) -> list:

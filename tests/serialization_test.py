@@ -63,7 +63,9 @@ COVERED = {
 def test_every_registered_class_is_covered():
     import keras_bert3  # noqa: F401  (registers every class)
 
-    registered = {name.split(">", 1)[1] for name in keras.saving.get_custom_objects() if name.startswith("keras_bert3>")}
+    registered = {
+        name.split(">", 1)[1] for name in keras.saving.get_custom_objects() if name.startswith("keras_bert3>")
+    }
     assert registered == set(COVERED), registered ^ set(COVERED)
 
 
@@ -84,7 +86,9 @@ def test_layers_survive_a_keras_file(tmp_path):
 def build_model(kind: str, tokenizer):
     """A tiny compiled model of `kind`, and how to get its outputs."""
     backbone = tiny_backbone(tokenizer.vocabulary_size())
-    packed = {name: np.asarray(value) for name, value in BertTextPreprocessor(tokenizer, sequence_length=32)(TEXTS).items()}
+    packed = {
+        name: np.asarray(value) for name, value in BertTextPreprocessor(tokenizer, sequence_length=32)(TEXTS).items()
+    }
     if kind == "backbone":
         return backbone, lambda m: m.predict(packed, verbose=0)
     if kind == "pretrainer":
@@ -103,7 +107,9 @@ def build_model(kind: str, tokenizer):
         model.compile(learning_rate=1e-3, total_steps=10)
         return model, lambda m: m.predict(WORDS, verbose=0)
     if kind == "question_answerer":
-        model = BertQuestionAnswerer(backbone, tokenizer=tokenizer, sequence_length=32, doc_stride=8, max_query_length=8)
+        model = BertQuestionAnswerer(
+            backbone, tokenizer=tokenizer, sequence_length=32, doc_stride=8, max_query_length=8
+        )
         model.compile(learning_rate=1e-3, total_steps=10)
         return model, lambda m: m.predict(QUESTIONS, CONTEXTS, verbose=0)
     raise ValueError(kind)
@@ -129,8 +135,9 @@ def test_a_classifier_saved_mid_training_goes_on_as_it_would_have(tokenizer, tmp
     draws differed from the uninterrupted model's (`keras-bert3 pretrain`
     resumes exactly, draws included, from its own checkpoints)."""
     labels = np.array([0, 1])
-    model = BertClassifier(tiny_backbone(tokenizer.vocabulary_size(), dropout=0.0), 3, tokenizer=tokenizer,
-                           sequence_length=32, dropout=0.0)  # fmt: skip
+    model = BertClassifier(
+        tiny_backbone(tokenizer.vocabulary_size(), dropout=0.0), 3, tokenizer=tokenizer, sequence_length=32, dropout=0.0
+    )
     model.compile(learning_rate=1e-3, total_steps=10)
     model.fit(TEXTS, labels, batch_size=2, epochs=1, verbose=0)
     model.save(tmp_path / "classifier.keras")
@@ -154,8 +161,12 @@ def test_preprocessing_layers_survive_serialization(kind, tokenizer):
     if kind == "tokenizer":
         layer, outputs = tokenizer, lambda layer: ragged(layer(TEXTS))
     elif kind == "packer":
-        layer = BertPacker(24, cls_token_id=tokenizer.cls_token_id, sep_token_id=tokenizer.sep_token_id,
-                           pad_token_id=tokenizer.pad_token_id)  # fmt: skip
+        layer = BertPacker(
+            24,
+            cls_token_id=tokenizer.cls_token_id,
+            sep_token_id=tokenizer.sep_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
         first, second = tokenizer(TEXTS), tokenizer(SECOND_TEXTS)
         outputs = lambda layer: layer(first, second)  # noqa: E731
     elif kind == "text_preprocessor":

@@ -74,35 +74,56 @@ def prepare_pretraining_data_beam(
     >>> prepare_pretraining_data_beam("corpus/*.txt", tokenizer, "prepared", workers=8)  # doctest: +SKIP
     """
     tasks, num_shards, info = plan_shards(
-        files, tokenizer, output_dir, num_shards=num_shards, sequence_length=sequence_length, seed=seed,
-        short_seq_prob=short_seq_prob, next_sentence_prediction=next_sentence_prediction,
-        balanced_nsp=balanced_nsp, pairing_group=pairing_group, file_format=file_format,
-    )  # fmt: skip
+        files,
+        tokenizer,
+        output_dir,
+        num_shards=num_shards,
+        sequence_length=sequence_length,
+        seed=seed,
+        short_seq_prob=short_seq_prob,
+        next_sentence_prediction=next_sentence_prediction,
+        balanced_nsp=balanced_nsp,
+        pairing_group=pairing_group,
+        file_format=file_format,
+    )
     if not tasks:
         return shard_paths(output_dir, num_shards)
     if beam_options is None:
         workers = min(workers or len(os.sched_getaffinity(0)), len(tasks))
-        beam_options = ["--runner=DirectRunner", "--direct_running_mode=multi_processing", f"--direct_num_workers={workers}",
-                        f"--default_sdk_harness_log_level={harness_log_level}"]  # fmt: skip
+        beam_options = [
+            "--runner=DirectRunner",
+            "--direct_running_mode=multi_processing",
+            f"--direct_num_workers={workers}",
+            f"--default_sdk_harness_log_level={harness_log_level}",
+        ]
     elif workers is not None:
-        raise ValueError("workers= sets the DirectRunner's processes; with beam_options, set the runner's own "
-                         "(e.g. --direct_num_workers=N, or --num_workers / --max_num_workers on Dataflow).")  # fmt: skip
+        raise ValueError(
+            "workers= sets the DirectRunner's processes; with beam_options, set the runner's own "
+            "(e.g. --direct_num_workers=N, or --num_workers / --max_num_workers on Dataflow)."
+        )
     if verbose and len(tasks) < num_shards:
-        LOGGER.info(f"prepare_pretraining_data_beam: {num_shards - len(tasks)} of {num_shards} shards already written; "
-                    f"building {len(tasks)}.")  # fmt: skip
+        LOGGER.info(
+            f"prepare_pretraining_data_beam: {num_shards - len(tasks)} of {num_shards} shards already written; "
+            f"building {len(tasks)}."
+        )
     start = time.perf_counter()
     pipeline = beam.Pipeline(options=PipelineOptions(beam_options))
-    _ = (pipeline | "Shards" >> beam.Create(tasks)
-         | "Spread" >> beam.Reshuffle()  # One shard per worker at a time, not one bundle of all.
-         | "PairAndWrite" >> beam.ParDo(WriteShard(tokenizer.get_config(), info)))  # fmt: skip
+    _ = (
+        pipeline
+        | "Shards" >> beam.Create(tasks)
+        | "Spread" >> beam.Reshuffle()  # One shard per worker at a time, not one bundle of all.
+        | "PairAndWrite" >> beam.ParDo(WriteShard(tokenizer.get_config(), info))
+    )
     result = pipeline.run()
     result.wait_until_finish()
     examples = _counter(result, "examples")
     elapsed = time.perf_counter() - start
     if verbose:
         counted = f"{examples:,} examples" if examples is not None else "(the runner reports no counters)"
-        LOGGER.info(f"prepare_pretraining_data_beam: {counted} in {len(tasks)} shards, {elapsed:.1f} s "
-                    f"({' '.join(beam_options)}).")  # fmt: skip
+        LOGGER.info(
+            f"prepare_pretraining_data_beam: {counted} in {len(tasks)} shards, {elapsed:.1f} s "
+            f"({' '.join(beam_options)})."
+        )
     read_prepared_info(output_dir)  # Raises if a shard is missing.
     return shard_paths(output_dir, num_shards)
 

@@ -87,8 +87,14 @@ def range_pieces(corpus_range: CorpusRange) -> list[tuple[str, int, int, int]]:
     return pieces
 
 
-def range_reader(ranges: list[CorpusRange], *, max_document_sentences: int = 10_000, counters: DataCounters | None = None,
-                 window: int = WINDOW_BLOCKS, block_bytes: int = BLOCK_BYTES):  # fmt: skip
+def range_reader(
+    ranges: list[CorpusRange],
+    *,
+    max_document_sentences: int = 10_000,
+    counters: DataCounters | None = None,
+    window: int = WINDOW_BLOCKS,
+    block_bytes: int = BLOCK_BYTES,
+):
     """A function `read(position)` that gives the documents of
     `ranges[position]` in windows of `window` blocks (a block: the documents
     that end in `block_bytes` of a file): a `tf.data.Dataset` of tf.string
@@ -118,13 +124,18 @@ def range_reader(ranges: list[CorpusRange], *, max_document_sentences: int = 10_
             windows = _sentence_documents(path, size, start, end, max_document_sentences, block_bytes)
         if counters is None:
             return windows.map(lambda documents, cut: documents)
-        count_file = tf.py_function(lambda is_start, is_empty: counters.add(files=int(is_start), empty_files=int(is_empty)),
-                                    [start == 0, size == 0], [])  # fmt: skip
+        count_file = tf.py_function(
+            lambda is_start, is_empty: counters.add(files=int(is_start), empty_files=int(is_empty)),
+            [start == 0, size == 0],
+            [],
+        )
         with tf.control_dependencies([count_file]):
             windows = windows.map(lambda documents, cut: (tf.identity(documents), cut))
 
         def count_cut(documents, cut):
-            count = tf.py_function(lambda n: counters.add(split_documents=int(n)), [tf.reduce_sum(tf.cast(cut, tf.int32))], [])
+            count = tf.py_function(
+                lambda n: counters.add(split_documents=int(n)), [tf.reduce_sum(tf.cast(cut, tf.int32))], []
+            )
             with tf.control_dependencies([count]):
                 return tf.identity(documents)
 
@@ -176,13 +187,15 @@ def document_dataset(
     ranges = streaming_ranges(expand_files(files), file_format)
     read = range_reader(ranges, max_document_sentences=max_document_sentences, counters=counters)
     positions = tf.data.Dataset.range(len(ranges)).shuffle(len(ranges), seed=seed, reshuffle_each_iteration=True)
-    documents = positions.interleave(read, cycle_length=min(4, len(ranges)), num_parallel_calls=tf.data.AUTOTUNE,
-                                     deterministic=True).unbatch()  # fmt: skip
+    documents = positions.interleave(
+        read, cycle_length=min(4, len(ranges)), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+    ).unbatch()
     return documents.shuffle(document_buffer, seed=seed, reshuffle_each_iteration=True)
 
 
-def streaming_ranges(paths: list[str], file_format: str = "sentences", multiple_of: int = 1, *,
-                     range_bytes: int = RANGE_BYTES) -> list[CorpusRange]:  # fmt: skip
+def streaming_ranges(
+    paths: list[str], file_format: str = "sentences", multiple_of: int = 1, *, range_bytes: int = RANGE_BYTES
+) -> list[CorpusRange]:
     """The ranges of a streaming pass: at most `range_bytes` each, a multiple
     of `multiple_of` of them (the input pipelines that share a pass)."""
     total = sum(tf.io.gfile.stat(path).length for path in paths)
@@ -225,7 +238,9 @@ def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes:
 
     owner = tf.where(start == 0, tf.constant(0, tf.int64), tf.constant(-1, tf.int64))
     lines = blocks.scan((tf.constant(""), first, owner), owned_lines)
-    lines = lines.take_while(lambda kept, done: ~done).map(lambda kept, _done: kept)  # Unlike signatures: autograph parses each.
+    lines = lines.take_while(lambda kept, done: ~done).map(
+        lambda kept, _done: kept
+    )  # Unlike signatures: autograph parses each.
     lines = lines.concatenate(tf.data.Dataset.from_tensors(tf.constant([""])))  # Ends the last document.
 
     @tf.autograph.experimental.do_not_convert  # Traced as written: no Python control flow.
@@ -246,7 +261,9 @@ def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes:
         new_row = tf.concat([[True], (document[1:] != document[:-1]) | (piece[1:] != piece[:-1])], axis=0)
         row = tf.cumsum(tf.cast(new_row, tf.int32)) - 1
         emitted = ~carried  # The carried lines are the last ones: the emitted rows are 0, 1, ...
-        rows = tf.RaggedTensor.from_value_rowids(tf.boolean_mask(lines, emitted), tf.cast(tf.boolean_mask(row, emitted), tf.int64))
+        rows = tf.RaggedTensor.from_value_rowids(
+            tf.boolean_mask(lines, emitted), tf.cast(tf.boolean_mask(row, emitted), tf.int64)
+        )
         cut = tf.boolean_mask(piece < tf.gather(last_piece, document), new_row & emitted)
         return tf.boolean_mask(lines, carried), (rows, cut)
 

@@ -84,8 +84,12 @@ class DataCounters:
                 return
             self._kinds_logged = set(skipped)
         listed = ", ".join(f"{count:,} {SKIPS[name]}" for name, count in skipped.items())
-        logger.warning("Pretraining data so far: %s; %s documents and %s sentences used.", listed,
-                       f"{self.documents:,}", f"{self.sentences:,}")  # fmt: skip
+        logger.warning(
+            "Pretraining data so far: %s; %s documents and %s sentences used.",
+            listed,
+            f"{self.documents:,}",
+            f"{self.sentences:,}",
+        )
 
 
 SKIPS = {  # What each skip count means, for `log_skips`.

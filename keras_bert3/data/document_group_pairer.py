@@ -86,8 +86,11 @@ class DocumentGroupPairer:
     @classmethod
     def for_tokenizer(cls, tokenizer, **kwargs) -> "DocumentGroupPairer":
         """A pairer with the tokenizer's [CLS], [SEP] and [PAD] ids; `kwargs` as `__init__`."""
-        ids = dict(cls_token_id=tokenizer.cls_token_id, sep_token_id=tokenizer.sep_token_id,
-                   pad_token_id=tokenizer.pad_token_id)  # fmt: skip
+        ids = dict(
+            cls_token_id=tokenizer.cls_token_id,
+            sep_token_id=tokenizer.sep_token_id,
+            pad_token_id=tokenizer.pad_token_id,
+        )
         return cls(**ids, **kwargs)
 
     def __call__(self, documents: tf.RaggedTensor, seed) -> dict:
@@ -176,7 +179,9 @@ class DocumentGroupPairer:
             length_b = b_end_token - b_start_token
             excess = tf.maximum(length_a + length_b - self.max_tokens, 0)
             a_longer = length_a > length_b
-            first = tf.where(a_longer, tf.minimum(length_a - length_b, excess), tf.minimum(length_b - length_a + 1, excess))
+            first = tf.where(
+                a_longer, tf.minimum(length_a - length_b, excess), tf.minimum(length_b - length_a + 1, excess)
+            )
             rest = excess - first
             cut_a = tf.where(a_longer, first + rest // 2, (rest + 1) // 2)
             cut_b = tf.where(a_longer, (rest + 1) // 2, first + rest // 2)
@@ -185,11 +190,15 @@ class DocumentGroupPairer:
             front_a = self._binomial(cut_a, tf.random.experimental.stateless_fold_in(key, 4))
             front_b = self._binomial(cut_b, tf.random.experimental.stateless_fold_in(key, 5))
             a = tf.RaggedTensor.from_row_lengths(
-                tf.gather(tokens, tf.ragged.range(a_start_token + front_a, a_end_token - (cut_a - front_a)).flat_values),
+                tf.gather(
+                    tokens, tf.ragged.range(a_start_token + front_a, a_end_token - (cut_a - front_a)).flat_values
+                ),
                 length_a - cut_a,
             )
             b = tf.RaggedTensor.from_row_lengths(
-                tf.gather(tokens, tf.ragged.range(b_start_token + front_b, b_end_token - (cut_b - front_b)).flat_values),
+                tf.gather(
+                    tokens, tf.ragged.range(b_start_token + front_b, b_end_token - (cut_b - front_b)).flat_values
+                ),
                 length_b - cut_b,
             )
             rows = tf.shape(active)[0]
@@ -208,14 +217,17 @@ class DocumentGroupPairer:
                 label,
                 tf.cast(chunk == 1, tf.int32) * label,  # Forced: a single sentence has no continuation.
             )
-            outputs = tuple(array.write(iteration + 1, tf.boolean_mask(part, keep)) for array, part in zip(outputs, made))
+            outputs = tuple(
+                array.write(iteration + 1, tf.boolean_mask(part, keep)) for array, part in zip(outputs, made)
+            )
             position = tf.tensor_scatter_nd_update(position, active[:, None], next_start)
             return position, outputs, iteration + 1
 
         # Element 0 is empty, so that concatenating works for a group with no example.
         arrays = tuple(
-            tf.TensorArray(tf.int32, size=1, dynamic_size=True, infer_shape=False,
-                           element_shape=[None] + part.shape[1:]).write(0, part)  # fmt: skip
+            tf.TensorArray(
+                tf.int32, size=1, dynamic_size=True, infer_shape=False, element_shape=[None] + part.shape[1:]
+            ).write(0, part)
             for part in self._no_examples()
         )
         _, arrays, _ = tf.while_loop(
@@ -226,12 +238,26 @@ class DocumentGroupPairer:
         examples = [array.concat() for array in arrays]
         dropped = tf.constant(0)
         if self.next_sentence_prediction and self.balanced_nsp:
-            examples, dropped = self._drop_forced_negatives(examples, tf.random.experimental.stateless_fold_in(seed, -3))
+            examples, dropped = self._drop_forced_negatives(
+                examples, tf.random.experimental.stateless_fold_in(seed, -3)
+            )
         token_ids, segment_ids, lengths, labels, forced = examples
-        counts = tf.stack([tf.reduce_sum(tf.cast(short, tf.int32)), tf.size(labels), tf.reduce_sum(labels),
-                           tf.reduce_sum(forced), dropped])  # fmt: skip
-        return {"token_ids": token_ids, "segment_ids": segment_ids, "lengths": lengths, "labels": labels,
-                "counts": tf.cast(counts, tf.int64)}  # fmt: skip
+        counts = tf.stack(
+            [
+                tf.reduce_sum(tf.cast(short, tf.int32)),
+                tf.size(labels),
+                tf.reduce_sum(labels),
+                tf.reduce_sum(forced),
+                dropped,
+            ]
+        )
+        return {
+            "token_ids": token_ids,
+            "segment_ids": segment_ids,
+            "lengths": lengths,
+            "labels": labels,
+            "counts": tf.cast(counts, tf.int64),
+        }
 
     @staticmethod
     def _drop_forced_negatives(examples, seed):
@@ -251,8 +277,13 @@ class DocumentGroupPairer:
     def empty(self) -> dict:
         """What a group without documents gives: no example."""
         token_ids, segment_ids, lengths, labels, _ = self._no_examples()
-        return {"token_ids": token_ids, "segment_ids": segment_ids, "lengths": lengths, "labels": labels,
-                "counts": tf.zeros([5], tf.int64)}  # fmt: skip
+        return {
+            "token_ids": token_ids,
+            "segment_ids": segment_ids,
+            "lengths": lengths,
+            "labels": labels,
+            "counts": tf.zeros([5], tf.int64),
+        }
 
     def _no_examples(self):
         rows, flags = tf.zeros([0, self.sequence_length], tf.int32), tf.zeros([0], tf.int32)
@@ -262,4 +293,6 @@ class DocumentGroupPairer:
     def _binomial(counts, seed):
         """Binomial(counts, 0.5) for each entry (how many cut tokens come off the front)."""
         counts = tf.cast(counts, tf.float32)
-        return tf.cast(tf.random.stateless_binomial(tf.shape(counts), seed, counts, 0.5, output_dtype=tf.int32), tf.int32)
+        return tf.cast(
+            tf.random.stateless_binomial(tf.shape(counts), seed, counts, 0.5, output_dtype=tf.int32), tf.int32
+        )

@@ -53,15 +53,18 @@ def corpus_groups(
     def windows_of(position, range_seed):
         windows = read(position).enumerate().map(lambda index, documents: (position, index, range_seed, documents))
         if in_order:
-            windows = windows.concatenate(tf.data.Dataset.from_tensors((position, tf.constant(-1, tf.int64), range_seed, no_documents)))
+            windows = windows.concatenate(
+                tf.data.Dataset.from_tensors((position, tf.constant(-1, tf.int64), range_seed, no_documents))
+            )
         return windows
 
     if in_order:
         windows = positions.flat_map(windows_of)
     else:
         positions = positions.shuffle(len(ranges), seed=seed, reshuffle_each_iteration=True)
-        windows = positions.interleave(windows_of, cycle_length=min(4, len(ranges)),
-                                       num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)  # fmt: skip
+        windows = positions.interleave(
+            windows_of, cycle_length=min(4, len(ranges)), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+        )
 
     @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def deal(position, index, range_seed, documents):

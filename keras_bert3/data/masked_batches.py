@@ -9,8 +9,15 @@ from keras_bert3.data.pipeline_seeds import MASKS
 from keras_bert3.data.pipeline_seeds import counted_seeds
 
 
-def masked_batches(batches: tf.data.Dataset, masker: MlmMasker, sequence_length: int,
-                   next_sentence_prediction: bool, seed: int, *, reproducible: bool = True) -> tf.data.Dataset:  # fmt: skip
+def masked_batches(
+    batches: tf.data.Dataset,
+    masker: MlmMasker,
+    sequence_length: int,
+    next_sentence_prediction: bool,
+    seed: int,
+    *,
+    reproducible: bool = True,
+) -> tf.data.Dataset:
     """Batches of pairs `(token_ids, segment_ids, lengths, labels)` (int32,
     `(batch, sequence_length)` and `(batch,)`) to model inputs with fresh masks
     on every pass: batch k of a pass is masked with the pass's seed folded
@@ -26,8 +33,15 @@ def masked_batches(batches: tf.data.Dataset, masker: MlmMasker, sequence_length:
         token_ids, segment_ids, lengths, labels = batch
         padding_mask = tf.cast(tf.range(sequence_length)[None, :] < lengths[:, None], tf.int32)
         masked = masker(token_ids, padding_mask, mask_seed)
-        return model_inputs(masked["token_ids"], segment_ids, padding_mask, masked["mask_positions"], masked["mask_ids"],
-                            masked["mask_weights"], labels if next_sentence_prediction else None)  # fmt: skip
+        return model_inputs(
+            masked["token_ids"],
+            segment_ids,
+            padding_mask,
+            masked["mask_positions"],
+            masked["mask_ids"],
+            masked["mask_weights"],
+            labels if next_sentence_prediction else None,
+        )
 
     dataset = tf.data.Dataset.zip(batches, mask_seeds)
     dataset = dataset.map(to_inputs, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
@@ -37,6 +51,11 @@ def masked_batches(batches: tf.data.Dataset, masker: MlmMasker, sequence_length:
 def model_inputs(token_ids, segment_ids, padding_mask, mask_positions, mask_ids, mask_weights, nsp_labels=None):
     """The `(x, y, sample_weight)` of a masked batch, as `BertPretrainer`
     reads it; `y` has no "nsp" where `nsp_labels` is None."""
-    x = {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask, "mask_positions": mask_positions}
+    x = {
+        "token_ids": token_ids,
+        "segment_ids": segment_ids,
+        "padding_mask": padding_mask,
+        "mask_positions": mask_positions,
+    }
     y = {"mlm": mask_ids} if nsp_labels is None else {"mlm": mask_ids, "nsp": nsp_labels}
     return x, y, {"mlm": mask_weights}

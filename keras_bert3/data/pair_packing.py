@@ -44,7 +44,9 @@ def check_packed_length(packed_length: int | None, sequence_length: int) -> None
         )
 
 
-def pair_batches(pairs: tf.data.Dataset, batch_size: int, drop_remainder: bool, packed_length: int | None) -> tf.data.Dataset:
+def pair_batches(
+    pairs: tf.data.Dataset, batch_size: int, drop_remainder: bool, packed_length: int | None
+) -> tf.data.Dataset:
     """Pairs batched before masking: `batch_size` a batch, or to be packed
     (`packed_length` given), `PACKING_WINDOW`."""
     if packed_length is None:
@@ -52,8 +54,15 @@ def pair_batches(pairs: tf.data.Dataset, batch_size: int, drop_remainder: bool, 
     return pairs.batch(PACKING_WINDOW)
 
 
-def packed_rows(masked: tf.data.Dataset, row_length: int | None, batch_size: int, *, max_pairs_per_row: int | None = None,
-                masked_lm_prob: float = 0.15, drop_remainder: bool = False) -> tf.data.Dataset:  # fmt: skip
+def packed_rows(
+    masked: tf.data.Dataset,
+    row_length: int | None,
+    batch_size: int,
+    *,
+    max_pairs_per_row: int | None = None,
+    masked_lm_prob: float = 0.15,
+    drop_remainder: bool = False,
+) -> tf.data.Dataset:
     """Batches of masked pairs (as `pretraining_dataset` yields them) to
     batches of `batch_size` packed rows (`row_length` None: the batches as
     they are), every row of the same shape: tokens
@@ -72,14 +81,23 @@ def packed_rows(masked: tf.data.Dataset, row_length: int | None, batch_size: int
 
     @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def pack(x, y, sample_weight):
-        return pack_pairs(x, y, sample_weight, row_length, max_pairs_per_row=max_pairs, max_predictions_per_row=max_predictions)
+        return pack_pairs(
+            x, y, sample_weight, row_length, max_pairs_per_row=max_pairs, max_predictions_per_row=max_predictions
+        )
 
     rows = masked.map(pack, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).unbatch()
     return rows.batch(batch_size, drop_remainder=drop_remainder).prefetch(tf.data.AUTOTUNE)
 
 
-def pack_pairs(x: dict, y: dict, sample_weight: dict, row_length: int, *, max_pairs_per_row: int | None = None,
-               max_predictions_per_row: int | None = None):  # fmt: skip
+def pack_pairs(
+    x: dict,
+    y: dict,
+    sample_weight: dict,
+    row_length: int,
+    *,
+    max_pairs_per_row: int | None = None,
+    max_predictions_per_row: int | None = None,
+):
     """Packs a batch of pairs `(x, y, sample_weight)` into rows.
 
     Args:
@@ -113,10 +131,11 @@ def pack_pairs(x: dict, y: dict, sample_weight: dict, row_length: int, *, max_pa
     """
     lengths = tf.reduce_sum(tf.cast(tf.not_equal(x["padding_mask"], 0), tf.int32), axis=1)
     check = tf.debugging.assert_less_equal(
-        lengths, row_length,
+        lengths,
+        row_length,
         message=f"a pair is longer than the packed row of {row_length} tokens: pack into longer rows, "
-                "or make pairs of at most that length (sequence_length)",
-    )  # fmt: skip
+        "or make pairs of at most that length (sequence_length)",
+    )
     with tf.control_dependencies([check]):
         rows, offsets = _greedy_rows(lengths, row_length, max_pairs_per_row)
     num_rows = tf.reduce_max(tf.concat([rows, [-1]], axis=0)) + 1
@@ -148,13 +167,16 @@ def pack_pairs(x: dict, y: dict, sample_weight: dict, row_length: int, *, max_pa
     kept = by_row(tf.ragged.boolean_mask(flat_index, real).with_row_splits_dtype(tf.int32)).merge_dims(1, 2)
     if max_predictions_per_row is not None:  # `to_tensor` would cut a longer row short.
         check = tf.debugging.assert_less_equal(
-            kept.row_lengths(), max_predictions_per_row,
+            kept.row_lengths(),
+            max_predictions_per_row,
             message=f"a packed row has more masked positions than its {max_predictions_per_row} prediction slots",
-        )  # fmt: skip
+        )
         with tf.control_dependencies([check]):
             kept = tf.identity(kept)
 
-    def row_predictions(values, default):  # (pairs, predictions) -> (rows, real predictions of the row's pairs), padded.
+    def row_predictions(
+        values, default
+    ):  # (pairs, predictions) -> (rows, real predictions of the row's pairs), padded.
         picked = tf.gather(tf.reshape(values, [-1]), kept)
         return picked.to_tensor(default_value=default, shape=[None, max_predictions_per_row])
 
@@ -165,7 +187,9 @@ def pack_pairs(x: dict, y: dict, sample_weight: dict, row_length: int, *, max_pa
     if "nsp" in y:
         pair_slots = [None, max_pairs_per_row]
         packed_x["nsp_positions"] = by_row(offsets).to_tensor(default_value=0, shape=pair_slots)
-        packed_y["nsp"] = by_row(tf.reshape(tf.cast(y["nsp"], tf.int32), [-1])).to_tensor(default_value=0, shape=pair_slots)
+        packed_y["nsp"] = by_row(tf.reshape(tf.cast(y["nsp"], tf.int32), [-1])).to_tensor(
+            default_value=0, shape=pair_slots
+        )
         packed_w["nsp"] = by_row(tf.ones_like(offsets, tf.float32)).to_tensor(default_value=0.0, shape=pair_slots)
     return packed_x, packed_y, packed_w
 

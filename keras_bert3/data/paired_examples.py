@@ -13,9 +13,20 @@ ONE_DOCUMENT = (
     "random next segments from. Add documents, or pass next_sentence_prediction=False."
 )
 # The counts each group reports, in order (see `DataCounters`).
-GROUP_COUNTS = ("documents", "empty_documents", "sentences", "empty_sentences", "invalid_utf8_sentences",
-                "truncated_sentences", "single_sentence_documents", "shortened_documents", "examples",
-                "random_next", "forced_random_next", "dropped_for_nsp_balance")  # fmt: skip
+GROUP_COUNTS = (
+    "documents",
+    "empty_documents",
+    "sentences",
+    "empty_sentences",
+    "invalid_utf8_sentences",
+    "truncated_sentences",
+    "single_sentence_documents",
+    "shortened_documents",
+    "examples",
+    "random_next",
+    "forced_random_next",
+    "dropped_for_nsp_balance",
+)
 
 
 def paired_examples(
@@ -100,13 +111,23 @@ def pair_group(group: tf.RaggedTensor, group_seed, tokenizer, pairer: DocumentGr
     if counters is not None:
         shortened, made, random_next, forced, dropped = tf.unstack(examples["counts"])
         kept = tf.reduce_sum(sentence_counts)
-        counts = tf.stack([
-            usable, group.nrows() - usable, kept, tf.size(sentences, tf.int64) - kept, invalid,
-            tf.reduce_sum(tf.cast(ids.row_lengths() > pairer.max_tokens, tf.int64)),
-            tf.reduce_sum(tf.cast(sentence_counts == 1, tf.int64)), shortened, made, random_next, forced, dropped,
-        ])  # fmt: skip
+        counts = tf.stack(
+            [
+                usable,
+                group.nrows() - usable,
+                kept,
+                tf.size(sentences, tf.int64) - kept,
+                invalid,
+                tf.reduce_sum(tf.cast(ids.row_lengths() > pairer.max_tokens, tf.int64)),
+                tf.reduce_sum(tf.cast(sentence_counts == 1, tf.int64)),
+                shortened,
+                made,
+                random_next,
+                forced,
+                dropped,
+            ]
+        )
         add = lambda counts: counters.add(**dict(zip(GROUP_COUNTS, counts.numpy().tolist())))  # noqa: E731
         with tf.control_dependencies([tf.py_function(add, [counts], [])]):
             examples = {key: tf.identity(value) for key, value in examples.items()}
     return examples["token_ids"], examples["segment_ids"], examples["lengths"], examples["labels"]
-

@@ -107,28 +107,53 @@ def prepare_pretraining_data(
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}.")
     tasks, num_shards, info = plan_shards(
-        files, tokenizer, output_dir, num_shards=num_shards, sequence_length=sequence_length, seed=seed,
-        short_seq_prob=short_seq_prob, next_sentence_prediction=next_sentence_prediction,
-        balanced_nsp=balanced_nsp, pairing_group=pairing_group, file_format=file_format,
-    )  # fmt: skip
+        files,
+        tokenizer,
+        output_dir,
+        num_shards=num_shards,
+        sequence_length=sequence_length,
+        seed=seed,
+        short_seq_prob=short_seq_prob,
+        next_sentence_prediction=next_sentence_prediction,
+        balanced_nsp=balanced_nsp,
+        pairing_group=pairing_group,
+        file_format=file_format,
+    )
     if verbose and len(tasks) < num_shards:
-        LOGGER.info(f"prepare_pretraining_data: {num_shards - len(tasks)} of {num_shards} shards already written; building {len(tasks)}.")
+        LOGGER.info(
+            f"prepare_pretraining_data: {num_shards - len(tasks)} of {num_shards} shards already written; building {len(tasks)}."
+        )
     start, examples = time.perf_counter(), 0
     for done, result in enumerate(_in_worker_processes(tokenizer, info, tasks, workers), 1):
         examples += result["examples"]
         if verbose:
-            LOGGER.info(f"prepare_pretraining_data: shard {result['index']} ({result['examples']:,} examples, "
-                        f"{result['seconds']:.1f} s); {done}/{len(tasks)} built.")  # fmt: skip
+            LOGGER.info(
+                f"prepare_pretraining_data: shard {result['index']} ({result['examples']:,} examples, "
+                f"{result['seconds']:.1f} s); {done}/{len(tasks)} built."
+            )
     elapsed = time.perf_counter() - start
     if verbose and tasks:
-        LOGGER.info(f"prepare_pretraining_data: {examples:,} examples in {len(tasks)} shards, {elapsed:.1f} s, "
-                    f"{examples / max(elapsed, 1e-9):,.0f} examples/s with {workers} workers.")  # fmt: skip
+        LOGGER.info(
+            f"prepare_pretraining_data: {examples:,} examples in {len(tasks)} shards, {elapsed:.1f} s, "
+            f"{examples / max(elapsed, 1e-9):,.0f} examples/s with {workers} workers."
+        )
     return shard_paths(output_dir, num_shards)
 
 
-def plan_shards(files, tokenizer, output_dir: str, *, num_shards: int | None, sequence_length: int, seed: int,
-                short_seq_prob: float, next_sentence_prediction: bool, balanced_nsp: bool, pairing_group: int,
-                file_format: str) -> tuple[list[dict], int, dict]:  # fmt: skip
+def plan_shards(
+    files,
+    tokenizer,
+    output_dir: str,
+    *,
+    num_shards: int | None,
+    sequence_length: int,
+    seed: int,
+    short_seq_prob: float,
+    next_sentence_prediction: bool,
+    balanced_nsp: bool,
+    pairing_group: int,
+    file_format: str,
+) -> tuple[list[dict], int, dict]:
     """Sets up `output_dir` for the shards of a corpus (or checks that it was
     set up with the same settings), and lists the shards still to build.
 
@@ -165,8 +190,11 @@ def plan_shards(files, tokenizer, output_dir: str, *, num_shards: int | None, se
     for path in tf.io.gfile.glob(os.path.join(output_dir, "*.partial*")):
         tf.io.gfile.remove(path)  # Left by a killed run: never read, rebuilt below.
     ranges = corpus_ranges(paths, num_shards, file_format)
-    tasks = [{"range": dataclasses.asdict(ranges[i]), "path": path, "index": i}
-             for i, path in enumerate(shard_paths(output_dir, num_shards)) if not tf.io.gfile.exists(path)]  # fmt: skip
+    tasks = [
+        {"range": dataclasses.asdict(ranges[i]), "path": path, "index": i}
+        for i, path in enumerate(shard_paths(output_dir, num_shards))
+        if not tf.io.gfile.exists(path)
+    ]
     return tasks, num_shards, info
 
 
@@ -188,13 +216,25 @@ def _in_worker_processes(tokenizer, info: dict, tasks: list, workers: int):
         os.makedirs(claims_dir)
         task_file = os.path.join(tmp, "tasks.json")
         with open(task_file, "w", encoding="utf-8") as f:
-            json.dump({"tokenizer": tokenizer.get_config(), "info": info, "threads": 1,
-                       "claims_dir": claims_dir, "shards": tasks}, f)  # fmt: skip
+            json.dump(
+                {
+                    "tokenizer": tokenizer.get_config(),
+                    "info": info,
+                    "threads": 1,
+                    "claims_dir": claims_dir,
+                    "shards": tasks,
+                },
+                f,
+            )
         logs = {}  # The logs of the processes whose output has not ended.
         for worker in range(min(workers, len(tasks)) - 1):
             log = open(os.path.join(tmp, f"worker{worker}.log"), "w+b")
-            process = subprocess.Popen([sys.executable, "-m", "keras_bert3.data.shard_worker", task_file],
-                                       stdout=subprocess.PIPE, stderr=log, text=True)  # fmt: skip
+            process = subprocess.Popen(
+                [sys.executable, "-m", "keras_bert3.data.shard_worker", task_file],
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
             logs[process] = log
             threading.Thread(target=_forward_lines, args=(process, reports), daemon=True).start()
         processes = list(logs.items())
@@ -222,8 +262,10 @@ def _drain(reports, logs: dict, block: bool):
             log = logs.pop(process)
             log.seek(0)
             tail = log.read().decode(errors="replace")[-3000:]
-            raise RuntimeError(f"A prepare-data worker failed (exit {process.returncode}); "
-                               f"finished shards are kept, rerun to go on. Its log ends:\n{tail}")  # fmt: skip
+            raise RuntimeError(
+                f"A prepare-data worker failed (exit {process.returncode}); "
+                f"finished shards are kept, rerun to go on. Its log ends:\n{tail}"
+            )
         else:
             logs.pop(process)
 
@@ -257,7 +299,9 @@ def read_prepared_info(directory: str) -> dict:
     """The settings `prepare_pretraining_data` wrote, after checking that all shards are there."""
     path = os.path.join(directory, INFO_FILE)
     if not tf.io.gfile.exists(path):
-        raise ValueError(f"{directory} holds no prepared shards ({INFO_FILE} is missing): run `keras-bert3 prepare-data` first.")
+        raise ValueError(
+            f"{directory} holds no prepared shards ({INFO_FILE} is missing): run `keras-bert3 prepare-data` first."
+        )
     with tf.io.gfile.GFile(path) as f:
         info = json.load(f)
     count = info["num_shards"]
@@ -373,14 +417,26 @@ def read_paired_shards(
         return token_ids, segment_ids, lengths, tf.cast(parsed["next_sentence_labels"][:, 0], tf.int32)
 
     dataset = tf.data.Dataset.from_tensor_slices(paths).shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
-    dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=min(8, len(paths)),
-                                 num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)  # fmt: skip
+    dataset = dataset.interleave(
+        tf.data.TFRecordDataset,
+        cycle_length=min(8, len(paths)),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
+    )
     dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
-    batches = pair_packing.pair_batches(dataset, batch_size, drop_remainder, packed_length).map(parse, num_parallel_calls=tf.data.AUTOTUNE)
-    masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
-                       masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
+    batches = pair_packing.pair_batches(dataset, batch_size, drop_remainder, packed_length).map(
+        parse, num_parallel_calls=tf.data.AUTOTUNE
+    )
+    masker = MlmMasker(
+        tokenizer,
+        max_predictions_per_seq=max_predictions_per_seq,
+        masked_lm_prob=masked_lm_prob,
+        whole_word_masking=whole_word_masking,
+    )
     dataset = masked_batches(batches, masker, sequence_length, nsp, seed, reproducible=data_service is None)
-    dataset = pair_packing.packed_rows(dataset, packed_length, batch_size, masked_lm_prob=masked_lm_prob, drop_remainder=drop_remainder)
+    dataset = pair_packing.packed_rows(
+        dataset, packed_length, batch_size, masked_lm_prob=masked_lm_prob, drop_remainder=drop_remainder
+    )
     if data_service is not None:
         dataset = served_by_data_service(dataset, data_service)
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)

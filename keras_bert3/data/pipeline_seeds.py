@@ -49,7 +49,11 @@ def range_seeds(count: int, seed: int, *, pass_index: int | None = None, reprodu
     """
     if not reproducible:
         return tf.data.Dataset.zip(tf.data.Dataset.range(count), clock_seeds(seed))
-    bases = pass_seeds(seed) if pass_index is None else tf.data.Dataset.from_tensors(tf.constant([seed, pass_index], tf.int64))
+    bases = (
+        pass_seeds(seed)
+        if pass_index is None
+        else tf.data.Dataset.from_tensors(tf.constant([seed, pass_index], tf.int64))
+    )
     positions = lambda base: tf.data.Dataset.range(count).map(lambda p: (p, fold_seed(base, p)))  # noqa: E731
     return bases.flat_map(positions)
 

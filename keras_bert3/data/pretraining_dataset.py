@@ -128,21 +128,37 @@ def pretraining_dataset(
         groups = tf.data.Dataset.zip(documents.ragged_batch(pairing_group), counted_seeds(seed, DOCUMENT_GROUPS))
     else:
         paths = expand_files(files)
-        count, index = (1, 0) if input_context is None else (input_context.num_input_pipelines, input_context.input_pipeline_id)
+        count, index = (
+            (1, 0) if input_context is None else (input_context.num_input_pipelines, input_context.input_pipeline_id)
+        )
         if count > 1:
             check_same_on_workers(paths)
         ranges = streaming_ranges(paths, file_format, multiple_of=count, range_bytes=range_bytes)
-        groups = corpus_groups(ranges, pairing_group, seed=seed, select=lambda positions: positions.shard(count, index),
-                               counters=counters, reproducible=reproducible)  # fmt: skip
+        groups = corpus_groups(
+            ranges,
+            pairing_group,
+            seed=seed,
+            select=lambda positions: positions.shard(count, index),
+            counters=counters,
+            reproducible=reproducible,
+        )
         groups = groups.map(lambda position, end, group, group_seed: (group, group_seed))
     # A service worker may be handed no range: the corpus is checked as a whole only locally.
     examples = paired_examples(groups, tokenizer, pairer, counters=counters, check_corpus=reproducible)
     shuffled = examples.shuffle(example_buffer, seed=seed, reshuffle_each_iteration=True)
     batches = pair_packing.pair_batches(shuffled, batch_size, drop_remainder, packed_length)
-    masker = MlmMasker(tokenizer, max_predictions_per_seq=max_predictions_per_seq,
-                       masked_lm_prob=masked_lm_prob, whole_word_masking=whole_word_masking)  # fmt: skip
-    dataset = masked_batches(batches, masker, sequence_length, next_sentence_prediction, seed, reproducible=reproducible)
-    dataset = pair_packing.packed_rows(dataset, packed_length, batch_size, masked_lm_prob=masked_lm_prob, drop_remainder=drop_remainder)
+    masker = MlmMasker(
+        tokenizer,
+        max_predictions_per_seq=max_predictions_per_seq,
+        masked_lm_prob=masked_lm_prob,
+        whole_word_masking=whole_word_masking,
+    )
+    dataset = masked_batches(
+        batches, masker, sequence_length, next_sentence_prediction, seed, reproducible=reproducible
+    )
+    dataset = pair_packing.packed_rows(
+        dataset, packed_length, batch_size, masked_lm_prob=masked_lm_prob, drop_remainder=drop_remainder
+    )
     if data_service is not None:
         dataset = served_by_data_service(dataset, data_service)
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)

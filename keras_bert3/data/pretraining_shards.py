@@ -16,7 +16,14 @@ from keras_bert3.data.pretraining_dataset import pretraining_dataset
 LOGGER = logging.getLogger(__name__)
 
 # Feature names of google-research/bert `create_pretraining_data.py`.
-_INT_FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions", "masked_lm_ids", "next_sentence_labels")
+_INT_FEATURES = (
+    "input_ids",
+    "input_mask",
+    "segment_ids",
+    "masked_lm_positions",
+    "masked_lm_ids",
+    "next_sentence_labels",
+)
 
 
 def write_pretraining_shards(
@@ -61,8 +68,15 @@ def write_pretraining_shards(
     """
     if dupe_factor < 1 or num_shards < 1:
         raise ValueError(f"dupe_factor and num_shards must be at least 1, got {dupe_factor} and {num_shards}.")
-    dataset = pretraining_dataset(files, tokenizer, sequence_length=sequence_length, batch_size=256, seed=seed,
-                                  max_predictions_per_seq=max_predictions_per_seq, **kwargs)  # fmt: skip
+    dataset = pretraining_dataset(
+        files,
+        tokenizer,
+        sequence_length=sequence_length,
+        batch_size=256,
+        seed=seed,
+        max_predictions_per_seq=max_predictions_per_seq,
+        **kwargs,
+    )
     tf.io.gfile.makedirs(output_dir)
     paths = [os.path.join(output_dir, f"pretraining-{i:05d}-of-{num_shards:05d}.tfrecord") for i in range(num_shards)]
     writers = [tf.io.TFRecordWriter(path) for path in paths]
@@ -78,14 +92,18 @@ def write_pretraining_shards(
                     pass_count += 1
             if verbose:
                 elapsed = time.perf_counter() - pass_start
-                LOGGER.info(f"write_pretraining_shards: pass {dupe + 1}/{dupe_factor}: {pass_count:,} examples in "
-                            f"{elapsed:.1f} s ({pass_count / max(elapsed, 1e-9):,.0f} examples/s); {count:,} in total.")  # fmt: skip
+                LOGGER.info(
+                    f"write_pretraining_shards: pass {dupe + 1}/{dupe_factor}: {pass_count:,} examples in "
+                    f"{elapsed:.1f} s ({pass_count / max(elapsed, 1e-9):,.0f} examples/s); {count:,} in total."
+                )
     finally:
         for writer in writers:
             writer.close()
     if verbose:
         elapsed = time.perf_counter() - start
-        LOGGER.info(f"write_pretraining_shards: {count:,} examples in {num_shards} shards, {count / elapsed:,.0f} examples/s.")
+        LOGGER.info(
+            f"write_pretraining_shards: {count:,} examples in {num_shards} shards, {count / elapsed:,.0f} examples/s."
+        )
     return paths
 
 
@@ -135,9 +153,15 @@ def read_pretraining_shards(
     def to_inputs(records):
         parsed = tf.io.parse_example(records, features)
         ints = {name: tf.cast(parsed[name], tf.int32) for name in _INT_FEATURES}
-        return model_inputs(ints["input_ids"], ints["segment_ids"], ints["input_mask"], ints["masked_lm_positions"],
-                            ints["masked_lm_ids"], parsed["masked_lm_weights"],
-                            ints["next_sentence_labels"][:, 0] if next_sentence_prediction else None)  # fmt: skip
+        return model_inputs(
+            ints["input_ids"],
+            ints["segment_ids"],
+            ints["input_mask"],
+            ints["masked_lm_positions"],
+            ints["masked_lm_ids"],
+            parsed["masked_lm_weights"],
+            ints["next_sentence_labels"][:, 0] if next_sentence_prediction else None,
+        )
 
     dataset = tf.data.Dataset.from_tensor_slices(paths).shuffle(len(paths), seed=seed)
     dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=min(4, len(paths)))
@@ -157,6 +181,8 @@ def _serialize(x: dict, y: dict, sample_weight: dict):
     }
     weights = sample_weight["mlm"]
     for i in range(len(weights)):
-        feature = {name: tf.train.Feature(int64_list=tf.train.Int64List(value=values[i])) for name, values in columns.items()}
+        feature = {
+            name: tf.train.Feature(int64_list=tf.train.Int64List(value=values[i])) for name, values in columns.items()
+        }
         feature["masked_lm_weights"] = tf.train.Feature(float_list=tf.train.FloatList(value=weights[i]))
         yield tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()

@@ -39,9 +39,12 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
 
     groups = corpus_groups(ranges, info["pairing_group"], seed=info["seed"], select=select, in_order=True)
     pairer = DocumentGroupPairer.for_tokenizer(
-        tokenizer, sequence_length=info["sequence_length"], short_seq_prob=info["short_seq_prob"],
-        next_sentence_prediction=info["next_sentence_prediction"], balanced_nsp=info["balanced_nsp"],
-    )  # fmt: skip
+        tokenizer,
+        sequence_length=info["sequence_length"],
+        short_seq_prob=info["short_seq_prob"],
+        next_sentence_prediction=info["next_sentence_prediction"],
+        balanced_nsp=info["balanced_nsp"],
+    )
 
     @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def to_records(position, end, group, group_seed):

@@ -18,8 +18,13 @@ from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_an
 from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_has_workers
 
 
-def served_by_data_service(dataset: tf.data.Dataset, address: str, *, connect_timeout: float = CONNECT_TIMEOUT_S,
-                           worker_timeout: float = WORKER_TIMEOUT_S) -> tf.data.Dataset:  # fmt: skip
+def served_by_data_service(
+    dataset: tf.data.Dataset,
+    address: str,
+    *,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    worker_timeout: float = WORKER_TIMEOUT_S,
+) -> tf.data.Dataset:
     """`dataset` computed by the `tf.data` service workers of the dispatcher at
     `address`, its source files shared out between them.
 
@@ -60,7 +65,9 @@ def _each_pass_gives_something(dataset: tf.data.Dataset, address: str) -> tf.dat
         dataset.element_spec,
     )
     marked = dataset.map(lambda *element: (element, False))
-    marked = marked.concatenate(tf.data.Dataset.from_tensors((tuple(empty) if isinstance(empty, tuple) else (empty,), True)))
+    marked = marked.concatenate(
+        tf.data.Dataset.from_tensors((tuple(empty) if isinstance(empty, tuple) else (empty,), True))
+    )
     message = (
         f"A pass of the tf.data service at {address} gave no batch: the corpus makes no example (a single "
         "document, or no text the workers can read at the paths given), or too few for one batch on each "

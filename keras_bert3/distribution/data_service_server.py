@@ -22,8 +22,14 @@ import threading
 STOP_SECONDS = 10
 
 
-def serve(role: str, *, port: int = 0, dispatcher: str | None = None, worker_address: str | None = None,
-          work_dir: str | None = None) -> None:  # fmt: skip
+def serve(
+    role: str,
+    *,
+    port: int = 0,
+    dispatcher: str | None = None,
+    worker_address: str | None = None,
+    work_dir: str | None = None,
+) -> None:
     """Runs a dispatcher or a worker until SIGTERM / SIGINT.
 
     Args:

@@ -156,7 +156,11 @@ def check_training_settings(precision: str | None, jit_compile) -> None:
     >>> check_training_settings("mixed_bfloat16", jit_compile="auto")  # Fine on a CPU with AVX512-BF16.
     """
     check_precision(precision)
-    if precision in ("mixed_bfloat16", "bfloat16") and accelerator_type() == "cpu" and cpu_has_native_bfloat16() is False:
+    if (
+        precision in ("mixed_bfloat16", "bfloat16")
+        and accelerator_type() == "cpu"
+        and cpu_has_native_bfloat16() is False
+    ):
         warnings.warn(
             f"precision {precision!r} on a CPU without bfloat16 instructions (AVX512-BF16 or AMX): every "
             "bfloat16 operation is emulated through float32 conversions and runs slower than float32. "

@@ -102,9 +102,7 @@ def distribution_scope(name: str = "none", *, devices: list[str] | int | None = 
         replicas = len(devices)
     else:
         if len(devices) % model_parallel_size:
-            raise ValueError(
-                f"model_parallel_size={model_parallel_size} does not divide the {len(devices)} devices."
-            )
+            raise ValueError(f"model_parallel_size={model_parallel_size} does not divide the {len(devices)} devices.")
         replicas = len(devices) // model_parallel_size
         mesh = keras.distribution.DeviceMesh((replicas, model_parallel_size), ("batch", "model"), devices)
         distribution = keras.distribution.ModelParallel(layout_map=bert_layout_map(mesh), batch_dim_name="batch")

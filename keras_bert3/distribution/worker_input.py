@@ -68,7 +68,9 @@ def unsharded_by_tf_distribute(dataset: tf.data.Dataset) -> tf.data.Dataset:
     return dataset.with_options(options)
 
 
-def files_for_worker(paths: list[str], input_context: tf.distribute.InputContext | None, what: str = "files") -> list[str]:
+def files_for_worker(
+    paths: list[str], input_context: tf.distribute.InputContext | None, what: str = "files"
+) -> list[str]:
     """This worker's share of `paths` (sorted the same on every worker):
     `paths[index::count]`, after checking that every worker sees the same list.
 

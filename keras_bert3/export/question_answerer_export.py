@@ -54,8 +54,12 @@ def export_question_answerer(
     serve_token_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", span_logits, jit_compile=jit_compile)
     preprocessor = model.preprocessor
 
-    @tf.function(input_signature=[tf.TensorSpec((None,), tf.string, name="question"),
-                                  tf.TensorSpec((None,), tf.string, name="context")])  # fmt: skip
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec((None,), tf.string, name="question"),
+            tf.TensorSpec((None,), tf.string, name="context"),
+        ]
+    )
     def answer(question, context):
         features = preprocessor((question, context))
         logits = serve_token_ids(preprocessor.model_inputs(features))
@@ -65,4 +69,6 @@ def export_question_answerer(
     questions = lambda texts: [WARMUP_QUESTION] * len(texts)  # noqa: E731
     serving_inputs = lambda texts: {"question": questions(texts), "context": texts}  # noqa: E731
     packed_inputs = lambda texts: preprocessor.model_inputs(preprocessor((questions(texts), texts)))  # noqa: E731
-    write_saved_model(archive, filepath, warmup=(preprocessor, serving_inputs, packed_inputs) if warmup else None, verbose=verbose)
+    write_saved_model(
+        archive, filepath, warmup=(preprocessor, serving_inputs, packed_inputs) if warmup else None, verbose=verbose
+    )

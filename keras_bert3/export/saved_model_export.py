@@ -39,11 +39,16 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
     signature = [{key: tf.TensorSpec((None, None), tf.int32, name=key) for key in input_names}]
     if keras.backend.backend() != "jax":
         return archive.add_endpoint(name, tf.function(fn, jit_compile=True) if jit_compile else fn, signature)
-    endpoint = archive.add_endpoint(name, fn, signature, jax2tf_kwargs={
-        "polymorphic_shapes": [{key: "(batch, length)" for key in input_names}],
-        "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
-        "native_serialization_platforms": serving_platforms(),
-    })  # fmt: skip
+    endpoint = archive.add_endpoint(
+        name,
+        fn,
+        signature,
+        jax2tf_kwargs={
+            "polymorphic_shapes": [{key: "(batch, length)" for key in input_names}],
+            "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
+            "native_serialization_platforms": serving_platforms(),
+        },
+    )
 
     def on_at_least_one_row(inputs):
         """jax2tf's shape polymorphism refuses a dimension of 0, so that a
@@ -51,8 +56,10 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
         whose outputs are dropped."""
         rows = tf.shape(inputs[input_names[0]])[0]
         grow = lambda size: tf.maximum(1 - size, 0)  # noqa: E731
-        padded = {key: tf.pad(value, [[0, grow(tf.shape(value)[0])], [0, grow(tf.shape(value)[1])]])
-                  for key, value in inputs.items()}  # fmt: skip
+        padded = {
+            key: tf.pad(value, [[0, grow(tf.shape(value)[0])], [0, grow(tf.shape(value)[1])]])
+            for key, value in inputs.items()
+        }
         return {key: value[:rows] for key, value in endpoint(padded).items()}
 
     return on_at_least_one_row
@@ -105,8 +112,14 @@ def write_saved_model(archive, filepath: str, *, warmup: tuple | None = None, ve
     with written_whole(filepath, "the SavedModel", marker=SAVED_MODEL_FILE) as folder:
         try:
             archive.write_out(folder, options=options, verbose=verbose)
-        except (tf.errors.ResourceExhaustedError, tf.errors.UnknownError, tf.errors.PermissionDeniedError,
-                tf.errors.FailedPreconditionError, tf.errors.InternalError, tf.errors.DataLossError) as error:  # fmt: skip
+        except (
+            tf.errors.ResourceExhaustedError,
+            tf.errors.UnknownError,
+            tf.errors.PermissionDeniedError,
+            tf.errors.FailedPreconditionError,
+            tf.errors.InternalError,
+            tf.errors.DataLossError,
+        ) as error:
             # TensorFlow's file system reports a failed write as one of these, not as an OSError.
             raise OSError(_reason(error.message)) from error
         if warmup is not None:

@@ -51,8 +51,12 @@ def export_text_classifier(
 
     if preprocessor.sentence_pairs:
 
-        @tf.function(input_signature=[tf.TensorSpec((None,), tf.string, name="text"),
-                                      tf.TensorSpec((None,), tf.string, name="text_pair")])  # fmt: skip
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec((None,), tf.string, name="text"),
+                tf.TensorSpec((None,), tf.string, name="text_pair"),
+            ]
+        )
         def serve_text(text, text_pair):
             return serve_token_ids(trim_for_serving(preprocessor((text, text_pair)), jit_compile))
 
@@ -68,4 +72,6 @@ def export_text_classifier(
         packed_inputs = lambda texts: preprocessor((texts, texts[:1] * len(texts)))  # noqa: E731
     else:
         serving_inputs, packed_inputs = (lambda texts: {"text": texts}), preprocessor
-    write_saved_model(archive, filepath, warmup=(preprocessor, serving_inputs, packed_inputs) if warmup else None, verbose=verbose)
+    write_saved_model(
+        archive, filepath, warmup=(preprocessor, serving_inputs, packed_inputs) if warmup else None, verbose=verbose
+    )

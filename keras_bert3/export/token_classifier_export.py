@@ -76,5 +76,9 @@ def export_token_classifier(
 
     archive.add_endpoint("serving_default", serve_text)
     packed_inputs = lambda texts: preprocessor(preprocessor.as_words(texts))  # noqa: E731
-    write_saved_model(archive, filepath, warmup=(preprocessor, lambda texts: {"text": texts}, packed_inputs) if warmup else None,
-                      verbose=verbose)  # fmt: skip
+    write_saved_model(
+        archive,
+        filepath,
+        warmup=(preprocessor, lambda texts: {"text": texts}, packed_inputs) if warmup else None,
+        verbose=verbose,
+    )

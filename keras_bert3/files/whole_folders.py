@@ -46,7 +46,9 @@ def written_whole(final: str, what: str, *, marker: str):
         _replace(partial, final)
     except BaseException as error:
         shutil.rmtree(partial, ignore_errors=True)
-        if isinstance(error, OSError):  # A `WriteFailed` inside names the temporary folder: name `final`, with its cause.
+        if isinstance(
+            error, OSError
+        ):  # A `WriteFailed` inside names the temporary folder: name `final`, with its cause.
             cause = error.__cause__ if isinstance(error, WriteFailed) and error.__cause__ is not None else error
             raise WriteFailed(what, final, cause, kept=_kept(final)) from error
         raise
@@ -64,7 +66,9 @@ def check_replaceable(final: str, what: str, *, marker: str) -> None:
     if os.path.isdir(final) and (not os.listdir(final) or os.path.isfile(os.path.join(final, marker))):
         return
     kind = "a file" if not os.path.isdir(final) else f"a folder of other files (no {marker})"
-    raise ValueError(f"{final} is {kind}, which writing {what} there would replace: give a new folder, or remove it first.")
+    raise ValueError(
+        f"{final} is {kind}, which writing {what} there would replace: give a new folder, or remove it first."
+    )
 
 
 def _writer() -> str:

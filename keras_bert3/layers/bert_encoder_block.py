@@ -95,17 +95,13 @@ class BertEncoderBlock(keras.layers.Layer):
             return Float32AccumulatingDense(
                 units,
                 activation=activation,
-                kernel_initializer=keras.initializers.TruncatedNormal(
-                    stddev=self.initializer_range
-                ),
+                kernel_initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
                 dtype=self.dtype_policy,
                 name=name,
             )
 
         def layer_norm(name):
-            return FusedLayerNormalization(
-                epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name
-            )
+            return FusedLayerNormalization(epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=name)
 
         self.qkv_dense = dense(3 * hidden_dim, "qkv")
         self.attention_output_dense = dense(hidden_dim, "attention_output")
@@ -113,6 +109,7 @@ class BertEncoderBlock(keras.layers.Layer):
         self.intermediate_dense = dense(self.intermediate_dim, "intermediate")
         self.output_dense = dense(hidden_dim, "output")
         self.output_layer_norm = layer_norm("output_layer_norm")
+
         # Named, and in this layer's dtype policy: with a default (global)
         # float32 policy an unset dtype would cast bfloat16 activations back.
         def dropout(rate, name):
@@ -190,4 +187,3 @@ class BertEncoderBlock(keras.layers.Layer):
             initializer_range=self.initializer_range,
         )
         return config
-

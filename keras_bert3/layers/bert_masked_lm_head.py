@@ -57,9 +57,7 @@ class BertMaskedLMHead(keras.layers.Layer):
         self.dense = Float32AccumulatingDense(
             hidden_dim,
             activation=get_activation(self.activation),
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=self.initializer_range
-            ),
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
             dtype=self.dtype_policy,
             name="dense",
         )
@@ -76,9 +74,7 @@ class BertMaskedLMHead(keras.layers.Layer):
 
     def call(self, sequence_output, mask_positions):
         # (batch, predictions, hidden)
-        hidden = ops.take_along_axis(
-            sequence_output, ops.cast(mask_positions, "int32")[:, :, None], axis=1
-        )
+        hidden = ops.take_along_axis(sequence_output, ops.cast(mask_positions, "int32")[:, :, None], axis=1)
         hidden = self.layer_norm(self.dense(hidden))
         embeddings = ops.cast(self.token_embedding.embeddings, hidden.dtype)  # (vocabulary, hidden)
         return dense_product(hidden, embeddings, ops.cast(self.output_bias, hidden.dtype), transpose_kernel=True)

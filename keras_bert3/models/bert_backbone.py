@@ -106,9 +106,7 @@ class BertBackbone(keras.Model):
         self.pooler = keras.layers.Dense(
             hidden_dim,
             activation="tanh",
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=initializer_range
-            ),
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
             dtype=dtype,
             name="pooler",
         )
@@ -166,9 +164,12 @@ class BertBackbone(keras.Model):
         >>> pooled = backbone.pooled_output(inputs)  # (batch, hidden_dim)
         """
         x = self._encode(
-            inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"],
-            first_token_only=True, training=training,
-        )  # fmt: skip
+            inputs["token_ids"],
+            inputs["segment_ids"],
+            inputs["padding_mask"],
+            first_token_only=True,
+            training=training,
+        )
         return self.pooler(x[:, 0, :])
 
     def packed_sequence_output(self, token_ids, segment_ids, sequence_ids, training=None):

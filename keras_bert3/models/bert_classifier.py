@@ -147,7 +147,9 @@ class BertClassifier(BertTask):
         if not is_dataset(x) and y is not None and not isinstance(y, (np.ndarray, list, tuple)):
             y = np.asarray(y)  # e.g. a pandas Series.
         options = dict(batch_size=batch_size or 32, shuffle=shuffle, bucket=bucket, sample_weight=sample_weight)
-        return text_classification_dataset(x, y, preprocessor=self.preprocessor, num_classes=self.num_classes, **options)
+        return text_classification_dataset(
+            x, y, preprocessor=self.preprocessor, num_classes=self.num_classes, **options
+        )
 
     # === Predict (`BertTask.predict`): logits `(n, num_classes)` for texts or pairs ===
 

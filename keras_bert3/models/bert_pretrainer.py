@@ -86,18 +86,20 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
         if nsp:
             self.next_sentence_head = keras.layers.Dense(
                 2,
-                kernel_initializer=keras.initializers.TruncatedNormal(
-                    stddev=backbone.initializer_range
-                ),
+                kernel_initializer=keras.initializers.TruncatedNormal(stddev=backbone.initializer_range),
                 dtype=backbone.dtype_policy,
                 name="next_sentence_head",
             )
 
         # === Functional graph ===
-        names = ("token_ids", "segment_ids", "padding_mask", "mask_positions") + (("nsp_positions",) if packed and nsp else ())
+        names = ("token_ids", "segment_ids", "padding_mask", "mask_positions") + (
+            ("nsp_positions",) if packed and nsp else ()
+        )
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in names}
         if packed:
-            sequence = backbone.packed_sequence_output(inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"])
+            sequence = backbone.packed_sequence_output(
+                inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"]
+            )
         else:
             encoded = backbone({k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")})
             sequence = encoded["sequence_output"]
@@ -272,7 +274,11 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
             nsp_logits = ops.reshape(ops.cast(y_pred["nsp"], "float32"), (-1, 2))
             nsp_labels = ops.reshape(ops.cast(y["nsp"], "int32"), (-1,))
             nsp_weights = sample_weight.get("nsp")
-            nsp_weights = ops.ones_like(nsp_labels, "float32") if nsp_weights is None else ops.reshape(ops.cast(nsp_weights, "float32"), (-1,))
+            nsp_weights = (
+                ops.ones_like(nsp_labels, "float32")
+                if nsp_weights is None
+                else ops.reshape(ops.cast(nsp_weights, "float32"), (-1,))
+            )
             examples = cross_replica_sum(ops.sum(nsp_weights))
             nsp_losses = keras.losses.sparse_categorical_crossentropy(nsp_labels, nsp_logits, from_logits=True)
             nsp_loss = ops.sum(nsp_losses * nsp_weights) / examples
@@ -287,15 +293,22 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
         return self.get_metrics_result()
 
     def get_config(self):
-        return {**serialized(self, ("backbone",)), "nsp": self.nsp, "packed": self.packed, "name": self.name,
-                "trainable": self.trainable}  # fmt: skip
+        return {
+            **serialized(self, ("backbone",)),
+            "nsp": self.nsp,
+            "packed": self.packed,
+            "name": self.name,
+            "trainable": self.trainable,
+        }
 
     @classmethod
     def from_config(cls, config):
         return cls(**deserialized(config, ("backbone",)))
 
     @classmethod
-    def from_preset(cls, preset: str, *, nsp: bool = True, packed: bool = False, **backbone_overrides) -> "BertPretrainer":
+    def from_preset(
+        cls, preset: str, *, nsp: bool = True, packed: bool = False, **backbone_overrides
+    ) -> "BertPretrainer":
         """A pretrainer on the backbone of `preset`, with its pretraining heads
         when the preset has them (a keras_bert3 pretrainer preset, or a Hugging
         Face `BertForPreTraining` / `BertForMaskedLM` checkpoint); otherwise

@@ -80,8 +80,14 @@ class BertQuestionAnswerer(BertTask):
     """
 
     preprocessor_cls = QuestionAnsweringPreprocessor
-    preset_settings = ("sequence_length", "doc_stride", "max_query_length", "max_windows", "pad_to_multiple_of",
-                       "max_answer_length")  # fmt: skip
+    preset_settings = (
+        "sequence_length",
+        "doc_stride",
+        "max_query_length",
+        "max_windows",
+        "pad_to_multiple_of",
+        "max_answer_length",
+    )
     huggingface_head = HuggingFaceHead("BertForQuestionAnswering", prefix="qa_outputs.", layer="span_dense")
     saved_model_writer = "export_question_answerer"  # keras_bert3.export.export_question_answerer
     raw_inputs = (
@@ -154,8 +160,9 @@ class BertQuestionAnswerer(BertTask):
 
         if y is not None or sample_weight is not None:
             raise ValueError("Pass the answers inside x (answer_text, answer_start), not as y or sample_weight.")
-        return question_answering_dataset(x, preprocessor=self.preprocessor, batch_size=batch_size or 32,
-                                          shuffle=shuffle, seed=0)  # fmt: skip
+        return question_answering_dataset(
+            x, preprocessor=self.preprocessor, batch_size=batch_size or 32, shuffle=shuffle, seed=0
+        )
 
     def fit(self, x=None, y=None, batch_size=None, epochs=1, *, validation_data=None, **kwargs):
         """As `keras.Model.fit`; `x` (and `validation_data`) may be SQuAD-style examples.

@@ -116,8 +116,14 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     takes_text_datasets = False  # Whether a tf.data.Dataset of raw texts is accepted (else only packed batches).
     per_token_outputs = True  # Outputs have a length axis (second); False for one output per example.
     loss_over_labelled_tokens = False  # The loss averages over labelled tokens (their labels mark empty rows).
-    REQUIRED_HOOKS = ("preprocessor_cls", "head_layers", "_dataset", "_packed_for_predict", "_predictions",
-                      "saved_model_writer")  # fmt: skip
+    REQUIRED_HOOKS = (
+        "preprocessor_cls",
+        "head_layers",
+        "_dataset",
+        "_packed_for_predict",
+        "_predictions",
+        "saved_model_writer",
+    )
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -137,7 +143,9 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         # misspelt or misplaced setting would otherwise be lost without a word.
         unknown = sorted(set(kwargs) - {"name", "trainable", "dtype"})
         if unknown:
-            takes = sorted(name for name in _parameters(type(self)) if name not in ("backbone", "preprocessor", "tokenizer"))
+            takes = sorted(
+                name for name in _parameters(type(self)) if name not in ("backbone", "preprocessor", "tokenizer")
+            )
             raise TypeError(
                 f"{type(self).__name__} got unexpected keyword arguments {', '.join(unknown)}. Its settings are "
                 f"{', '.join(takes)} (and Keras's name, trainable, dtype)."
@@ -292,8 +300,18 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
 
     # === Raw inputs in ===
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, *,
-            sample_weight=None, validation_data=None, shuffle=True, **kwargs):  # fmt: skip
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        *,
+        sample_weight=None,
+        validation_data=None,
+        shuffle=True,
+        **kwargs,
+    ):
         """As `keras.Model.fit`; `x` may also be raw texts or a dataset of them."""
         check_task_input(self, x, "fit")
         build_optimizer_before_first_step(self)
@@ -304,8 +322,16 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
             validation_data = self.batches(validation_data, batch_size=batch_size) or validation_data
         if dataset is None:
             self._fit_schedule(epochs, kwargs.get("steps_per_epoch") or count_steps(x, batch_size))
-            return super().fit(x, y, batch_size=batch_size, epochs=epochs, sample_weight=sample_weight,
-                               validation_data=validation_data, shuffle=shuffle, **kwargs)  # fmt: skip
+            return super().fit(
+                x,
+                y,
+                batch_size=batch_size,
+                epochs=epochs,
+                sample_weight=sample_weight,
+                validation_data=validation_data,
+                shuffle=shuffle,
+                **kwargs,
+            )
         dataset = with_known_length(dataset)
         if is_dataset(validation_data):
             validation_data = with_known_length(validation_data)
@@ -518,7 +544,9 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
                     f"not fit {name}={given[name]}. Load the backbone alone (BertBackbone.from_preset) for a new head."
                 )
         head = cls.huggingface_head
-        hf_weights = None if stored or head is None else read_huggingface_dense_head(preset_dir, head.architecture, head.prefix)
+        hf_weights = (
+            None if stored or head is None else read_huggingface_dense_head(preset_dir, head.architecture, head.prefix)
+        )
         backbone = BertBackbone.from_preset(preset_dir, **kwargs)
         defaults = {name: parameter.default for name, parameter in _constructor_parameters(cls).items()}
         settings = {name: defaults[name] for name in cls.preset_settings}

@@ -54,7 +54,7 @@ def check_packed(x: dict, where: str) -> None:
         raise ValueError(f"{where}: {PACKED} must be of one (batch, length) shape; got shapes {shapes}.")
     dtypes = {name: tf.as_dtype(getattr(x[name], "dtype", np.asarray(x[name]).dtype)) for name in INPUT_NAMES}
     if not all(dtype.is_integer for dtype in dtypes.values()):
-        raise TypeError(f"{where}: {PACKED} must be integers; got {({n: d.name for n, d in dtypes.items()})}.")
+        raise TypeError(f"{where}: {PACKED} must be integers; got { ({n: d.name for n, d in dtypes.items()}) }.")
 
 
 def _check_dataset(task, dataset, where: str) -> None:

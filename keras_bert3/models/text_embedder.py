@@ -57,8 +57,7 @@ class TextEmbedder:
             raise ValueError(f"output={output!r}; choose one of {OUTPUTS}.")
         if sequence_length > backbone.max_sequence_length:
             raise ValueError(
-                f"sequence_length={sequence_length} exceeds the backbone's "
-                f"{backbone.max_sequence_length} positions."
+                f"sequence_length={sequence_length} exceeds the backbone's {backbone.max_sequence_length} positions."
             )
         check_vocabulary_sizes(backbone, tokenizer)
         self.backbone = backbone

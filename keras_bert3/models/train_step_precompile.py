@@ -48,8 +48,11 @@ class PrecompileTrainSteps(keras.callbacks.Callback):
         try:
             self.compiled = precompile_train_steps(self.model, self.batch_specs)
         except Exception as error:  # An optimisation only: training goes on without it.
-            warnings.warn(f"keras_bert3: training steps not compiled ahead ({type(error).__name__}: {error}); "
-                          "each compiles at its first batch instead.", stacklevel=2)  # fmt: skip
+            warnings.warn(
+                f"keras_bert3: training steps not compiled ahead ({type(error).__name__}: {error}); "
+                "each compiles at its first batch instead.",
+                stacklevel=2,
+            )
 
 
 def precompile_train_steps(model: keras.Model, batch_specs: list) -> int:
@@ -76,8 +79,10 @@ def precompile_train_steps(model: keras.Model, batch_specs: list) -> int:
     )
     step = jax.jit(model.train_step, donate_argnums=0)
     # Tracing holds Python's lock: one at a time. Compiling does not.
-    lowered = [step.lower(state, jax.tree.map(lambda spec: jax.ShapeDtypeStruct(spec.shape, spec.dtype), batch))
-               for batch in batch_specs]  # fmt: skip
+    lowered = [
+        step.lower(state, jax.tree.map(lambda spec: jax.ShapeDtypeStruct(spec.shape, spec.dtype), batch))
+        for batch in batch_specs
+    ]
     with concurrent.futures.ThreadPoolExecutor(len(lowered)) as pool:
         list(pool.map(lambda program: program.compile(), lowered))
     return len(lowered)

@@ -79,8 +79,14 @@ def auto_precision(device: DeviceDescription, *, backend: str, jit_compile: bool
 _ANNOUNCED = set()
 
 
-def training_dtype_policy(precision: str, model_policy: str, jit_compile: bool, *, pretraining: bool = True,
-                          device: DeviceDescription | None = None) -> str | None:  # fmt: skip
+def training_dtype_policy(
+    precision: str,
+    model_policy: str,
+    jit_compile: bool,
+    *,
+    pretraining: bool = True,
+    device: DeviceDescription | None = None,
+) -> str | None:
     """The dtype policy a training step should compute in, or None to keep the model's.
 
     Args:
@@ -115,9 +121,13 @@ def training_dtype_policy(precision: str, model_policy: str, jit_compile: bool, 
         return None
     if (chosen, device) not in _ANNOUNCED:
         _ANNOUNCED.add((chosen, device))
-        capability = f", compute capability {'.'.join(map(str, device.compute_capability))}" if device.compute_capability else ""
-        LOGGER.info(f"keras_bert3: precision='auto' trains in {chosen} on {device.name or device.platform}{capability} "
-                    "(weights stay float32); compile(precision='float32') trains in float32.")  # fmt: skip
+        capability = (
+            f", compute capability {'.'.join(map(str, device.compute_capability))}" if device.compute_capability else ""
+        )
+        LOGGER.info(
+            f"keras_bert3: precision='auto' trains in {chosen} on {device.name or device.platform}{capability} "
+            "(weights stay float32); compile(precision='float32') trains in float32."
+        )
     return chosen
 
 

@@ -48,8 +48,9 @@ def fused_attention(query, key, value, allowed):
     allowed = jnp.asarray(allowed)
     if allowed.ndim == 2:
         lengths = jnp.sum(allowed.astype("int32"), axis=1)
-        return jax.nn.dot_product_attention(query, key, value, key_value_seq_lengths=lengths,
-                                            implementation=implementation)  # fmt: skip
+        return jax.nn.dot_product_attention(
+            query, key, value, key_value_seq_lengths=lengths, implementation=implementation
+        )
     mask = allowed[:, None, :, :].astype("bool")  # (batch, 1, queries, keys): the same for every head.
     return jax.nn.dot_product_attention(query, key, value, mask=mask, implementation=implementation)
 

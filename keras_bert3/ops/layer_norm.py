@@ -63,4 +63,3 @@ def layer_norm_reference(x, gamma, beta, epsilon, training=None):
     """
     x = ops.convert_to_tensor(x)
     return ops.cast(ops.layer_normalization(x, gamma, beta, axis=-1, epsilon=epsilon), x.dtype)
-

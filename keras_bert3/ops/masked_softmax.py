@@ -61,4 +61,3 @@ def masked_softmax_reference(scores, allowed):
     scores = ops.convert_to_tensor(scores)
     drop = (ops.cast(allowed, "float32") - 1.0) * MASKED_SCORE_DROP
     return ops.cast(ops.softmax(ops.cast(scores, "float32") + drop, axis=-1), scores.dtype)
-

@@ -32,9 +32,7 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         end_learning_rate: float = 0.0,
     ):
         if total_steps <= warmup_steps:
-            raise ValueError(
-                f"total_steps={total_steps} must exceed warmup_steps={warmup_steps}."
-            )
+            raise ValueError(f"total_steps={total_steps} must exceed warmup_steps={warmup_steps}.")
         self.peak_learning_rate = peak_learning_rate
         self.warmup_steps = warmup_steps
         self.total_steps = total_steps
@@ -43,9 +41,7 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     def __call__(self, step):
         step = ops.cast(step, "float32")
         warmup = self.peak_learning_rate * step / max(self.warmup_steps, 1)
-        progress = ops.clip(
-            (step - self.warmup_steps) / (self.total_steps - self.warmup_steps), 0.0, 1.0
-        )
+        progress = ops.clip((step - self.warmup_steps) / (self.total_steps - self.warmup_steps), 0.0, 1.0)
         decay = self.peak_learning_rate + (self.end_learning_rate - self.peak_learning_rate) * progress
         return ops.where(step < self.warmup_steps, warmup, decay)
 

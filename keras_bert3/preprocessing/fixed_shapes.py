@@ -78,7 +78,9 @@ def bucket_width(width, buckets: tuple[int, ...]):
     return tf.where(chosen == 2**30, width, chosen)
 
 
-def fixed_shape_batches(dataset: tf.data.Dataset, *, batch_size: int | None, buckets: tuple[int, ...]) -> tf.data.Dataset:
+def fixed_shape_batches(
+    dataset: tf.data.Dataset, *, batch_size: int | None, buckets: tuple[int, ...]
+) -> tf.data.Dataset:
     """Batches `inputs`, `(inputs, targets)` or `(inputs, targets,
     sample_weight)` of a task's pipeline, each padded to `batch_size` rows
     (empty rows; a larger batch to a multiple of `batch_size`; None: rows as
@@ -139,7 +141,9 @@ def fixed_shape_arrays(packed: dict, *, batch_size: int, buckets: tuple[int, ...
     """
     rows, width = np.shape(packed["padding_mask"])
     target = next((length for length in buckets if length >= width), width)
-    return {name: np.pad(np.asarray(value), [(0, batch_size - rows), (0, target - width)]) for name, value in packed.items()}
+    return {
+        name: np.pad(np.asarray(value), [(0, batch_size - rows), (0, target - width)]) for name, value in packed.items()
+    }
 
 
 def real_rows(inputs: dict):

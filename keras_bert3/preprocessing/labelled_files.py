@@ -82,9 +82,13 @@ def _decoded_rows(path: str):
                     row = json.loads(text.rstrip("\r\n"))
                 except json.JSONDecodeError as error:
                     reason = error.msg.removesuffix(" at")  # "Invalid control character at": json's wording.
-                    raise ValueError(f"{path}, line {line}: not valid JSON at column {error.colno} ({reason}).") from None
+                    raise ValueError(
+                        f"{path}, line {line}: not valid JSON at column {error.colno} ({reason})."
+                    ) from None
                 if not isinstance(row, dict):
-                    raise ValueError(f"{path}, line {line}: a JSON object {{...}} per line is needed, got {type(row).__name__}.")
+                    raise ValueError(
+                        f"{path}, line {line}: a JSON object {{...}} per line is needed, got {type(row).__name__}."
+                    )
                 yield line, row
         else:
             reader = csv.DictReader(f)

@@ -27,8 +27,9 @@ def concat_rows(chunks: list) -> dict:
     return {name: tf.concat([chunk[name] for chunk in chunks], axis=0) for name in chunks[0]}
 
 
-def padded_batches(dataset, names, *, batch_size: int, multiple: int, sequence_length: int,
-                   bucket: bool, shuffle: bool, seed=None):  # fmt: skip
+def padded_batches(
+    dataset, names, *, batch_size: int, multiple: int, sequence_length: int, bucket: bool, shuffle: bool, seed=None
+):
     """Unbatched examples (`as_rows` columns and any per-example columns, e.g.
     `label`) -> batches with `names` padded to the batch's longest `length`
     rounded up to `multiple` (at most `sequence_length`), as the preprocessors'

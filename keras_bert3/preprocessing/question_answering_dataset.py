@@ -28,13 +28,17 @@ def squad_examples(x) -> dict[str, list]:
             f"Question answering examples are a dict of lists with keys {list(SQUAD_FIELDS)} "
             f"(or a list of dicts with them); got {found}."
         )
-    columns = {field: list(np.asarray(x[field]).tolist()) if isinstance(x[field], np.ndarray) else list(x[field])
-               for field in SQUAD_FIELDS}  # fmt: skip
+    columns = {
+        field: list(np.asarray(x[field]).tolist()) if isinstance(x[field], np.ndarray) else list(x[field])
+        for field in SQUAD_FIELDS
+    }
     lengths = {field: len(values) for field, values in columns.items()}
     if len(set(lengths.values())) != 1:
         raise ValueError(f"The example fields have different lengths: {lengths}. Give one value per example.")
     check_questions_and_contexts(columns["question"], columns["context"])
-    for i, (context, text, start) in enumerate(zip(columns["context"], columns["answer_text"], columns["answer_start"])):
+    for i, (context, text, start) in enumerate(
+        zip(columns["context"], columns["answer_text"], columns["answer_start"])
+    ):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"Example {i}: answer_text {text!r} is empty; every example needs its answer.")
         if not isinstance(start, (int, np.integer)) or context[start : start + len(text)] != text:

@@ -126,8 +126,16 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
         ones = tf.RaggedTensor.from_tensor(tf.ones(tf.concat([windows, [1]], 0), tf.int32))
         passage_ids = window_values(passage[0])
         zeros = ones * 0
-        ids = tf.concat([ones * tokenizer.cls_token_id, question, ones * tokenizer.sep_token_id,
-                         passage_ids, ones * tokenizer.sep_token_id], axis=1)  # fmt: skip
+        ids = tf.concat(
+            [
+                ones * tokenizer.cls_token_id,
+                question,
+                ones * tokenizer.sep_token_id,
+                passage_ids,
+                ones * tokenizer.sep_token_id,
+            ],
+            axis=1,
+        )
         segments = tf.concat([zeros, question * 0, zeros, passage_ids * 0 + 1, ones], axis=1)
         off_passage = tf.concat([zeros - 1, question * 0 - 1, zeros - 1], axis=1)
         longest = tf.reduce_max(tf.concat([ids.row_lengths(), [1]], 0))
@@ -211,6 +219,7 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
             return tf.where(is_cls, 0.0, tf.nn.softmax(logits, axis=-1))
 
         start_p, end_p = probabilities(start_logits), probabilities(end_logits)
+
         def shifted(x, k, fill):  # x[:, t + k] at t.
             return tf.pad(x[:, k:], [[0, 0], [0, k]], constant_values=fill)
 

@@ -189,8 +189,16 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
 
 def _batches(dataset, preprocessor, batch_size, shuffle, bucket, seed):
     """Examples of `as_rows` columns -> padded batches `packed` or `(packed, labels[, sample_weight])`."""
-    batches = padded_batches(dataset, ROWS, batch_size=batch_size, multiple=preprocessor.pad_to_multiple_of,
-                             sequence_length=preprocessor.sequence_length, bucket=bucket, shuffle=shuffle, seed=seed)  # fmt: skip
+    batches = padded_batches(
+        dataset,
+        ROWS,
+        batch_size=batch_size,
+        multiple=preprocessor.pad_to_multiple_of,
+        sequence_length=preprocessor.sequence_length,
+        bucket=bucket,
+        shuffle=shuffle,
+        seed=seed,
+    )
     return without_autotune(batches.map(lambda columns: inputs_and_targets(columns, "label")).prefetch(2))
 
 

@@ -39,7 +39,9 @@ def word_batch(x) -> tf.RaggedTensor:
             )
     lengths = [len(sentence) for sentence in x]
     flat = [word for sentence in x for word in sentence]
-    return tf.RaggedTensor.from_row_lengths(tf.constant(flat, tf.string, shape=(len(flat),)), tf.constant(lengths, tf.int64))
+    return tf.RaggedTensor.from_row_lengths(
+        tf.constant(flat, tf.string, shape=(len(flat),)), tf.constant(lengths, tf.int64)
+    )
 
 
 def check_word_labels(words: tf.RaggedTensor, labels, num_labels: int | None) -> tf.RaggedTensor:
@@ -127,6 +129,14 @@ def token_classification_dataset(
     dataset = tf.data.Dataset.from_tensor_slices(columns)
     if shuffle:
         dataset = dataset.shuffle(max(n, 1), seed=seed, reshuffle_each_iteration=True)
-    batches = padded_batches(dataset, rows, batch_size=batch_size, multiple=preprocessor.pad_to_multiple_of,
-                             sequence_length=preprocessor.sequence_length, bucket=bucket, shuffle=shuffle, seed=seed)  # fmt: skip
+    batches = padded_batches(
+        dataset,
+        rows,
+        batch_size=batch_size,
+        multiple=preprocessor.pad_to_multiple_of,
+        sequence_length=preprocessor.sequence_length,
+        bucket=bucket,
+        shuffle=shuffle,
+        seed=seed,
+    )
     return without_autotune(batches.map(lambda columns: inputs_and_targets(columns, "labels")).prefetch(2))

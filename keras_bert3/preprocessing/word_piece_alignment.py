@@ -74,5 +74,7 @@ def gather_words(token_values: tf.Tensor, word_positions: tf.Tensor) -> tf.Tenso
     """Per-token values `(batch, length, ...)` at each word's first piece:
     `(batch, words, ...)`, zeros where `word_positions` (dense, `(batch, words)`) is -1."""
     gathered = tf.gather(token_values, tf.maximum(word_positions, 0), batch_dims=1)
-    kept = tf.reshape(word_positions >= 0, tf.concat([tf.shape(word_positions), tf.ones([tf.rank(gathered) - 2], tf.int32)], 0))
+    kept = tf.reshape(
+        word_positions >= 0, tf.concat([tf.shape(word_positions), tf.ones([tf.rank(gathered) - 2], tf.int32)], 0)
+    )
     return tf.where(kept, gathered, tf.zeros_like(gathered))

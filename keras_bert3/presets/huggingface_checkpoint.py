@@ -86,9 +86,7 @@ def huggingface_config_from_backbone(backbone) -> dict:
         "intermediate_size": backbone.intermediate_dim,
         "hidden_dropout_prob": backbone.dropout,
         "attention_probs_dropout_prob": (
-            backbone.dropout
-            if backbone.attention_dropout is None
-            else backbone.attention_dropout
+            backbone.dropout if backbone.attention_dropout is None else backbone.attention_dropout
         ),
         "max_position_embeddings": backbone.max_sequence_length,
         "type_vocab_size": backbone.num_segments,
@@ -170,8 +168,7 @@ class SafetensorsCheckpoint:
         key = self._resolve(name)
         if key is None:
             raise ValueError(
-                f"The checkpoint in {self.preset_dir!r} has no tensor {name!r}; "
-                "is it a complete BERT checkpoint?"
+                f"The checkpoint in {self.preset_dir!r} has no tensor {name!r}; is it a complete BERT checkpoint?"
             )
         return self._where[key].get_tensor(key)
 

@@ -44,8 +44,7 @@ def offline() -> bool:
     """True when the user asked for no network (`KERAS_BERT3_OFFLINE=1` or
     `HF_HUB_OFFLINE=1`)."""
     return any(
-        os.environ.get(name, "").lower() in ("1", "true", "yes")
-        for name in ("KERAS_BERT3_OFFLINE", "HF_HUB_OFFLINE")
+        os.environ.get(name, "").lower() in ("1", "true", "yes") for name in ("KERAS_BERT3_OFFLINE", "HF_HUB_OFFLINE")
     )
 
 
@@ -66,9 +65,7 @@ def download(handle: str) -> str:
         if handle.startswith(HF_SCHEME):
             import huggingface_hub
 
-            return huggingface_hub.snapshot_download(
-                handle[len(HF_SCHEME) :], allow_patterns=HF_FILES
-            )
+            return huggingface_hub.snapshot_download(handle[len(HF_SCHEME) :], allow_patterns=HF_FILES)
         import kagglehub
 
         return kagglehub.model_download(handle[len(KAGGLE_SCHEME) :])

@@ -33,9 +33,11 @@ def save_pretrainer(pretrainer, preset_dir: str, tokenizer=None) -> None:
         pretrainer.backbone.save_to_preset(preset_dir)
         if tokenizer is not None:
             tokenizer.save_to_preset(preset_dir)
-        write_arrays(os.path.join(preset_dir, HEADS_WEIGHTS_FILE),
-                     {path: variable.numpy() for path, variable in _head_variables(pretrainer).items()},
-                     what="the pretraining heads' weights")  # fmt: skip
+        write_arrays(
+            os.path.join(preset_dir, HEADS_WEIGHTS_FILE),
+            {path: variable.numpy() for path, variable in _head_variables(pretrainer).items()},
+            what="the pretraining heads' weights",
+        )
         write_metadata(preset_dir, pretraining_heads=sorted(_head_variables(pretrainer)))
 
 

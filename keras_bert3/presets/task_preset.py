@@ -31,8 +31,11 @@ def save_task(task, preset_dir: str, *, config: dict, head_layers) -> None:
         task.preprocessor.tokenizer.save_to_preset(preset_dir)
         write_json(os.path.join(preset_dir, TASK_CONFIG_FILE), {"class_name": type(task).__name__, "config": config})
         variables = head_variables(head_layers)
-        write_arrays(os.path.join(preset_dir, TASK_HEAD_WEIGHTS_FILE), {path: variable.numpy() for path, variable in variables.items()},
-                     what="the task head's weights")  # fmt: skip
+        write_arrays(
+            os.path.join(preset_dir, TASK_HEAD_WEIGHTS_FILE),
+            {path: variable.numpy() for path, variable in variables.items()},
+            what="the task head's weights",
+        )
         write_metadata(preset_dir, task=type(task).__name__, task_head=sorted(variables))
 
 

@@ -93,9 +93,7 @@ class BertNormalizer:
         counts = tf.reduce_sum(tf.cast(valid, tf.int64), axis=1)  # (chars,)
         cumulative = tf.concat([tf.zeros([1], tf.int64), tf.cumsum(counts)], axis=0)
         row_splits = tf.gather(cumulative, decoded.row_splits)  # (batch + 1,)
-        output = tf.RaggedTensor.from_row_splits(
-            tf.boolean_mask(block, valid), row_splits, validate=False
-        )
+        output = tf.RaggedTensor.from_row_splits(tf.boolean_mask(block, valid), row_splits, validate=False)
         return tf.strings.unicode_encode(output, "UTF-8")
 
     def split_words(self, strings: tf.Tensor) -> tf.RaggedTensor:
@@ -148,7 +146,9 @@ class BertNormalizer:
         num_words = tf.reduce_sum(tf.cast(starts, tf.int64))
         word_rows = tf.cast(tf.boolean_mask(cell_rows, starts), tf.int64)  # (words,)
         chars = tf.RaggedTensor.from_value_rowids(tf.boolean_mask(cells, in_word), word_of_cell, nrows=num_words)
-        sources = tf.RaggedTensor.from_value_rowids(tf.boolean_mask(cell_sources, in_word), word_of_cell, nrows=num_words)
+        sources = tf.RaggedTensor.from_value_rowids(
+            tf.boolean_mask(cell_sources, in_word), word_of_cell, nrows=num_words
+        )
         batch = tf.shape(strings, out_type=tf.int64)[0]
         words = tf.RaggedTensor.from_value_rowids(tf.strings.unicode_encode(chars, "UTF-8"), word_rows, nrows=batch)
         return words, tf.RaggedTensor.from_value_rowids(sources, word_rows, nrows=batch)

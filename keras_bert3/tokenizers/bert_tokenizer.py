@@ -18,8 +18,18 @@ from keras_bert3.tokenizers.bert_packer import BertPacker
 from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 # Hugging Face's `clean_up_tokenization`, applied in this order by `detokenize`.
-_CLEAN_UP = [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"),
-             (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re")]  # fmt: skip
+_CLEAN_UP = [
+    (" .", "."),
+    (" ?", "?"),
+    (" !", "!"),
+    (" ,", ","),
+    (" ' ", "'"),
+    (" n't", "n't"),
+    (" 'm", "'m"),
+    (" 's", "'s"),
+    (" 've", "'ve"),
+    (" 're", "'re"),
+]
 
 
 def load_vocabulary(vocabulary: str | os.PathLike | list[str] | tuple[str, ...]) -> list[str]:
@@ -126,8 +136,13 @@ class BertTokenizer(StringInputLayer):
         self._token_to_id = {}
         for i, token in enumerate(self.vocabulary):
             self._token_to_id.setdefault(token, i)
-        special = {"cls_token": cls_token, "sep_token": sep_token, "pad_token": pad_token,
-                   "mask_token": mask_token, "unk_token": unk_token}  # fmt: skip
+        special = {
+            "cls_token": cls_token,
+            "sep_token": sep_token,
+            "pad_token": pad_token,
+            "mask_token": mask_token,
+            "unk_token": unk_token,
+        }
         missing = [f"{name}={token!r}" for name, token in special.items() if token not in self._token_to_id]
         if missing:
             raise ValueError(
@@ -204,9 +219,7 @@ class BertTokenizer(StringInputLayer):
         strings = tf.strings.regex_replace(strings, "\\x00", "\x01")
         pieces = tf_text.regex_split(strings, self._special_pattern, self._special_pattern)  # (batch, None)
         flat_pieces = pieces.flat_values
-        is_special = tf.reduce_any(
-            tf.equal(flat_pieces[:, None], tf.constant(self._special_tokens)[None, :]), axis=1
-        )
+        is_special = tf.reduce_any(tf.equal(flat_pieces[:, None], tf.constant(self._special_tokens)[None, :]), axis=1)
         words = self._normalizer.split_words(tf.where(is_special, "", flat_pieces))  # (pieces, None)
         special_words = tf.RaggedTensor.from_row_lengths(
             tf.boolean_mask(flat_pieces, is_special), tf.cast(is_special, tf.int64)
@@ -305,11 +318,11 @@ class BertTokenizer(StringInputLayer):
         if not self.special_tokens_in_strings:
             return self._normalizer.split_words_with_sources(strings)
         strings = tf.strings.regex_replace(strings, "\\x00", "\x01")  # As in _split_words.
-        pieces, piece_begins, _ = tf_text.regex_split_with_offsets(strings, self._special_pattern, self._special_pattern)
-        flat_pieces = pieces.flat_values
-        is_special = tf.reduce_any(
-            tf.equal(flat_pieces[:, None], tf.constant(self._special_tokens)[None, :]), axis=1
+        pieces, piece_begins, _ = tf_text.regex_split_with_offsets(
+            strings, self._special_pattern, self._special_pattern
         )
+        flat_pieces = pieces.flat_values
+        is_special = tf.reduce_any(tf.equal(flat_pieces[:, None], tf.constant(self._special_tokens)[None, :]), axis=1)
         words, sources = self._normalizer.split_words_with_sources(tf.where(is_special, "", flat_pieces))
         special_words = tf.RaggedTensor.from_row_lengths(
             tf.boolean_mask(flat_pieces, is_special), tf.cast(is_special, tf.int64)
@@ -332,8 +345,12 @@ class BertTokenizer(StringInputLayer):
         shift = tf.cast(tf.gather(piece_char, tf.gather(word_piece, char_word)), sources.flat_values.dtype)
         sources = sources.with_flat_values(sources.flat_values + shift)
         return (
-            tf.RaggedTensor.from_row_splits(words.flat_values, tf.gather(words.row_splits, pieces.row_splits), validate=False),
-            tf.RaggedTensor.from_row_splits(sources.values, tf.gather(sources.row_splits, pieces.row_splits), validate=False),
+            tf.RaggedTensor.from_row_splits(
+                words.flat_values, tf.gather(words.row_splits, pieces.row_splits), validate=False
+            ),
+            tf.RaggedTensor.from_row_splits(
+                sources.values, tf.gather(sources.row_splits, pieces.row_splits), validate=False
+            ),
         )
 
     def call(self, inputs) -> tf.Tensor | tf.RaggedTensor:

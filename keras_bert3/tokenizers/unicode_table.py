@@ -90,9 +90,7 @@ class UnicodeTable:
         if i < len(self.explicit_code_points) and self.explicit_code_points[i] == code_point:
             return "".join(chr(c) for c in self.explicit_outputs[i] if c >= 0)
         rule = self.run_rules[np.searchsorted(self.run_starts, code_point, side="right") - 1]
-        return {KEEP: chr(code_point), REMOVE: "", SPACE: " ", ISOLATE: f" {chr(code_point)} "}[
-            int(rule)
-        ]
+        return {KEEP: chr(code_point), REMOVE: "", SPACE: " ", ISOLATE: f" {chr(code_point)} "}[int(rule)]
 
 
 _CACHE = {}
@@ -178,9 +176,7 @@ def _build_entry(lowercase: bool, strip_accents: bool) -> dict:
             # Collapse space runs (they only separate words) but keep one at
             # each end, as it matters for joining with neighbours.
             words = [w for w in out.split(" ") if w]
-            explicit[c] = (" " if out.startswith(" ") else "") + " ".join(words) + (
-                " " if out.endswith(" ") else ""
-            )
+            explicit[c] = (" " if out.startswith(" ") else "") + " ".join(words) + (" " if out.endswith(" ") else "")
     # Explicit code points and surrogates join the run before them.
     for c in range(MAX_CODE_POINT + 1):
         if rules[c] < 0:

@@ -18,7 +18,9 @@ class TrainingDiverged(FloatingPointError):
             kept = "No checkpoint was written before it: lower the learning rate and run again (it starts over)."
         else:
             of_step = f" (step {checkpoint_step:,})" if checkpoint_step is not None else ""
-            kept = (f"The last checkpoint, {checkpoint}{of_step}, holds finite weights: lower the learning rate and "
-                    "run again to resume from it (keras-bert3 pretrain: the same command with a lower --learning-rate).")  # fmt: skip
+            kept = (
+                f"The last checkpoint, {checkpoint}{of_step}, holds finite weights: lower the learning rate and "
+                "run again to resume from it (keras-bert3 pretrain: the same command with a lower --learning-rate)."
+            )
         super().__init__(f"Training diverged{at}: {what}. {kept}")
         self.checkpoint = checkpoint

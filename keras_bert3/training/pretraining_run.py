@@ -32,8 +32,20 @@ VOCABULARY_FILE = "vocabulary.txt"
 
 # Fields that must not change when a run is resumed (a checkpoint's epochs
 # count steps of `checkpoint_every`: the data stream resumes from their product).
-RESUME_FIELDS = ("model", "preset", "corpus", "sequence_length", "max_predictions_per_seq",
-                 "batch_size", "nsp", "vocabulary_size", "precision", "seed", "packed_length", "checkpoint_every")  # fmt: skip
+RESUME_FIELDS = (
+    "model",
+    "preset",
+    "corpus",
+    "sequence_length",
+    "max_predictions_per_seq",
+    "batch_size",
+    "nsp",
+    "vocabulary_size",
+    "precision",
+    "seed",
+    "packed_length",
+    "checkpoint_every",
+)
 
 
 @dataclasses.dataclass
@@ -149,8 +161,11 @@ def _trim_history(path: str, epochs: int) -> None:
     if not rows or "epoch" not in rows[0]:
         return
     column = rows[0].index("epoch")
-    kept = [rows[0]] + [row for row in rows[1:]  # A row cut short by a kill is dropped too.
-                        if len(row) == len(rows[0]) and row[column].isdigit() and int(row[column]) < epochs]  # fmt: skip
+    kept = [rows[0]] + [
+        row
+        for row in rows[1:]  # A row cut short by a kill is dropped too.
+        if len(row) == len(rows[0]) and row[column].isdigit() and int(row[column]) < epochs
+    ]
     if len(kept) == len(rows):
         return
     partial = f"{path}.{os.getpid()}.partial"
@@ -190,21 +205,29 @@ def check_settings(config: PretrainingConfig) -> None:
     >>> check_settings(PretrainingConfig(output="run", batch_size=0))  # ValueError: --batch-size 0 ...
     """
     problems = [] if config.corpus else ["no --corpus: give files, a glob or a directory of prepared shards"]
-    for flag, value in (("--steps", config.steps), ("--batch-size", config.batch_size),
-                        ("--checkpoint-every", config.checkpoint_every), ("--vocabulary-size", config.vocabulary_size),
-                        ("--max-predictions-per-seq", config.max_predictions_per_seq)):  # fmt: skip
+    for flag, value in (
+        ("--steps", config.steps),
+        ("--batch-size", config.batch_size),
+        ("--checkpoint-every", config.checkpoint_every),
+        ("--vocabulary-size", config.vocabulary_size),
+        ("--max-predictions-per-seq", config.max_predictions_per_seq),
+    ):
         if value < 1:
             problems.append(f"{flag} {value} must be at least 1")
     minimum = 3 + int(config.nsp)  # [CLS], a token, [SEP] (and a second segment's [SEP] with NSP).
     if config.sequence_length < minimum:
         problems.append(f"--sequence-length {config.sequence_length} must be at least {minimum}")
     elif config.max_predictions_per_seq >= config.sequence_length:
-        problems.append(f"--max-predictions-per-seq {config.max_predictions_per_seq} must be below "
-                        f"--sequence-length {config.sequence_length} (BERT masks 15% of tokens: "
-                        f"{max(1, round(0.15 * config.sequence_length))} here)")  # fmt: skip
+        problems.append(
+            f"--max-predictions-per-seq {config.max_predictions_per_seq} must be below "
+            f"--sequence-length {config.sequence_length} (BERT masks 15% of tokens: "
+            f"{max(1, round(0.15 * config.sequence_length))} here)"
+        )
     if config.packed_length is not None and config.packed_length < config.sequence_length:
-        problems.append(f"--packed-length {config.packed_length} must be at least --sequence-length "
-                        f"{config.sequence_length} (a pair is never split across rows)")  # fmt: skip
+        problems.append(
+            f"--packed-length {config.packed_length} must be at least --sequence-length "
+            f"{config.sequence_length} (a pair is never split across rows)"
+        )
     if not config.learning_rate > 0:
         problems.append(f"--learning-rate {config.learning_rate} must be positive")
     if config.warmup_steps is not None and not 0 <= config.warmup_steps < max(config.steps, 1):
@@ -260,8 +283,16 @@ def _locked_run(config: PretrainingConfig, verbose) -> dict:
         return _train(config, tokenizer, corpus, verbose)
 
 
-def training_stream(config: PretrainingConfig, tokenizer, corpus: str, batch_size: int, *,
-                    start_step: int = 0, input_context=None, counters=None):  # fmt: skip
+def training_stream(
+    config: PretrainingConfig,
+    tokenizer,
+    corpus: str,
+    batch_size: int,
+    *,
+    start_step: int = 0,
+    input_context=None,
+    counters=None,
+):
     """This worker's training batches from optimizer step `start_step` on:
     exactly what an uninterrupted run reads from that step (so a resumed run
     goes on with the examples and masks it would have seen), given the same
@@ -277,7 +308,9 @@ def training_stream(config: PretrainingConfig, tokenizer, corpus: str, batch_siz
     """
     dataset = one_pass(config, tokenizer, corpus, batch_size, input_context=input_context, counters=counters)
     # A step takes one batch from each of this worker's replicas.
-    per_step = 1 if input_context is None else max(1, input_context.num_replicas_in_sync // input_context.num_input_pipelines)
+    per_step = (
+        1 if input_context is None else max(1, input_context.num_replicas_in_sync // input_context.num_input_pipelines)
+    )
     if config.data_service is not None:
         return dataset.repeat()
     return dataset.repeat().skip(start_step * per_step)
@@ -288,14 +321,27 @@ def one_pass(config: PretrainingConfig, tokenizer, corpus: str, batch_size: int,
     from keras_bert3.data.paired_shards import read_paired_shards
     from keras_bert3.data.pretraining_dataset import pretraining_dataset
 
-    options = dict(batch_size=batch_size, seed=config.seed, drop_remainder=True,
-                   max_predictions_per_seq=config.max_predictions_per_seq, input_context=input_context,
-                   data_service=config.data_service, packed_length=config.packed_length)  # fmt: skip
+    options = dict(
+        batch_size=batch_size,
+        seed=config.seed,
+        drop_remainder=True,
+        max_predictions_per_seq=config.max_predictions_per_seq,
+        input_context=input_context,
+        data_service=config.data_service,
+        packed_length=config.packed_length,
+    )
     if _is_prepared(corpus):
-        return read_paired_shards(corpus, tokenizer, sequence_length=config.sequence_length,
-                                  next_sentence_prediction=config.nsp, **options)  # fmt: skip
-    return pretraining_dataset(corpus, tokenizer, sequence_length=config.sequence_length,
-                               next_sentence_prediction=config.nsp, counters=counters, **options)  # fmt: skip
+        return read_paired_shards(
+            corpus, tokenizer, sequence_length=config.sequence_length, next_sentence_prediction=config.nsp, **options
+        )
+    return pretraining_dataset(
+        corpus,
+        tokenizer,
+        sequence_length=config.sequence_length,
+        next_sentence_prediction=config.nsp,
+        counters=counters,
+        **options,
+    )
 
 
 def _check_makes_a_batch(config: PretrainingConfig, tokenizer, corpus: str) -> None:
@@ -336,8 +382,15 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
     epochs_done, batches_done = resume_position(backup_dir)
     _trim_history(os.path.join(config.output, HISTORY_FILE), epochs_done)
     with DeferredSignals() as stop, _damaged_shards_named(corpus), _full_disk_named(config.output, backup_dir):
-        history = _fit(config, pretrainer, tokenizer, corpus, start_step=epochs_done * config.checkpoint_every + batches_done,
-                       stop=stop, verbose=verbose)  # fmt: skip
+        history = _fit(
+            config,
+            pretrainer,
+            tokenizer,
+            corpus,
+            start_step=epochs_done * config.checkpoint_every + batches_done,
+            stop=stop,
+            verbose=verbose,
+        )
     trained = int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations))
     if trained < config.steps:
         raise ValueError(
@@ -392,8 +445,9 @@ def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start
     counters = DataCounters() if config.data_service is None and not _is_prepared(corpus) else None
 
     def make_dataset(input_context, batch_size):
-        return training_stream(config, tokenizer, corpus, batch_size, start_step=start_step,
-                               input_context=input_context, counters=counters)  # fmt: skip
+        return training_stream(
+            config, tokenizer, corpus, batch_size, start_step=start_step, input_context=input_context, counters=counters
+        )
 
     backup_dir = os.path.join(config.output, BACKUP_DIR)
     callbacks = [
@@ -401,7 +455,9 @@ def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start
         _LogStep(),
         keras.callbacks.CSVLogger(os.path.join(config.output, HISTORY_FILE), append=True),
         keras.callbacks.TensorBoard(os.path.join(config.output, "logs")),
-        ResumableBackup(backup_dir, stop_on=stop),  # After the CSV row: `_trim_history` drops a row its checkpoint lacks.
+        ResumableBackup(
+            backup_dir, stop_on=stop
+        ),  # After the CSV row: `_trim_history` drops a row its checkpoint lacks.
     ] + ([ReportSkippedData(counters)] if counters is not None else [])
     return pretrainer.fit(
         worker_dataset(make_dataset, config.batch_size),

@@ -200,8 +200,12 @@ def write_checkpoint(model: keras.Model, backup_dir: str, epochs: int, batches: 
         shutil.rmtree(partial, ignore_errors=True)
         if isinstance(error, OSError):
             previous = latest_checkpoint(backup_dir)
-            kept = (f"The checkpoint before it, {previous}, is intact: free the space (or fix the folder) and run "
-                    "again to resume from it." if previous else "No checkpoint was written before it.")  # fmt: skip
+            kept = (
+                f"The checkpoint before it, {previous}, is intact: free the space (or fix the folder) and run "
+                "again to resume from it."
+                if previous
+                else "No checkpoint was written before it."
+            )
             raise WriteFailed("the checkpoint", final, getattr(error, "__cause__", None) or error, kept=kept) from error
         raise
     commit_checkpoint(partial, final)
@@ -212,15 +216,20 @@ def write_checkpoint(model: keras.Model, backup_dir: str, epochs: int, batches: 
 def check_finite(model: keras.Model, backup_dir: str) -> None:
     """Raises `TrainingDiverged` naming the last checkpoint where a weight or
     optimizer variable holds NaN or an infinity."""
-    variables = [v for v in model.weights + (model.optimizer.variables if model.optimizer is not None else [])
-                 if "float" in str(v.dtype)]  # fmt: skip
+    variables = [
+        v
+        for v in model.weights + (model.optimizer.variables if model.optimizer is not None else [])
+        if "float" in str(v.dtype)
+    ]
     # One flag per variable, reduced where the variable lives; `.value` is the local copy under a strategy.
     finite = [bool(keras.ops.convert_to_numpy(keras.ops.all(keras.ops.isfinite(v.value)))) for v in variables]
     if all(finite):
         return
     names = [v.path for v, ok in zip(variables, finite) if not ok]
-    what = (f"its update left NaN or infinite values in {len(names)} of {len(variables)} weight and optimizer "
-            f"variables ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})")  # fmt: skip
+    what = (
+        f"its update left NaN or infinite values in {len(names)} of {len(variables)} weight and optimizer "
+        f"variables ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+    )
     last = latest_checkpoint(backup_dir)
     raise TrainingDiverged(optimizer_step(model), what, last, checkpoint_step(last))
 
@@ -311,9 +320,12 @@ def restore_metric_states(model: keras.Model, states: list) -> None:
     checkpoint only, and a warning says so."""
     variables = model.metrics_variables
     if len(variables) != len(states):
-        logger.warning("Resumed mid-epoch: the metrics of this epoch cover only the batches after the checkpoint "
-                       "(the model has %d metric variables before its first step, the checkpoint %d).",
-                       len(variables), len(states))  # fmt: skip
+        logger.warning(
+            "Resumed mid-epoch: the metrics of this epoch cover only the batches after the checkpoint "
+            "(the model has %d metric variables before its first step, the checkpoint %d).",
+            len(variables),
+            len(states),
+        )
         return
     for variable, value in zip(variables, states):
         variable.assign(value)

@@ -40,9 +40,12 @@ def run_lock(folder: str, *, flag: str = "--output"):
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         _lock(descriptor, path, flag)
-        holder = {"host": socket.gethostname(), "pid": os.getpid(),
-                  "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-                  "command": " ".join(sys.argv)}  # fmt: skip
+        holder = {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+            "command": " ".join(sys.argv),
+        }
         os.ftruncate(descriptor, 0)
         os.pwrite(descriptor, (json.dumps(holder) + "\n").encode(), 0)
         yield path

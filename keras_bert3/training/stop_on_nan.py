@@ -37,4 +37,6 @@ class StopOnNaN(keras.callbacks.Callback):
         if loss is None or math.isfinite(float(loss)):
             return
         last = latest_checkpoint(self.checkpoint_dir) if self.checkpoint_dir else None
-        raise TrainingDiverged(optimizer_step(self.model), f"the loss became {float(loss)}", last, checkpoint_step(last))
+        raise TrainingDiverged(
+            optimizer_step(self.model), f"the loss became {float(loss)}", last, checkpoint_step(last)
+        )

@@ -47,8 +47,7 @@ def text_problem(path: str) -> str | None:
     bad = sum(not is_text_line(line) for line in lines)
     if not lines or bad <= MOSTLY * len(lines):
         return None
-    return (f"{bad:,} of its first {len(lines):,} lines are not UTF-8 text "
-            "(invalid UTF-8, NUL or other control bytes)")  # fmt: skip
+    return f"{bad:,} of its first {len(lines):,} lines are not UTF-8 text (invalid UTF-8, NUL or other control bytes)"
 
 
 def is_text_line(line: bytes) -> bool:

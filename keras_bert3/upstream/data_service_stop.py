@@ -24,7 +24,9 @@ from keras_bert3.upstream.private_api import require_private
 LOGGER = logging.getLogger(__name__)
 
 for _server_class in (tf.data.experimental.service.DispatchServer, tf.data.experimental.service.WorkerServer):
-    require_private(_server_class, "_stop", package=tf, why="stopping a tf.data service server before the process exits")
+    require_private(
+        _server_class, "_stop", package=tf, why="stopping a tf.data service server before the process exits"
+    )
 
 
 def stop_within(server, seconds: float, name: str) -> None:

@@ -23,22 +23,37 @@ GET_WORKERS = "/tensorflow.data.DispatcherService/GetWorkers"
 def _messages():
     """`GetWorkersRequest` and `GetWorkersResponse` of dispatcher.proto, in a
     pool of their own (so they never clash with TensorFlow's)."""
-    file = descriptor_pb2.FileDescriptorProto(name="keras_bert3_dispatcher_workers.proto", package="tensorflow.data",
-                                              syntax="proto3")  # fmt: skip
+    file = descriptor_pb2.FileDescriptorProto(
+        name="keras_bert3_dispatcher_workers.proto", package="tensorflow.data", syntax="proto3"
+    )
     worker_info = file.message_type.add(name="WorkerInfo")
-    worker_info.field.add(name="address", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                          label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)  # fmt: skip
-    worker_info.field.add(name="id", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
-                          label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)  # fmt: skip
+    worker_info.field.add(
+        name="address",
+        number=1,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+    )
+    worker_info.field.add(
+        name="id",
+        number=2,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_INT64,
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+    )
     file.message_type.add(name="GetWorkersRequest")
     response = file.message_type.add(name="GetWorkersResponse")
-    response.field.add(name="workers", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
-                       label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
-                       type_name=".tensorflow.data.WorkerInfo")  # fmt: skip
+    response.field.add(
+        name="workers",
+        number=1,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+        label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED,
+        type_name=".tensorflow.data.WorkerInfo",
+    )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
-    return tuple(message_factory.GetMessageClass(pool.FindMessageTypeByName(f"tensorflow.data.{name}"))
-                 for name in ("GetWorkersRequest", "GetWorkersResponse"))  # fmt: skip
+    return tuple(
+        message_factory.GetMessageClass(pool.FindMessageTypeByName(f"tensorflow.data.{name}"))
+        for name in ("GetWorkersRequest", "GetWorkersResponse")
+    )
 
 
 _REQUEST, _RESPONSE = _messages()
@@ -56,6 +71,7 @@ def registered_workers(address: str, timeout: float = 5.0) -> list[str]:
     ['localhost:40417', 'localhost:40419']
     """
     with grpc.insecure_channel(address) as channel:
-        get_workers = channel.unary_unary(GET_WORKERS, request_serializer=_REQUEST.SerializeToString,
-                                          response_deserializer=_RESPONSE.FromString)  # fmt: skip
+        get_workers = channel.unary_unary(
+            GET_WORKERS, request_serializer=_REQUEST.SerializeToString, response_deserializer=_RESPONSE.FromString
+        )
         return [worker.address for worker in get_workers(_REQUEST(), timeout=timeout).workers]

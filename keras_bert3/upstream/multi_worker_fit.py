@@ -54,7 +54,9 @@ class MultiWorkerFit:
         if iterator is not None and strategy is not None:
             for _, _, batches in iterator:
                 batch = next(batches)
-                data_batch = keras.tree.map_structure(lambda value: strategy.experimental_local_results(value)[0], batch)
+                data_batch = keras.tree.map_structure(
+                    lambda value: strategy.experimental_local_results(value)[0], batch
+                )
                 break
             iterator = None
         return super()._maybe_symbolic_build(iterator=iterator, data_batch=data_batch)

@@ -11,8 +11,12 @@ import keras
 from keras_bert3.distribution.cross_replica import clip_by_global_norm_across_replicas
 from keras_bert3.upstream.private_api import require_private
 
-require_private(keras.optimizers.Optimizer, "_clip_gradients", package=keras,
-                why="global_clipnorm across the replicas of a TensorFlow strategy")  # fmt: skip
+require_private(
+    keras.optimizers.Optimizer,
+    "_clip_gradients",
+    package=keras,
+    why="global_clipnorm across the replicas of a TensorFlow strategy",
+)
 
 
 class ClipAcrossReplicas:

@@ -34,7 +34,9 @@ from tensorflow.compiler.mlir.stablehlo import stablehlo as tensorflow_stablehlo
 from keras_bert3.upstream.private_api import require_private
 
 require_private(_export, "_module_to_bytecode", package=jax, why="writing exports that the installed TensorFlow reads")
-require_private(_jax.mlir, "serialize_portable_artifact", package=jax, why="writing exports that the installed TensorFlow reads")
+require_private(
+    _jax.mlir, "serialize_portable_artifact", package=jax, why="writing exports that the installed TensorFlow reads"
+)
 
 
 def version_tuple(version: str) -> tuple[int, ...]:

@@ -39,8 +39,12 @@ def test_the_pipeline_gives_the_same_batches_under_either_backend(tmp_path, mini
     from keras_bert3.data import pretraining_dataset
 
     other = {"tensorflow": "jax", "jax": "tensorflow"}[keras.backend.backend()]
-    subprocess.run([sys.executable, "-c", READ_BATCHES, minilm_dir, corpus_path, str(tmp_path / "other.npz")],
-                   check=True, env=dict(os.environ, KERAS_BACKEND=other), cwd=REPO)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-c", READ_BATCHES, minilm_dir, corpus_path, str(tmp_path / "other.npz")],
+        check=True,
+        env=dict(os.environ, KERAS_BACKEND=other),
+        cwd=REPO,
+    )
     theirs = np.load(tmp_path / "other.npz")
     keras.utils.set_random_seed(GLOBAL_SEED)
     ours = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=32, seed=5).take(6))

@@ -44,7 +44,9 @@ def messy_corpus(tmp_path_factory):
 @pytest.mark.parametrize("count, block_bytes", [(1, 4 << 20), (3, 7), (7, 64), (64, 4 << 20), (500, 1000)])
 def test_ranges_hold_every_document_once(messy_corpus, cap, count, block_bytes):
     expected = sorted(tuple(document) for path in messy_corpus for document in plain_reading(path, cap))
-    read = range_reader(corpus_ranges(messy_corpus, count), max_document_sentences=cap, block_bytes=block_bytes, window=5)
+    read = range_reader(
+        corpus_ranges(messy_corpus, count), max_document_sentences=cap, block_bytes=block_bytes, window=5
+    )
     windows = tf.data.Dataset.range(count).flat_map(read).as_numpy_iterator()
     documents = [tuple(document) for window in windows for document in window.tolist()]
     assert sorted(documents) == expected

@@ -34,8 +34,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def start_server(log_path, *args) -> subprocess.Popen:
     with open(log_path, "w") as log:  # A file, not a pipe nobody reads till the end.
-        return subprocess.Popen([sys.executable, "-m", "keras_bert3", "data-service", *args], cwd=REPO,
-                                stdout=log, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        return subprocess.Popen(
+            [sys.executable, "-m", "keras_bert3", "data-service", *args],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +51,10 @@ def service(tmp_path_factory):
     port = free_port()
     servers = []
     try:
-        for index, args in enumerate([["dispatcher", "--port", str(port)]] + 2 * [[
-                "worker", "--dispatcher", f"localhost:{port}", "--worker-address", "localhost:%port%"]]):  # fmt: skip
+        for index, args in enumerate(
+            [["dispatcher", "--port", str(port)]]
+            + 2 * [["worker", "--dispatcher", f"localhost:{port}", "--worker-address", "localhost:%port%"]]
+        ):
             servers.append((start_server(logs / f"{index}.log", *args), logs / f"{index}.log"))
         check_dispatcher_answers(f"localhost:{port}", timeout=120)
         yield f"localhost:{port}", servers
@@ -100,8 +107,13 @@ def test_served_passes_have_fresh_masks(service, tmp_path, corpus, tokenizer):
     dataset = read_paired_shards(str(tmp_path), tokenizer, batch_size=16, data_service=address)
     masks = []  # For each pass: example (unmasked) -> its masked positions.
     for _ in range(2):
-        masks.append({h: tuple(row) for x, y, w in dataset.as_numpy_iterator()
-                      for h, row in zip(example_hashes(x, y, w), x["mask_positions"])})  # fmt: skip
+        masks.append(
+            {
+                h: tuple(row)
+                for x, y, w in dataset.as_numpy_iterator()
+                for h, row in zip(example_hashes(x, y, w), x["mask_positions"])
+            }
+        )
     assert masks[0].keys() == masks[1].keys() and len(masks[0]) > 4000  # The same examples...
     same = np.mean([masks[0][h] == masks[1][h] for h in masks[0]])
     assert same < 0.2, same  # ...masked anew (only the shortest can draw the same positions by chance).
@@ -131,11 +143,37 @@ def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corp
     and workers then stop on SIGTERM, each with exit code 0."""
     address, servers = service
     result = subprocess.run(
-        [sys.executable, "-m", "keras_bert3", "pretrain", "--output", str(run_vocabulary(tmp_path / "run")), "--corpus", corpus,
-         "--steps", "6", "--checkpoint-every", "3", "--batch-size", "8", "--sequence-length", "64",
-         "--max-predictions-per-seq", "10", "--vocabulary-size", "1500", "--verbose", "2", "--data-service", address],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "keras_bert3",
+            "pretrain",
+            "--output",
+            str(run_vocabulary(tmp_path / "run")),
+            "--corpus",
+            corpus,
+            "--steps",
+            "6",
+            "--checkpoint-every",
+            "3",
+            "--batch-size",
+            "8",
+            "--sequence-length",
+            "64",
+            "--max-predictions-per-seq",
+            "10",
+            "--vocabulary-size",
+            "1500",
+            "--verbose",
+            "2",
+            "--data-service",
+            address,
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     with open(tmp_path / "run" / "history.csv") as f:
         assert len(f.read().strip().splitlines()) == 3  # Header and two checkpoints.
@@ -171,8 +209,11 @@ def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokeniz
     address = dispatcher.target.split("://")[-1]
     local = pretraining_dataset(corpus, tokenizer)  # What `data_service=` sends to the service (60 s default wait).
     start = time.perf_counter()
-    with pytest.raises(ConnectionError, match=f"dispatcher at {address} has no worker after 2 s.*"
-                                              f"keras-bert3 data-service worker --dispatcher {address}"):  # fmt: skip
+    with pytest.raises(
+        ConnectionError,
+        match=f"dispatcher at {address} has no worker after 2 s.*"
+        f"keras-bert3 data-service worker --dispatcher {address}",
+    ):
         served_by_data_service(local, address, worker_timeout=2)
     assert time.perf_counter() - start < 10
 

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either
 
 
 def decoded(groups):
-    return [[[s.decode() for s in document] for document in group.tolist()] for _, _, group, _ in groups.as_numpy_iterator()]
+    return [
+        [[s.decode() for s in document] for document in group.tolist()] for _, _, group, _ in groups.as_numpy_iterator()
+    ]
 
 
 def test_groups_hold_every_document_once_per_pass(tmp_path):
@@ -32,7 +34,9 @@ def test_groups_hold_every_document_once_per_pass(tmp_path):
     for one_pass in (first, second):
         assert sorted(map(tuple, (d for g in one_pass for d in g))) == sorted(map(tuple, documents))
     assert first != second  # Each pass shuffles anew...
-    assert decoded(corpus_groups(corpus_ranges([str(path)], 3), 64, seed=4)) == first  # ...deterministically for the seed.
+    assert (
+        decoded(corpus_groups(corpus_ranges([str(path)], 3), 64, seed=4)) == first
+    )  # ...deterministically for the seed.
     assert np.mean([d in documents[:150] for d in first[0]]) < 0.9  # Shuffled, not in file order.
 
 

@@ -46,11 +46,13 @@ def test_reading_one_batch_then_exiting_ends(request, large_corpus, minilm_dir, 
 def test_statistics_on_the_large_corpus(request, large_corpus, tokenizer, path):
     counters = DataCounters()
     if path == "streaming":
-        dataset = pretraining_dataset(large_corpus, tokenizer, max_predictions_per_seq=40, batch_size=256, seed=11,
-                                      counters=counters)  # fmt: skip
+        dataset = pretraining_dataset(
+            large_corpus, tokenizer, max_predictions_per_seq=40, batch_size=256, seed=11, counters=counters
+        )
     else:
-        dataset = read_paired_shards(request.getfixturevalue("prepared"), tokenizer, max_predictions_per_seq=40,
-                                     batch_size=256, seed=11)  # fmt: skip
+        dataset = read_paired_shards(
+            request.getfixturevalue("prepared"), tokenizer, max_predictions_per_seq=40, batch_size=256, seed=11
+        )
     # Half true continuations although most chunks here are a single sentence
     # (always random next), which the original would leave at about 38%.
     assert_bert_statistics(dataset.take(48), tokenizer, min_examples=12_000)

@@ -9,7 +9,22 @@ from keras_bert3.tokenizers import BertTokenizer
 
 pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "[unused0]", "the", "fox", "jump", "##s", "##ed", "over", "dog", "."]
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "[unused0]",
+    "the",
+    "fox",
+    "jump",
+    "##s",
+    "##ed",
+    "over",
+    "dog",
+    ".",
+]
 
 
 def test_counts_padding_and_random_tokens():

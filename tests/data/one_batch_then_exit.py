@@ -33,8 +33,13 @@ def seconds_to_read_one_batch_and_exit(data: str, preset: str, *service_address:
     >>> seconds_to_read_one_batch_and_exit(corpus_path, minilm_dir) < 30
     True
     """
-    completed = subprocess.run([sys.executable, "-c", READ_ONE_BATCH, data, preset, *service_address],
-                               cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+    completed = subprocess.run(
+        [sys.executable, "-c", READ_ONE_BATCH, data, preset, *service_address],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     ended = time.monotonic()  # The child's clock too (system-wide on Linux).
     assert completed.returncode == 0, completed.stderr[-2000:]
     assert "(64, 128)" in completed.stdout, completed.stdout

@@ -29,9 +29,15 @@ def assert_packs_the_unpacked_stream(packed, unpacked_windows):
     max_pairs = default_max_pairs_per_row(ROW_LENGTH)
     predictions = max_predictions_per_row(ROW_LENGTH, max_pairs, 0.15)
     shapes = {key: spec.shape.as_list() for part in packed.element_spec for key, spec in part.items()}
-    assert shapes == {"token_ids": [ROWS, ROW_LENGTH], "segment_ids": [ROWS, ROW_LENGTH], "padding_mask": [ROWS, ROW_LENGTH],
-                      "mask_positions": [ROWS, predictions], "nsp_positions": [ROWS, max_pairs],
-                      "mlm": [ROWS, predictions], "nsp": [ROWS, max_pairs]}  # fmt: skip
+    assert shapes == {
+        "token_ids": [ROWS, ROW_LENGTH],
+        "segment_ids": [ROWS, ROW_LENGTH],
+        "padding_mask": [ROWS, ROW_LENGTH],
+        "mask_positions": [ROWS, predictions],
+        "nsp_positions": [ROWS, max_pairs],
+        "mlm": [ROWS, predictions],
+        "nsp": [ROWS, max_pairs],
+    }
     expected = {}
     windows = list(unpacked_windows.as_numpy_iterator())
     assert len(windows) == 2 and len(windows[0][0]["token_ids"]) == PACKING_WINDOW
@@ -46,25 +52,40 @@ def assert_packs_the_unpacked_stream(packed, unpacked_windows):
     for b, (x, y, w) in enumerate(batches):
         for prefix, part in zip(("x", "y", "w"), (x, y, w)):
             for key, value in part.items():
-                np.testing.assert_array_equal(value, expected[f"{prefix}_{key}"][b * ROWS:(b + 1) * ROWS], err_msg=key)
+                np.testing.assert_array_equal(
+                    value, expected[f"{prefix}_{key}"][b * ROWS : (b + 1) * ROWS], err_msg=key
+                )
     filled = np.mean([(x["padding_mask"] > 0).mean() for x, _, _ in batches])
     assert filled > 0.85, filled  # Pairs of at most 64 tokens fill rows of 256.
 
 
 def test_packed_stream_is_the_unpacked_stream_packed(tokenizer, corpus_path):
-    packed = pretraining_dataset(corpus_path, tokenizer, batch_size=ROWS, packed_length=ROW_LENGTH, drop_remainder=True, **OPTIONS)
+    packed = pretraining_dataset(
+        corpus_path, tokenizer, batch_size=ROWS, packed_length=ROW_LENGTH, drop_remainder=True, **OPTIONS
+    )
     unpacked = pretraining_dataset(corpus_path, tokenizer, batch_size=PACKING_WINDOW, **OPTIONS).take(2)
     assert_packs_the_unpacked_stream(packed, unpacked)
 
 
 def test_packed_shards_are_the_unpacked_shards_packed(tmp_path, tokenizer):
     corpus = tmp_path / "corpus.txt"  # 300 documents: more than two windows of pairs.
-    corpus.write_text("\n\n".join("\n".join(document) for document in default_corpus_documents()[:300]) + "\n", encoding="utf-8")
-    prepare_pretraining_data(str(corpus), tokenizer, str(tmp_path / "shards"), num_shards=2, workers=1, sequence_length=64,
-                             seed=3, verbose=False)  # fmt: skip
+    corpus.write_text(
+        "\n\n".join("\n".join(document) for document in default_corpus_documents()[:300]) + "\n", encoding="utf-8"
+    )
+    prepare_pretraining_data(
+        str(corpus),
+        tokenizer,
+        str(tmp_path / "shards"),
+        num_shards=2,
+        workers=1,
+        sequence_length=64,
+        seed=3,
+        verbose=False,
+    )
     shards = dict(max_predictions_per_seq=10, seed=3)
-    packed = read_paired_shards(str(tmp_path / "shards"), tokenizer, batch_size=ROWS, packed_length=ROW_LENGTH,
-                                drop_remainder=True, **shards)  # fmt: skip
+    packed = read_paired_shards(
+        str(tmp_path / "shards"), tokenizer, batch_size=ROWS, packed_length=ROW_LENGTH, drop_remainder=True, **shards
+    )
     unpacked = read_paired_shards(str(tmp_path / "shards"), tokenizer, batch_size=PACKING_WINDOW, **shards).take(2)
     assert_packs_the_unpacked_stream(packed, unpacked)
 

@@ -37,7 +37,11 @@ def corpus(tmp_path_factory):
 
 
 def shard_bytes(directory):
-    return {name: open(os.path.join(directory, name), "rb").read() for name in sorted(os.listdir(directory)) if name.endswith(".tfrecord")}
+    return {
+        name: open(os.path.join(directory, name), "rb").read()
+        for name in sorted(os.listdir(directory))
+        if name.endswith(".tfrecord")
+    }
 
 
 @pytest.mark.slow
@@ -68,12 +72,26 @@ def test_shards_are_the_same_with_two_workers_and_read_with_new_masks(tmp_path, 
 def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir, tokenizer):
     """Half the embedded corpus (one file) in 64 shards: killed after three, rerun, the same shards."""
     files = str(corpus / "part0.txt")
-    command = [sys.executable, "-m", "keras_bert3", "prepare-data", "--corpus", files,
-               "--preset", minilm_dir, "--num-shards", "64", "--workers", "1"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "keras_bert3",
+        "prepare-data",
+        "--corpus",
+        files,
+        "--preset",
+        minilm_dir,
+        "--num-shards",
+        "64",
+        "--workers",
+        "1",
+    ]
     complete = str(tmp_path / "complete")
     prepare_pretraining_data(files, tokenizer, complete, num_shards=64, workers=1, verbose=False)
     killed = str(tmp_path / "killed")
-    process = subprocess.Popen(command + ["--output", killed], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command + ["--output", killed], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     while len(shard_bytes(killed) if os.path.isdir(killed) else {}) < 3 and time.time() < deadline:
         time.sleep(0.05)
@@ -92,9 +110,13 @@ def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir,
 
 def test_shards_of_another_tokenizer_length_or_settings_are_refused(tmp_path, corpus, tokenizer):
     directory = str(tmp_path / "prepared")
-    prepare_pretraining_data(str(corpus / "part2.txt"), tokenizer, directory, num_shards=2, sequence_length=64, verbose=False)
+    prepare_pretraining_data(
+        str(corpus / "part2.txt"), tokenizer, directory, num_shards=2, sequence_length=64, verbose=False
+    )
     other = BertTokenizer(tokenizer.get_vocabulary(), lowercase=False)
-    with pytest.raises(ValueError, match="written with another tokenizer .*lowercase=True.* than this run's .*lowercase=False"):
+    with pytest.raises(
+        ValueError, match="written with another tokenizer .*lowercase=True.* than this run's .*lowercase=False"
+    ):
         read_paired_shards(directory, other)
     with pytest.raises(ValueError, match="hold pairs of length 64, the run asks for 128"):
         read_paired_shards(directory, tokenizer, sequence_length=128)

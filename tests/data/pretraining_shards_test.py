@@ -13,7 +13,9 @@ pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either
 def rows(data) -> set:
     return {
         (r.tobytes(), s.tobytes(), p.tobytes(), m.tobytes(), int(n))
-        for r, s, p, m, n in zip(data["token_ids"], data["segment_ids"], data["mask_positions"], data["y_mlm"], data["y_nsp"])
+        for r, s, p, m, n in zip(
+            data["token_ids"], data["segment_ids"], data["mask_positions"], data["y_mlm"], data["y_nsp"]
+        )
     }
 
 

@@ -19,7 +19,9 @@ pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either
 def run(tokenizer, corpus_path):
     """Three passes (about 14,000 examples) with a cap that never binds."""
     counters = DataCounters()
-    dataset = pretraining_dataset(corpus_path, tokenizer, max_predictions_per_seq=40, batch_size=256, seed=7, counters=counters)
+    dataset = pretraining_dataset(
+        corpus_path, tokenizer, max_predictions_per_seq=40, batch_size=256, seed=7, counters=counters
+    )
     return collect(dataset, passes=3), counters
 
 
@@ -49,7 +51,9 @@ def test_selection_and_replacement(run, tokenizer):
 def test_no_special_token_selected(run, tokenizer):
     data, _ = run
     weights = data["mask_weights"] > 0
-    assert not np.isin(data["y_mlm"][weights], [tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id]).any()
+    assert not np.isin(
+        data["y_mlm"][weights], [tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id]
+    ).any()
     lengths = data["padding_mask"].sum(axis=1, keepdims=True)
     assert (data["mask_positions"][weights] < np.broadcast_to(lengths, weights.shape)[weights]).all()
     padded = np.where(weights, data["mask_positions"], 10**6 + np.arange(weights.shape[1]))
@@ -71,8 +75,9 @@ def test_original_nsp_coin_flip(tokenizer, corpus_path):
     """balanced_nsp=False: the original's coin flip where it makes one (a chunk of
     two or more sentences), so fewer than half the pairs are true continuations."""
     counters = DataCounters()
-    data = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=256, seed=5, balanced_nsp=False,
-                                       counters=counters))  # fmt: skip
+    data = collect(
+        pretraining_dataset(corpus_path, tokenizer, batch_size=256, seed=5, balanced_nsp=False, counters=counters)
+    )
     labels = data["y_nsp"]
     eligible = len(labels) - counters.forced_random_next
     assert len(labels) > 4_000 and abs(np.sum(labels == 0) / eligible - 0.5) < 0.02

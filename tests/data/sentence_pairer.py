@@ -248,6 +248,11 @@ class SentencePairer:
 
     def _take_chunk(self):
         k = self._filled
-        chunk = (self._token_ids[:k].copy(), self._segment_ids[:k].copy(), self._lengths[:k].copy(), self._labels[:k].copy())
+        chunk = (
+            self._token_ids[:k].copy(),
+            self._segment_ids[:k].copy(),
+            self._lengths[:k].copy(),
+            self._labels[:k].copy(),
+        )
         self._filled = 0
         return chunk

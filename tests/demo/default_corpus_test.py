@@ -24,7 +24,9 @@ def test_readers_agree_on_formats(tmp_path):
     sentences = tmp_path / "sentences.txt"
     sentences.write_text("\n\n".join("\n".join(d) for d in documents) + "\n")
     for i, document in enumerate(documents):  # One file per document, paragraphs of wrapped lines.
-        (tmp_path / f"paragraphs{i:02d}.txt").write_text(" ".join(document[:3]).replace(" ", "\n", 4) + "\n\n" + " ".join(document[3:]))
+        (tmp_path / f"paragraphs{i:02d}.txt").write_text(
+            " ".join(document[:3]).replace(" ", "\n", 4) + "\n\n" + " ".join(document[3:])
+        )
     read = [[s.decode() for s in d] for d in document_dataset(str(sentences), document_buffer=1).as_numpy_iterator()]
     assert read == documents
     paragraphs = document_dataset(str(tmp_path / "paragraphs*.txt"), file_format="paragraphs", document_buffer=100)

@@ -44,10 +44,22 @@ def test_more_devices_than_exist_are_refused_by_name():
 @on_cpu
 def test_pretrain_command_refuses_float16_before_writing_anything(tmp_path):
     completed = subprocess.run(
-        [sys.executable, "-m", "keras_bert3.cli", "pretrain", "--output", str(tmp_path / "run"),
-         "--precision", "mixed_float16", "--steps", "1"],
-        cwd=REPO, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "keras_bert3.cli",
+            "pretrain",
+            "--output",
+            str(tmp_path / "run"),
+            "--precision",
+            "mixed_float16",
+            "--steps",
+            "1",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert completed.returncode == 2
     assert "needs a GPU" in completed.stderr and "mixed_bfloat16" in completed.stderr
     assert not (tmp_path / "run").exists()

@@ -24,8 +24,10 @@ def run_steps(preset, out, strategies, devices):
     """The losses of two steps under each of `strategies`, run in a fresh process."""
     subprocess.run(
         [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), ",".join(strategies), str(devices)],
-        check=True, cwd=REPO, capture_output=True,
-    )  # fmt: skip
+        check=True,
+        cwd=REPO,
+        capture_output=True,
+    )
     return dict(np.load(out))
 
 
@@ -77,9 +79,12 @@ def run_two_processes(tmp_path, preset, strategy, devices, environments):
         processes.append(
             subprocess.Popen(
                 [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), strategy, str(devices)],
-                cwd=REPO, env=dict(os.environ, **environment), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                cwd=REPO,
+                env=dict(os.environ, **environment),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
             )
-        )  # fmt: skip
+        )
     for process in processes:
         _, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, stderr.decode()[-3000:]
@@ -87,28 +92,38 @@ def run_two_processes(tmp_path, preset, strategy, devices, environments):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="a tf.distribute strategy: runs in the TensorFlow pass")
+@pytest.mark.skipif(
+    keras.backend.backend() != "tensorflow", reason="a tf.distribute strategy: runs in the TensorFlow pass"
+)
 def test_multi_worker_mirrored_with_two_processes_equals_one_device(tmp_path, preset, single):
     import json
 
     workers = [f"localhost:{free_port()}", f"localhost:{free_port()}"]
     environments = [
-        {"KERAS_BACKEND": "tensorflow",
-         "TF_CONFIG": json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})}
+        {
+            "KERAS_BACKEND": "tensorflow",
+            "TF_CONFIG": json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}),
+        }
         for index in range(2)
-    ]  # fmt: skip
+    ]
     for losses in run_two_processes(tmp_path, preset, "multi_worker_mirrored", 2, environments):
         np.testing.assert_allclose(losses, single, atol=1e-5, rtol=0)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(keras.backend.backend() != "jax", reason="keras.distribution across processes: runs in the JAX pass")
+@pytest.mark.skipif(
+    keras.backend.backend() != "jax", reason="keras.distribution across processes: runs in the JAX pass"
+)
 def test_jax_data_parallel_across_two_processes_equals_one_device(tmp_path, preset, single):
     address = f"localhost:{free_port()}"
     environments = [
-        {"KERAS_BACKEND": "jax", "KERAS_DISTRIBUTION_JOB_ADDRESSES": address,
-         "KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": str(index)}
+        {
+            "KERAS_BACKEND": "jax",
+            "KERAS_DISTRIBUTION_JOB_ADDRESSES": address,
+            "KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
+            "KERAS_DISTRIBUTION_PROCESS_ID": str(index),
+        }
         for index in range(2)
-    ]  # fmt: skip
+    ]
     for losses in run_two_processes(tmp_path, preset, "data_parallel", 1, environments):
         np.testing.assert_allclose(losses, single, atol=1e-5, rtol=0)

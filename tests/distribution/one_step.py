@@ -34,7 +34,9 @@ def two_steps(strategy):
     device_names = [f"/cpu:{i}" for i in range(devices)] if strategy == "mirrored" else None
     with distribution_scope(strategy, devices=device_names) as replicas:
         pretrainer = BertPretrainer.from_preset(preset)
-        pretrainer.compile(learning_rate=1e-4, total_steps=10, warmup_steps=0, precision="float32")  # The recipe: clipping included.
+        pretrainer.compile(
+            learning_rate=1e-4, total_steps=10, warmup_steps=0, precision="float32"
+        )  # The recipe: clipping included.
         # Unequal padding and mask weights across the batches' halves (each
         # half goes to another replica).
         batches = []

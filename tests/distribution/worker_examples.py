@@ -35,7 +35,10 @@ def example_hashes(x, y, sample_weight) -> list[int]:
     positions = np.array(x["mask_positions"])[rows, columns]
     token_ids[rows, positions] = np.array(y["mlm"])[rows, columns]
     segments = np.array(x["segment_ids"])
-    return [int.from_bytes(hashlib.sha1(t.tobytes() + s.tobytes()).digest()[:8], "little") for t, s in zip(token_ids, segments)]
+    return [
+        int.from_bytes(hashlib.sha1(t.tobytes() + s.tobytes()).digest()[:8], "little")
+        for t, s in zip(token_ids, segments)
+    ]
 
 
 def main(tokenizer_dir: str, strategy: str, out: str, *datas: str) -> None:

@@ -45,10 +45,24 @@ def run_workers(tokenizer_dir, tmp_path, environments) -> list[list[collections.
         environment = dict(environment)
         strategy, datas = environment.pop("strategy"), environment.pop("data")
         environment.pop("fails_with", None)
-        command = [sys.executable, "-m", "tests.distribution.worker_examples", tokenizer_dir, strategy,
-                   str(tmp_path / f"process{index}-"), *datas]  # fmt: skip
-        processes.append(subprocess.Popen(command, cwd=REPO, env=dict(os.environ, **environment),
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "tests.distribution.worker_examples",
+            tokenizer_dir,
+            strategy,
+            str(tmp_path / f"process{index}-"),
+            *datas,
+        ]
+        processes.append(
+            subprocess.Popen(
+                command,
+                cwd=REPO,
+                env=dict(os.environ, **environment),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+        )
     for process, environment in zip(processes, environments):
         _, stderr = process.communicate(timeout=300)
         if "fails_with" in environment:
@@ -58,7 +72,9 @@ def run_workers(tokenizer_dir, tmp_path, environments) -> list[list[collections.
     results = []
     for index, environment in enumerate(environments):
         finished = len(environment["data"]) - ("fails_with" in environment)
-        results.append([collections.Counter(np.load(tmp_path / f"process{index}-{k}.npy").tolist()) for k in range(finished)])
+        results.append(
+            [collections.Counter(np.load(tmp_path / f"process{index}-{k}.npy").tolist()) for k in range(finished)]
+        )
     return results
 
 
@@ -71,18 +87,32 @@ def share_in_this_process(corpus, tokenizer_dir, index) -> collections.Counter:
 
     keras.utils.set_random_seed(0)
     context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=index, num_replicas_in_sync=2)
-    dataset = pretraining_dataset(corpus, BertTokenizer.from_preset(tokenizer_dir), batch_size=BATCH, input_context=context)
+    dataset = pretraining_dataset(
+        corpus, BertTokenizer.from_preset(tokenizer_dir), batch_size=BATCH, input_context=context
+    )
     return collections.Counter(hash for batch in dataset.as_numpy_iterator() for hash in example_hashes(*batch))
 
 
 def two_worker_environments():
     if keras.backend.backend() == "tensorflow":
         workers = [f"localhost:{free_port()}", f"localhost:{free_port()}"]
-        return [{"strategy": "multi_worker_mirrored", "TF_CONFIG": json.dumps(
-            {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}})} for index in range(2)]  # fmt: skip
+        return [
+            {
+                "strategy": "multi_worker_mirrored",
+                "TF_CONFIG": json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}),
+            }
+            for index in range(2)
+        ]
     address = f"localhost:{free_port()}"
-    return [{"strategy": "data_parallel", "KERAS_DISTRIBUTION_JOB_ADDRESSES": address,
-             "KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": str(index)} for index in range(2)]  # fmt: skip
+    return [
+        {
+            "strategy": "data_parallel",
+            "KERAS_DISTRIBUTION_JOB_ADDRESSES": address,
+            "KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
+            "KERAS_DISTRIBUTION_PROCESS_ID": str(index),
+        }
+        for index in range(2)
+    ]
 
 
 @pytest.mark.slow
@@ -95,8 +125,10 @@ def test_two_workers_read_their_own_share(tmp_path, corpus, prepared):
     alone = {"strategy": "none", "data": [prepared]}
     # Last, a corpus glob that differs between the workers (one misses a file): refused on both.
     differing = [corpus, ",".join(paths[:3])]
-    workers = [dict(environment, data=[prepared, corpus, differing[index]], fails_with="The workers see different files")
-               for index, environment in enumerate(two_worker_environments())]  # fmt: skip
+    workers = [
+        dict(environment, data=[prepared, corpus, differing[index]], fails_with="The workers see different files")
+        for index, environment in enumerate(two_worker_environments())
+    ]
     ((single,), (shards_first, first), (shards_second, second)) = run_workers(prepared, tmp_path, [alone] + workers)
     alone_first, alone_second = (share_in_this_process(corpus, prepared, index) for index in range(2))
     assert sum(shards_first.values()) > 0 and sum(shards_second.values()) > 0

@@ -35,7 +35,7 @@ def test_requests_round_trip_through_tf_serving_protos(tokenizer, tmp_path):
     assert count == len(requests) == 2 * (len(texts) + 1)  # Each text alone, then all at once; both signatures.
     served = [inputs["text"].tolist() for signature, inputs in requests if signature == "serving_default"]
     assert served == [[text.encode()] for text in texts] + [[text.encode() for text in texts]]
-    for signature, inputs in requests[len(served):]:
+    for signature, inputs in requests[len(served) :]:
         assert signature == "serve_token_ids" and set(inputs) == {"token_ids", "segment_ids", "padding_mask"}
         assert inputs["token_ids"].dtype == np.int32
     np.testing.assert_array_equal(requests[-1][1]["token_ids"], preprocessor(texts)["token_ids"])

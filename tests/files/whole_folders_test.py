@@ -19,7 +19,9 @@ def test_a_complete_folder_replaces_the_old_one(tmp_path):
     final.mkdir(parents=True)
     (final / "saved_model.pb").write_text("old")
     with written_whole(str(final), "the SavedModel", marker="saved_model.pb") as folder:
-        assert not (final / "new.txt").exists() and (final / "saved_model.pb").exists()  # Readers see the old one meanwhile.
+        assert (
+            not (final / "new.txt").exists() and (final / "saved_model.pb").exists()
+        )  # Readers see the old one meanwhile.
         with open(os.path.join(folder, "new.txt"), "w") as f:
             f.write("new")
     assert sorted(os.listdir(final)) == ["new.txt"]
@@ -29,7 +31,9 @@ def test_a_complete_folder_replaces_the_old_one(tmp_path):
 def test_a_folder_of_other_files_is_never_replaced(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     for final, kind in [(tmp_path, "a folder of other files (no task.json)"), (tmp_path / "notes.txt", "a file")]:
-        with pytest.raises(ValueError, match=rf"{final} is {re.escape(kind)}, which writing the fine-tuned preset there would replace"):
+        with pytest.raises(
+            ValueError, match=rf"{final} is {re.escape(kind)}, which writing the fine-tuned preset there would replace"
+        ):
             with written_whole(str(final), "the fine-tuned preset", marker="task.json"):
                 pytest.fail("the block must not run")
     assert os.listdir(tmp_path) == ["notes.txt"]
@@ -39,7 +43,10 @@ def test_a_failed_write_keeps_the_old_folder_and_leaves_nothing(tmp_path):
     final = tmp_path / "preset"
     final.mkdir()
     (final / "config.json").write_text("old")
-    with pytest.raises(WriteFailed, match=rf"Cannot write the preset {final}: No space left on device\. What was at {final} before is untouched\."):
+    with pytest.raises(
+        WriteFailed,
+        match=rf"Cannot write the preset {final}: No space left on device\. What was at {final} before is untouched\.",
+    ):
         with written_whole(str(final), "the preset", marker="config.json") as folder:
             with open(os.path.join(folder, "half.txt"), "w") as f:
                 f.write("half")

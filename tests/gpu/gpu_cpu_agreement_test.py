@@ -30,10 +30,18 @@ def write_batches(path, minilm_dir, steps=3):
 def train(tmp_path, name, environment):
     out = tmp_path / f"{name}.json"
     subprocess.run(
-        [sys.executable, "-m", "tests.gpu.training_steps", str(tmp_path / "initial.weights.h5"),
-         str(tmp_path / "batches.npz"), str(out)],
-        check=True, cwd=REPO, env=dict(os.environ, **environment),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tests.gpu.training_steps",
+            str(tmp_path / "initial.weights.h5"),
+            str(tmp_path / "batches.npz"),
+            str(out),
+        ],
+        check=True,
+        cwd=REPO,
+        env=dict(os.environ, **environment),
+    )
     with open(out, encoding="utf-8") as f:
         return json.load(f)
 

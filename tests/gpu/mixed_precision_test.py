@@ -52,8 +52,9 @@ def test_mixed_precision_export_serves_what_predict_gives(minilm_dir, precision)
     devices = ["/CPU:0"] + (["/GPU:0"] if tf.config.list_physical_devices("GPU") else [])
     for device in devices:
         with tf.device(device):
-            served = np.concatenate([serve(text=tf.constant(texts[i : i + 64]))["probabilities"].numpy()
-                                     for i in range(0, len(texts), 64)])  # fmt: skip
+            served = np.concatenate(
+                [serve(text=tf.constant(texts[i : i + 64]))["probabilities"].numpy() for i in range(0, len(texts), 64)]
+            )
         difference = np.abs(served - expected).max()
         print(f"{precision}: export served on {device} vs predict: largest difference {difference:.1e}")
         assert difference < 1e-3, device

@@ -16,7 +16,9 @@ def block_inputs(hf_and_ours, seed=0):
     """The embeddings of a padded batch (the block's real input) and its mask."""
     _, backbone, _ = hf_and_ours
     batch = padded_batch(seed=seed)
-    return keras.ops.convert_to_numpy(backbone.embeddings(batch["token_ids"], batch["segment_ids"])), batch["padding_mask"]
+    return keras.ops.convert_to_numpy(backbone.embeddings(batch["token_ids"], batch["segment_ids"])), batch[
+        "padding_mask"
+    ]
 
 
 @pytest.mark.parametrize("layer", [0, 1])
@@ -49,8 +51,12 @@ def test_padding_keys_change_nothing(hf_and_ours):
     noise = np.random.default_rng(1).normal(size=(x.shape[0], 4, x.shape[2])).astype("float32")
     longer = block(np.concatenate([x, noise], axis=1), np.pad(padding_mask, ((0, 0), (0, 4))))
     real = padding_mask.astype(bool)
-    np.testing.assert_allclose(keras.ops.convert_to_numpy(longer)[:, : x.shape[1]][real],
-                               keras.ops.convert_to_numpy(block(x, padding_mask))[real], atol=1e-6, rtol=0)  # fmt: skip
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(longer)[:, : x.shape[1]][real],
+        keras.ops.convert_to_numpy(block(x, padding_mask))[real],
+        atol=1e-6,
+        rtol=0,
+    )
 
 
 def test_a_width_the_heads_do_not_divide_is_refused():

@@ -10,7 +10,9 @@ from keras_bert3.models.bert_sizes import BERT_SIZES
 
 
 def tiny_backbone(**overrides):
-    config = dict(vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16, max_sequence_length=16)
+    config = dict(
+        vocabulary_size=50, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=16, max_sequence_length=16
+    )
     config.update(overrides)
     return BertBackbone(**config)
 

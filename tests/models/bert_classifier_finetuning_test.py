@@ -23,14 +23,25 @@ def test_finetuning_minilm_learns_like_hugging_face(minilm_dir):
     majority = np.bincount(test_labels).max() / len(test_labels)
 
     keras.utils.set_random_seed(0)
-    classifier = BertClassifier.from_preset(minilm_dir, num_classes=len(data["class_names"]),
-                                            sequence_length=BUDGET["sequence_length"])  # fmt: skip
+    classifier = BertClassifier.from_preset(
+        minilm_dir, num_classes=len(data["class_names"]), sequence_length=BUDGET["sequence_length"]
+    )
     classifier.compile(learning_rate=BUDGET["learning_rate"], warmup_ratio=0.1)
-    classifier.fit(train_texts, np.array(train_labels), batch_size=BUDGET["batch_size"], epochs=BUDGET["epochs"], verbose=0)
+    classifier.fit(
+        train_texts, np.array(train_labels), batch_size=BUDGET["batch_size"], epochs=BUDGET["epochs"], verbose=0
+    )
     ours = float(np.mean(classifier.predict(test_texts, verbose=0).argmax(-1) == test_labels))
 
-    reference = finetune_hf_once(minilm_dir, train_texts, train_labels, test_texts, test_labels,
-                                 num_classes=len(data["class_names"]), warmup_ratio=0.1, **BUDGET)  # fmt: skip
+    reference = finetune_hf_once(
+        minilm_dir,
+        train_texts,
+        train_labels,
+        test_texts,
+        test_labels,
+        num_classes=len(data["class_names"]),
+        warmup_ratio=0.1,
+        **BUDGET,
+    )
     # Both clearly learn (six classes; the majority class is about a quarter)...
     assert ours > majority + 0.15, (ours, majority)
     assert reference["accuracy"] > majority + 0.15, (reference["accuracy"], majority)

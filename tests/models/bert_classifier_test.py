@@ -40,7 +40,9 @@ def test_fit_evaluate_predict_on_raw_strings(tokenizer, topics):
     one_by_one = np.concatenate([classifier.predict([t], verbose=0) for t in texts[:3]])
     np.testing.assert_allclose(logits[:3], one_by_one, atol=1e-5)
     packed = classifier.preprocessor(texts[:10])
-    np.testing.assert_allclose(logits, classifier.predict({k: v.numpy() for k, v in packed.items()}, verbose=0), atol=1e-5)
+    np.testing.assert_allclose(
+        logits, classifier.predict({k: v.numpy() for k, v in packed.items()}, verbose=0), atol=1e-5
+    )
     # Every input kind a Keras user passes: numpy strings, a tf.string tensor.
     np.testing.assert_allclose(classifier.predict(np.array(texts[:10]), batch_size=4, verbose=0), logits, atol=1e-5)
     np.testing.assert_allclose(classifier.predict(tf.constant(texts[:10]), batch_size=4, verbose=0), logits, atol=1e-5)
@@ -107,8 +109,14 @@ def test_fit_builds_the_optimizer_before_the_first_step(tokenizer, topics):
     classifier = tiny_classifier(tokenizer, num_classes=6, sequence_length=32)
     classifier.compile()
     probe = OptimizerBuiltAtStart()
-    classifier.fit(topics["train_texts"][:96], np.array(topics["train_labels"][:96]), batch_size=16, epochs=2,
-                   verbose=0, callbacks=[probe])  # fmt: skip
+    classifier.fit(
+        topics["train_texts"][:96],
+        np.array(topics["train_labels"][:96]),
+        batch_size=16,
+        epochs=2,
+        verbose=0,
+        callbacks=[probe],
+    )
     assert probe.built
     assert classifier.optimizer.iterations.numpy() == 12
 

@@ -33,8 +33,12 @@ def hugging_face_losses(model, batches) -> list[float]:
     transformers = import_reference("transformers")
     no_decay = [p for n, p in model.named_parameters() if "bias" in n or "LayerNorm" in n]
     decay = [p for n, p in model.named_parameters() if not ("bias" in n or "LayerNorm" in n)]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": WEIGHT_DECAY}, {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=PEAK_LEARNING_RATE, betas=(0.9, 0.999), eps=1e-6)  # fmt: skip
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": WEIGHT_DECAY}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=PEAK_LEARNING_RATE,
+        betas=(0.9, 0.999),
+        eps=1e-6,
+    )
     schedule = transformers.get_linear_schedule_with_warmup(optimizer, WARMUP, STEPS)
     model.train()
     losses = []
@@ -62,25 +66,45 @@ def test_fifty_steps_of_the_recipe_equal_hugging_face(tmp_path, run_vocabulary):
     # A 1,500-token vocabulary learnt on the corpus: Hugging Face predicts every
     # position over the whole vocabulary, which at MiniLM's 30,522 took 25 s.
     tokenizer = BertTokenizer(str(run_vocabulary(tmp_path / "vocabulary") / "vocabulary.txt"))
-    dataset = pretraining_dataset(default_corpus_path(), tokenizer, sequence_length=SEQUENCE_LENGTH,
-                                  max_predictions_per_seq=PREDICTIONS, batch_size=BATCH_SIZE, seed=3)  # fmt: skip
+    dataset = pretraining_dataset(
+        default_corpus_path(),
+        tokenizer,
+        sequence_length=SEQUENCE_LENGTH,
+        max_predictions_per_seq=PREDICTIONS,
+        batch_size=BATCH_SIZE,
+        seed=3,
+    )
     batches = list(dataset.take(STEPS).as_numpy_iterator())
     assert len(batches) == STEPS
 
     torch.manual_seed(0)
-    config = tiny_hf_config(vocab_size=tokenizer.vocabulary_size(), hidden_size=128, num_hidden_layers=2,
-                            intermediate_size=512, num_attention_heads=2, max_position_embeddings=SEQUENCE_LENGTH,
-                            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)  # fmt: skip
+    config = tiny_hf_config(
+        vocab_size=tokenizer.vocabulary_size(),
+        hidden_size=128,
+        num_hidden_layers=2,
+        intermediate_size=512,
+        num_attention_heads=2,
+        max_position_embeddings=SEQUENCE_LENGTH,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     reference = transformers.BertForPreTraining(config)
     reference.save_pretrained(tmp_path)  # The initial weights, which ours loads.
 
     pretrainer = BertPretrainer.from_preset(str(tmp_path))
-    pretrainer.compile(learning_rate=PEAK_LEARNING_RATE, total_steps=STEPS, warmup_steps=WARMUP, weight_decay=WEIGHT_DECAY,
-                       precision="float32")  # The reference trains in float32.
+    pretrainer.compile(
+        learning_rate=PEAK_LEARNING_RATE,
+        total_steps=STEPS,
+        warmup_steps=WARMUP,
+        weight_decay=WEIGHT_DECAY,
+        precision="float32",
+    )  # The reference trains in float32.
     ours = [float(pretrainer.train_on_batch(x, y, w, return_dict=True)["loss"]) for x, y, w in batches]
     theirs = hugging_face_losses(reference, batches)
 
     assert theirs[-1] < theirs[0] - 1.0  # The run learns: a test of steps that change something.
     relative = np.abs(np.subtract(ours, theirs)) / np.abs(theirs)
-    print(f"losses {theirs[0]:.3f} -> {theirs[-1]:.3f}; largest relative difference {relative.max():.1e} at step {relative.argmax()}")
+    print(
+        f"losses {theirs[0]:.3f} -> {theirs[-1]:.3f}; largest relative difference {relative.max():.1e} at step {relative.argmax()}"
+    )
     assert relative.max() < 1e-3, (ours, theirs)

@@ -49,7 +49,9 @@ def pretraining_batch(vocabulary_size=120, batch=4, length=12, predictions=3, se
 def hf_pretraining_checkpoint(tmp_path):
     transformers = import_reference("transformers")
     import_reference("torch").manual_seed(0)
-    reference = transformers.BertForPreTraining(tiny_hf_config(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+    reference = transformers.BertForPreTraining(
+        tiny_hf_config(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    )
     reference.save_pretrained(tmp_path)
     return reference.eval(), str(tmp_path)
 
@@ -129,8 +131,12 @@ def test_one_training_step_is_the_same_on_tensorflow_and_jax(tmp_path, hf_pretra
     _, path = hf_pretraining_checkpoint
     here = keras.backend.backend()
     other = {"tensorflow": "jax", "jax": "tensorflow"}[here]
-    process = subprocess.Popen([sys.executable, "-c", RUN_STEPS_ON_THE_OTHER_BACKEND, path, str(tmp_path / "other.npy")],
-                               cwd=REPO, env=dict(os.environ, KERAS_BACKEND=other), stderr=subprocess.PIPE)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-c", RUN_STEPS_ON_THE_OTHER_BACKEND, path, str(tmp_path / "other.npy")],
+        cwd=REPO,
+        env=dict(os.environ, KERAS_BACKEND=other),
+        stderr=subprocess.PIPE,
+    )
     losses = {here: two_training_steps(path)}
     _, stderr = process.communicate(timeout=300)
     assert process.returncode == 0, stderr.decode()[-3000:]

@@ -47,12 +47,21 @@ def hf_pipeline_answer(model, tokenizer, question, context, *, max_answer_len=15
     import torch
     from transformers.pipelines.document_question_answering import select_starts_ends
 
-    encoded = tokenizer(question, context, truncation="only_second", max_length=LENGTHS["sequence_length"],
-                        stride=LENGTHS["doc_stride"], return_overflowing_tokens=True,
-                        return_offsets_mapping=True, return_token_type_ids=True)  # fmt: skip
+    encoded = tokenizer(
+        question,
+        context,
+        truncation="only_second",
+        max_length=LENGTHS["sequence_length"],
+        stride=LENGTHS["doc_stride"],
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        return_token_type_ids=True,
+    )
     answers, logits = [], []
     for window in range(len(encoded["input_ids"])):
-        inputs = {key: torch.tensor([encoded[key][window]]) for key in ("input_ids", "token_type_ids", "attention_mask")}
+        inputs = {
+            key: torch.tensor([encoded[key][window]]) for key in ("input_ids", "token_type_ids", "attention_mask")
+        }
         with torch.no_grad():
             output = model(**inputs)
         start, end = output.start_logits.numpy(), output.end_logits.numpy()
@@ -86,10 +95,17 @@ def test_logits_and_answers_match_hugging_face_pipeline(hf_qa_dir):
         assert len(rows) == len(hf_logits)  # The same windows.
         for row, (start, end) in zip(rows, hf_logits):
             n = len(start)
-            max_diff = max(max_diff, np.abs(logits["start_logits"][row, :n] - start).max(),
-                           np.abs(logits["end_logits"][row, :n] - end).max())  # fmt: skip
+            max_diff = max(
+                max_diff,
+                np.abs(logits["start_logits"][row, :n] - start).max(),
+                np.abs(logits["end_logits"][row, :n] - end).max(),
+            )
         windows += len(rows)
-        same = (ours[i]["answer"], ours[i]["start"], ours[i]["end"]) == (expected["answer"], expected["start"], expected["end"])
+        same = (ours[i]["answer"], ours[i]["start"], ours[i]["end"]) == (
+            expected["answer"],
+            expected["start"],
+            expected["end"],
+        )
         agree += same and abs(ours[i]["score"] - expected["score"]) < 1e-5
     print(f"\n{windows} windows, logits max abs diff {max_diff:.2e}, answers equal {agree}/{len(questions)}")
     assert windows > 2 * len(questions)  # Long passages: the stride matters.
@@ -104,7 +120,9 @@ def test_fine_tuning_learns_to_answer(minilm_dir):
     train = {key: values[:320] for key, values in data["train"].items()}
     test = data["test"]
     keras.utils.set_random_seed(0)
-    qa = BertQuestionAnswerer.from_preset(minilm_dir, sequence_length=64, doc_stride=16, max_query_length=16, num_layers=3)
+    qa = BertQuestionAnswerer.from_preset(
+        minilm_dir, sequence_length=64, doc_stride=16, max_query_length=16, num_layers=3
+    )
     qa.compile(learning_rate=2e-4)
 
     def exact_match():
@@ -180,13 +198,17 @@ def test_export_answers_like_predict_in_the_serving_runtime(minilm_dir, tmp_path
     qa.export(str(export_dir))
     bad_questions = [b"", b"What?", b"\xff\xfe\xc3(caf\xc3\xa9", b"Why?"]
     bad_contexts = [b"Some text.", b"", b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80 ok", b"word " * 20000]
-    served = call_in_serving_runtime(export_dir, tmp_path, {
-        "answers": ("serving_default", {"question": questions, "context": contexts}),
-        "bad": ("serving_default", {"question": bad_questions, "context": bad_contexts}),
-        "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),
-        "empty": ("serving_default", {"question": np.array([], dtype=bytes), "context": np.array([], dtype=bytes)}),
-        "refused_missing": ("serving_default", {"question": questions}),
-    })  # fmt: skip
+    served = call_in_serving_runtime(
+        export_dir,
+        tmp_path,
+        {
+            "answers": ("serving_default", {"question": questions, "context": contexts}),
+            "bad": ("serving_default", {"question": bad_questions, "context": bad_contexts}),
+            "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),
+            "empty": ("serving_default", {"question": np.array([], dtype=bytes), "context": np.array([], dtype=bytes)}),
+            "refused_missing": ("serving_default", {"question": questions}),
+        },
+    )
     assert_serving_ops(served)  # TensorFlow core and tf-text ops only.
     assert_warmup_served(served, export_dir)
     assert served["empty"]["answer"].shape == (0,)  # A request of no strings answers with no rows.

@@ -11,8 +11,14 @@ from tests.test_case import assert_bad_inputs_refused
 from tests.test_case import tiny_backbone
 
 TASKS = {
-    "classifier": lambda backbone, tokenizer: (BertClassifier(backbone, 2, tokenizer=tokenizer, sequence_length=16), [0, 1]),
-    "token classifier": lambda backbone, tokenizer: (BertTokenClassifier(backbone, 2, tokenizer=tokenizer, sequence_length=16), [[0], [1]]),
+    "classifier": lambda backbone, tokenizer: (
+        BertClassifier(backbone, 2, tokenizer=tokenizer, sequence_length=16),
+        [0, 1],
+    ),
+    "token classifier": lambda backbone, tokenizer: (
+        BertTokenClassifier(backbone, 2, tokenizer=tokenizer, sequence_length=16),
+        [[0], [1]],
+    ),
     "question answerer": lambda backbone, tokenizer: (
         BertQuestionAnswerer(backbone, tokenizer=tokenizer, sequence_length=32, doc_stride=8, max_query_length=8),
         None,  # Answers go inside the examples.
@@ -27,7 +33,10 @@ def test_every_task_refuses_bad_input_kinds_with_one_clear_error(task, tokenizer
 
 
 def test_a_subclass_without_its_hooks_is_refused_when_defined():
-    with pytest.raises(TypeError, match="Incomplete subclasses BertTask but does not define preprocessor_cls, head_layers, _packed_for_predict, _predictions, saved_model_writer"):
+    with pytest.raises(
+        TypeError,
+        match="Incomplete subclasses BertTask but does not define preprocessor_cls, head_layers, _packed_for_predict, _predictions, saved_model_writer",
+    ):
 
         class Incomplete(BertTask):
             def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
@@ -38,7 +47,9 @@ def test_a_subclass_without_its_hooks_is_refused_when_defined():
 
     assert issubclass(Complete, BertTask)
 
-    with pytest.raises(TypeError, match="Misnamed.preset_settings names colour, which neither Misnamed nor BertTextPreprocessor takes"):
+    with pytest.raises(
+        TypeError, match="Misnamed.preset_settings names colour, which neither Misnamed nor BertTextPreprocessor takes"
+    ):
 
         class Misnamed(BertClassifier):
             preset_settings = ("sequence_length", "colour")
@@ -53,8 +64,16 @@ def test_every_task_names_a_saved_model_writer_of_export(task_cls):
 
 
 # A valid value other than the default, for every setting a task preset stores.
-CHANGED_SETTINGS = {"sequence_length": 24, "pad_to_multiple_of": 8, "sentence_pairs": True, "dropout": 0.25,
-                    "doc_stride": 4, "max_query_length": 6, "max_windows": 3, "max_answer_length": 5}  # fmt: skip
+CHANGED_SETTINGS = {
+    "sequence_length": 24,
+    "pad_to_multiple_of": 8,
+    "sentence_pairs": True,
+    "dropout": 0.25,
+    "doc_stride": 4,
+    "max_query_length": 6,
+    "max_windows": 3,
+    "max_answer_length": 5,
+}
 
 
 @pytest.mark.parametrize("task_cls", [BertClassifier, BertTokenClassifier, BertQuestionAnswerer])
@@ -80,9 +99,20 @@ def test_a_preprocessor_given_with_other_settings_or_a_tokenizer_is_refused(task
     preprocessor = task_cls(backbone, tokenizer=tokenizer, **head_size, **settings).preprocessor
     task = task_cls(backbone, preprocessor=preprocessor, **head_size, **settings)
     assert task.preprocessor is preprocessor and task.task_config() == {**head_size, **settings}
-    with pytest.raises(ValueError, match=rf"{task_cls.__name__} got preprocessor= together with pad_to_multiple_of=32 "
-                                         r"\(the preprocessor's is 8\)"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=rf"{task_cls.__name__} got preprocessor= together with pad_to_multiple_of=32 "
+        r"\(the preprocessor's is 8\)",
+    ):
         task_cls(backbone, preprocessor=preprocessor, **head_size, pad_to_multiple_of=32)
     with pytest.raises(ValueError, match=r"together with tokenizer= \(the preprocessor has its own\)"):
-        task_cls(backbone, preprocessor=preprocessor, tokenizer=tokenizer.__class__.from_config(tokenizer.get_config()), **head_size)
-    assert task_cls(backbone, preprocessor=preprocessor, tokenizer=preprocessor.tokenizer, **head_size).preprocessor is preprocessor
+        task_cls(
+            backbone,
+            preprocessor=preprocessor,
+            tokenizer=tokenizer.__class__.from_config(tokenizer.get_config()),
+            **head_size,
+        )
+    assert (
+        task_cls(backbone, preprocessor=preprocessor, tokenizer=preprocessor.tokenizer, **head_size).preprocessor
+        is preprocessor
+    )

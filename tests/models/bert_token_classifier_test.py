@@ -64,9 +64,14 @@ def test_logits_and_loss_equal_hugging_face(hf_token_classifier_dir, tags):
         BertTokenClassifier.from_preset(path, num_labels=5)
     words, labels = tags["test_words"][:8], tags["test_tags"][:8]  # Different lengths: padding in the batch.
     hf_tokenizer = transformers.BertTokenizerFast.from_pretrained(path)
-    encoding = hf_tokenizer(words, is_split_into_words=True, truncation=True, max_length=128, padding="longest", return_tensors="np")
-    inputs = {"token_ids": encoding["input_ids"].astype("int32"), "segment_ids": encoding["token_type_ids"].astype("int32"),
-              "padding_mask": encoding["attention_mask"].astype("int32")}  # fmt: skip
+    encoding = hf_tokenizer(
+        words, is_split_into_words=True, truncation=True, max_length=128, padding="longest", return_tensors="np"
+    )
+    inputs = {
+        "token_ids": encoding["input_ids"].astype("int32"),
+        "segment_ids": encoding["token_type_ids"].astype("int32"),
+        "padding_mask": encoding["attention_mask"].astype("int32"),
+    }
     hf_labels = np.full(inputs["token_ids"].shape, -100)
     for i in range(len(words)):
         for word, position in enumerate(hf_first_pieces(encoding, i, len(words[i]))):
@@ -83,8 +88,10 @@ def test_logits_and_loss_equal_hugging_face(hf_token_classifier_dir, tags):
         max_abs_diff(per_word[i], expected.logits.numpy()[i, hf_first_pieces(encoding, i, len(words[i]))])
         for i in range(len(words))
     )
-    print(f"logits max abs diff: real tokens {diff_real:.2e}, padding included {diff_all:.2e}, per word {diff_words:.2e}; "
-          f"loss {loss:.6f} vs {float(expected.loss):.6f}")  # fmt: skip
+    print(
+        f"logits max abs diff: real tokens {diff_real:.2e}, padding included {diff_all:.2e}, per word {diff_words:.2e}; "
+        f"loss {loss:.6f} vs {float(expected.loss):.6f}"
+    )
     assert diff_real < 1e-4 and diff_all < 1e-4 and diff_words < 1e-4
     assert abs(loss - float(expected.loss)) < 1e-5
 
@@ -139,7 +146,9 @@ def test_bad_input(tokenizer):
     assert [o.shape for o in out] == [(0, 3), (0, 3), (20_000, 3), (2, 3)]
     assert np.isfinite(out[2][:14]).all() and np.isnan(out[2][14:]).all()  # 14 words fit in 16 tokens.
     assert np.isfinite(out[3][0]).all() and np.isnan(out[3][1]).all()  # BERT's cleaning removes U+FFFD (as HF).
-    history = tagger.fit([[], ["", "x"], ["a", "b"]], [[], [0, 1], [2, 0]], verbose=0)  # Empty sentences train on nothing.
+    history = tagger.fit(
+        [[], ["", "x"], ["a", "b"]], [[], [0, 1], [2, 0]], verbose=0
+    )  # Empty sentences train on nothing.
     assert np.isfinite(history.history["loss"][0])
 
 
@@ -206,8 +215,10 @@ def test_fine_tuning_minilm_beats_the_majority_tag(minilm_dir, tags):
     fit_seconds = time.time() - start
     accuracy, baseline = first_piece_accuracy(tagger, test_words, test_labels)
     metrics = tagger.evaluate(test_words, test_labels, batch_size=16, verbose=0, return_dict=True)
-    print(f"{len(train) // 16} steps in {fit_seconds:.1f} s (loss {history.history['loss'][0]:.3f}): test word accuracy "
-          f"{accuracy:.4f} (evaluate: {metrics['accuracy']:.4f}), majority tag {baseline:.4f}")  # fmt: skip
+    print(
+        f"{len(train) // 16} steps in {fit_seconds:.1f} s (loss {history.history['loss'][0]:.3f}): test word accuracy "
+        f"{accuracy:.4f} (evaluate: {metrics['accuracy']:.4f}), majority tag {baseline:.4f}"
+    )
     assert abs(metrics["accuracy"] - accuracy) < 1e-4  # The metric counts each word's first piece only.
     assert accuracy > baseline + 0.01 and 1 - accuracy < 0.8 * (1 - baseline)  # A fifth of the errors gone, at least.
 
@@ -221,12 +232,19 @@ def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
     token_logits = tagger.predict({k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}, verbose=0)
     export_dir = tmp_path / "export"
     tagger.export(str(export_dir))
-    served = call_in_serving_runtime(export_dir, tmp_path, {
-        "text": ("serving_default", {"text": np.array([t.encode() for t in texts], dtype=bytes)}),
-        "bad": ("serving_default", {"text": np.array([t if isinstance(t, bytes) else t.encode() for t in BAD_TEXTS], dtype=bytes)}),
-        "ids": ("serve_token_ids", {k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}),
-        "empty": ("serving_default", {"text": np.array([], dtype=bytes)}),
-    })  # fmt: skip
+    served = call_in_serving_runtime(
+        export_dir,
+        tmp_path,
+        {
+            "text": ("serving_default", {"text": np.array([t.encode() for t in texts], dtype=bytes)}),
+            "bad": (
+                "serving_default",
+                {"text": np.array([t if isinstance(t, bytes) else t.encode() for t in BAD_TEXTS], dtype=bytes)},
+            ),
+            "ids": ("serve_token_ids", {k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}),
+            "empty": ("serving_default", {"text": np.array([], dtype=bytes)}),
+        },
+    )
     assert_serving_ops(served)  # TensorFlow core and tf-text ops only.
     assert_warmup_served(served, export_dir)
     assert served["empty"]["word_labels"].shape[0] == 0  # A request of no strings answers with no rows.
@@ -237,11 +255,13 @@ def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
         "logits": max_abs_diff(text["logits"][real], token_logits[real]),
         "ids": max_abs_diff(ids["logits"], token_logits),
         "word probabilities": max(
-            max_abs_diff(text["word_probabilities"][i, : len(e)][~np.isnan(e[:, 0])],
-                         keras.ops.convert_to_numpy(keras.ops.softmax(e[~np.isnan(e[:, 0])])))
+            max_abs_diff(
+                text["word_probabilities"][i, : len(e)][~np.isnan(e[:, 0])],
+                keras.ops.convert_to_numpy(keras.ops.softmax(e[~np.isnan(e[:, 0])])),
+            )
             for i, e in enumerate(expected)
         ),
-    }  # fmt: skip
+    }
     print("export vs predict, max abs diff:", {k: f"{v:.1e}" for k, v in diffs.items()})
     assert max(diffs.values()) < 1e-5
     for i, (sentence, e) in enumerate(zip(texts, expected)):
@@ -252,7 +272,9 @@ def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
         np.testing.assert_array_equal(text["word_labels"][i, :count], labels)
         assert (text["word_labels"][i, count:] == -1).all()
     assert list(bad["num_words"]) == [0, 0, 20_000, 2]
-    assert (bad["word_labels"][2, :30] >= 0).all() and (bad["word_labels"][2, 30:] == -1).all()  # Truncated at 32 tokens.
+    assert (bad["word_labels"][2, :30] >= 0).all() and (
+        bad["word_labels"][2, 30:] == -1
+    ).all()  # Truncated at 32 tokens.
     assert np.isfinite(bad["probabilities"]).all() and np.isfinite(bad["word_probabilities"]).all()
     assert bad["words"][3, 0].decode("utf-8").startswith("\ufffd")  # Invalid UTF-8 replaced, words stay valid.
     assert os.path.isdir(export_dir / "variables")

@@ -56,13 +56,25 @@ def main() -> None:
         from keras_bert3.models.train_step_precompile import PrecompileTrainSteps
 
         element_spec = classifier.batches(texts, labels, batch_size=32).element_spec
-        callbacks.append(PrecompileTrainSteps(fixed_shape_specs(element_spec, batch_size=32, buckets=classifier.length_buckets)))
+        callbacks.append(
+            PrecompileTrainSteps(fixed_shape_specs(element_spec, batch_size=32, buckets=classifier.length_buckets))
+        )
     history = classifier.fit(texts, labels, batch_size=32, epochs=2, verbose=0, callbacks=callbacks)
     scores = classifier.evaluate(texts, labels, batch_size=32, return_dict=True, verbose=0)
     classifier.predict(texts, batch_size=32)
-    print(json.dumps({"compiled": COMPILED, "cache_hits": CACHE_HITS, "loss": history.history["loss"], "scores": scores,
-                      "buckets": classifier.length_buckets, "cache": jax.config.jax_compilation_cache_dir,
-                      "precompiled": callbacks[0].compiled if callbacks else 0}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "compiled": COMPILED,
+                "cache_hits": CACHE_HITS,
+                "loss": history.history["loss"],
+                "scores": scores,
+                "buckets": classifier.length_buckets,
+                "cache": jax.config.jax_compilation_cache_dir,
+                "precompiled": callbacks[0].compiled if callbacks else 0,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -96,10 +96,12 @@ def test_the_cache_can_be_moved_turned_off_and_survives_an_unwritable_folder(tmp
     assert "KERAS_BERT3_COMPILATION_CACHE" in unwritable["warnings"][0]
     # And the default, in a process of its own: importing keras_bert3 changes none of JAX's settings; the
     # first compile of one of its models points the cache at keras_bert3's folder.
-    script = ("import jax; before = jax.config.values.copy(); import keras_bert3; "
-              "print('import:', jax.config.values == before, jax.config.jax_compilation_cache_dir); "
-              "keras_bert3.BertPretrainer(keras_bert3.BertBackbone(100, 2, 2, 8, 16)).compile(); "
-              "print('compile:', jax.config.jax_compilation_cache_dir)")  # fmt: skip
+    script = (
+        "import jax; before = jax.config.values.copy(); import keras_bert3; "
+        "print('import:', jax.config.values == before, jax.config.jax_compilation_cache_dir); "
+        "keras_bert3.BertPretrainer(keras_bert3.BertBackbone(100, 2, 2, 8, 16)).compile(); "
+        "print('compile:', jax.config.jax_compilation_cache_dir)"
+    )
     imported = run_on_jax(["-c", script], XDG_CACHE_HOME=str(tmp_path / "fresh"))
     assert imported.returncode == 0, imported.stderr[-3000:]
     said = [line for line in imported.stdout.splitlines() if line.startswith(("import:", "compile:"))]

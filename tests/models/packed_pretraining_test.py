@@ -22,16 +22,24 @@ ROW_LENGTH = 512
 @pytest.fixture(scope="module")
 def pairs(tokenizer):
     """One batch of 48 masked pairs of at most 128 tokens, many shorter (short_seq_prob 0.5)."""
-    dataset = pretraining_dataset(default_corpus_path(), tokenizer, sequence_length=128, batch_size=48,
-                                  short_seq_prob=0.5, seed=3)  # fmt: skip
+    dataset = pretraining_dataset(
+        default_corpus_path(), tokenizer, sequence_length=128, batch_size=48, short_seq_prob=0.5, seed=3
+    )
     return next(iter(dataset))
 
 
 def pretrainers(tokenizer):
     """An unpacked and a packed pretrainer on one backbone, with the same head weights; no dropout."""
     keras.utils.set_random_seed(0)
-    backbone = BertBackbone(vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2, hidden_dim=16,
-                            intermediate_dim=32, max_sequence_length=ROW_LENGTH, dropout=0.0)  # fmt: skip
+    backbone = BertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size(),
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=16,
+        intermediate_dim=32,
+        max_sequence_length=ROW_LENGTH,
+        dropout=0.0,
+    )
     unpacked, packed = BertPretrainer(backbone), BertPretrainer(backbone, packed=True)
     packed.masked_lm_head.set_weights(unpacked.masked_lm_head.get_weights())
     packed.next_sentence_head.set_weights(unpacked.next_sentence_head.get_weights())
@@ -71,7 +79,9 @@ def test_packing_keeps_every_pair_whole_and_in_order(pairs):
     packed_x, packed_y, packed_w = pack_pairs(x, y, w, ROW_LENGTH)
     lengths = tf.reduce_sum(x["padding_mask"], axis=1).numpy()
     token_ids, sequence_ids = packed_x["token_ids"].numpy(), packed_x["padding_mask"].numpy()
-    rebuilt = [row[sequence_ids[r] == k] for r, row in enumerate(token_ids) for k in range(1, sequence_ids[r].max() + 1)]
+    rebuilt = [
+        row[sequence_ids[r] == k] for r, row in enumerate(token_ids) for k in range(1, sequence_ids[r].max() + 1)
+    ]
     assert len(rebuilt) == len(lengths)
     for pair, original, length in zip(rebuilt, x["token_ids"].numpy(), lengths):
         np.testing.assert_array_equal(pair, original[:length])  # Whole, contiguous, in order.
@@ -95,14 +105,23 @@ def test_sequences_cannot_see_each_other_whatever_their_numbers():
     mask = keras.ops.convert_to_numpy(packed_attention_mask(sequence_ids))
     same = (sequence_ids[:, :, None] == sequence_ids[:, None, :]) & (sequence_ids[:, None, :] > 0)
     np.testing.assert_array_equal(mask, same)
-    np.testing.assert_array_equal(keras.ops.convert_to_numpy(packed_positions(sequence_ids)),
-                                  [[0, 1, 0, 1, 2, 2, 0, 1], list(range(8))])  # fmt: skip
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(packed_positions(sequence_ids)), [[0, 1, 0, 1, 2, 2, 0, 1], list(range(8))]
+    )
 
 
 def test_a_packed_pretrainer_trains_on_the_packed_stream(tokenizer):
     """`pretraining_dataset(packed_length=...)` rows, one shape for every batch, train."""
-    rows = pretraining_dataset(default_corpus_path(), tokenizer, sequence_length=128, batch_size=2, short_seq_prob=0.5,
-                               seed=3, packed_length=ROW_LENGTH, drop_remainder=True)  # fmt: skip
+    rows = pretraining_dataset(
+        default_corpus_path(),
+        tokenizer,
+        sequence_length=128,
+        batch_size=2,
+        short_seq_prob=0.5,
+        seed=3,
+        packed_length=ROW_LENGTH,
+        drop_remainder=True,
+    )
     _, packed = pretrainers(tokenizer)
     packed.compile(learning_rate=1e-3, total_steps=4, precision="float32")
     history = packed.fit(rows, steps_per_epoch=4, epochs=1, verbose=0).history

@@ -45,10 +45,14 @@ def serve_in_serving_runtime(export_dir, tmp_path, texts, packed, pairs=None, wa
     assert b"int32" in served["refused_dtype"]["error"][0] and b"string" in served["refused_dtype"]["error"][0]
     if pairs is not None:
         assert b"text_pair" in served["refused_missing"]["error"][0]
-    return {"logits": served["texts"]["logits"], "probabilities": served["texts"]["probabilities"],
-            "bad_probabilities": served["bad"]["probabilities"], "id_logits": served["ids"]["logits"],
-            "inputs": served.signatures["serving_default"]["inputs"],
-            "warmup": list(zip(requests, served.warmup))}  # fmt: skip
+    return {
+        "logits": served["texts"]["logits"],
+        "probabilities": served["texts"]["probabilities"],
+        "bad_probabilities": served["bad"]["probabilities"],
+        "id_logits": served["ids"]["logits"],
+        "inputs": served.signatures["serving_default"]["inputs"],
+        "warmup": list(zip(requests, served.warmup)),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +71,13 @@ def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5, warmup=True
     export_dir = tmp_path / "export"
     classifier.export(str(export_dir), warmup=warmup, jit_compile=jit_compile)
     served = serve_in_serving_runtime(export_dir, tmp_path, texts, packed, pairs, warmup)
-    assert served["inputs"] == ({"text": "DT_STRING"} if pairs is None else {"text": "DT_STRING", "text_pair": "DT_STRING"})
+    assert served["inputs"] == (
+        {"text": "DT_STRING"} if pairs is None else {"text": "DT_STRING", "text_pair": "DT_STRING"}
+    )
     np.testing.assert_allclose(served["logits"], expected, atol=atol)
-    np.testing.assert_allclose(served["probabilities"], keras.ops.convert_to_numpy(keras.ops.softmax(expected)), atol=atol)
+    np.testing.assert_allclose(
+        served["probabilities"], keras.ops.convert_to_numpy(keras.ops.softmax(expected)), atol=atol
+    )
     np.testing.assert_allclose(served["id_logits"], expected, atol=atol)
     assert served["bad_probabilities"].shape == (4, classifier.num_classes)
     assert np.isfinite(served["bad_probabilities"]).all()
@@ -87,8 +95,15 @@ def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5, warmup=True
 def tiny_classifier(minilm_dir, dtype=None, **kwargs):
     keras.utils.set_random_seed(1)
     tokenizer = BertTokenizer.from_preset(minilm_dir)
-    backbone = BertBackbone(vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2,
-                            hidden_dim=8, intermediate_dim=16, max_sequence_length=64, dtype=dtype)  # fmt: skip
+    backbone = BertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size(),
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=8,
+        intermediate_dim=16,
+        max_sequence_length=64,
+        dtype=dtype,
+    )
     return BertClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=64, dtype=dtype, **kwargs)
 
 
@@ -156,7 +171,9 @@ def test_bfloat16_export_serves_near_float32(minilm_dir, tmp_path, texts):
     assert {weight.dtype for weight in bfloat16.weights if "float" in weight.dtype} == {"bfloat16"}
     reference = np.asarray(float32.predict(texts, verbose=0), "float32")
     served = check_export(bfloat16, tmp_path, texts, atol=0.02 * np.abs(reference).max(), warmup=False)
-    np.testing.assert_allclose(served["probabilities"], keras.ops.convert_to_numpy(keras.ops.softmax(reference)), atol=1e-2)
+    np.testing.assert_allclose(
+        served["probabilities"], keras.ops.convert_to_numpy(keras.ops.softmax(reference)), atol=1e-2
+    )
     spread = reference.max() - reference.min()
     np.testing.assert_allclose(served["logits"], reference, atol=0.05 * spread)
     assert (served["logits"].argmax(-1) == reference.argmax(-1)).mean() >= 0.9
@@ -169,14 +186,24 @@ def test_bfloat16_export_holds_bfloat16_variables(minilm_dir, tmp_path, texts):
 
     keras.utils.set_random_seed(1)
     tokenizer = BertTokenizer.from_preset(minilm_dir)
-    backbone = BertBackbone(vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2, hidden_dim=8,
-                            intermediate_dim=16, max_sequence_length=64, dtype="bfloat16")  # fmt: skip
+    backbone = BertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size(),
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=8,
+        intermediate_dim=16,
+        max_sequence_length=64,
+        dtype="bfloat16",
+    )
     classifier = BertClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=64, dtype="bfloat16")
     expected = np.asarray(classifier.predict(texts, verbose=0), "float32")
     served = check_export(classifier, tmp_path, texts, atol=0.02 * np.abs(expected).max(), warmup=False)
     weights = tf.train.load_checkpoint(str(tmp_path / "export" / "variables" / "variables"))
-    float_dtypes = {dtype for name, dtype in weights.get_variable_to_dtype_map().items()
-                    if dtype.is_floating and "OPTIMIZER" not in name}  # fmt: skip
+    float_dtypes = {
+        dtype
+        for name, dtype in weights.get_variable_to_dtype_map().items()
+        if dtype.is_floating and "OPTIMIZER" not in name
+    }
     assert float_dtypes == {tf.bfloat16}
     assert served["logits"].std() > 0
 

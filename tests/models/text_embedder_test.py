@@ -56,7 +56,11 @@ def test_pooled_output_equals_transformers_pooler(minilm_dir, minilm_embedder_pa
     encoded = transformers.BertTokenizerFast.from_pretrained(minilm_dir)(texts, padding=True, return_tensors="np")
     theirs = hf_outputs(
         transformers.BertModel.from_pretrained(minilm_dir),
-        {"token_ids": encoded["input_ids"], "segment_ids": encoded["token_type_ids"], "padding_mask": encoded["attention_mask"]},
+        {
+            "token_ids": encoded["input_ids"],
+            "segment_ids": encoded["token_type_ids"],
+            "padding_mask": encoded["attention_mask"],
+        },
     )
     assert max_abs_diff(ours, theirs.pooler_output) < 1e-4
 

@@ -33,8 +33,10 @@ def test_auto_picks_bfloat16_where_the_hardware_computes_it():
     assert training_dtype_policy("auto", "mixed_float16", jit_compile=False) is None  # The builder chose.
 
 
-GPU = {capability: DeviceDescription("gpu", f"a GPU of {capability}", compute_capability=capability)
-       for capability in [(6, 0), (7, 0), (7, 5), (8, 0), (8, 9), (9, 0), (10, 0)]}  # fmt: skip
+GPU = {
+    capability: DeviceDescription("gpu", f"a GPU of {capability}", compute_capability=capability)
+    for capability in [(6, 0), (7, 0), (7, 5), (8, 0), (8, 9), (9, 0), (10, 0)]
+}
 
 
 @pytest.mark.parametrize("pretraining", [True, False])
@@ -66,8 +68,10 @@ def test_auto_is_logged_once_and_recorded(caplog, capsys):
         assert training_dtype_policy("auto", "float32", jit_compile=True, device=h100) == "mixed_bfloat16"
     assert capsys.readouterr().out == ""  # The library prints nothing; its logger says it.
     printed = [record.getMessage() for record in caplog.records if record.name.startswith("keras_bert3")]
-    assert printed == ["keras_bert3: precision='auto' trains in mixed_bfloat16 on NVIDIA H100 80GB HBM3, compute "
-                       "capability 9.0 (weights stay float32); compile(precision='float32') trains in float32."]  # fmt: skip
+    assert printed == [
+        "keras_bert3: precision='auto' trains in mixed_bfloat16 on NVIDIA H100 80GB HBM3, compute "
+        "capability 9.0 (weights stay float32); compile(precision='float32') trains in float32."
+    ]
     assert training_dtype_policy("float32", "float32", jit_compile=True, device=h100) is None  # One argument away.
     v100 = DeviceDescription("gpu", "Tesla V100-SXM2-16GB", compute_capability=(7, 0))
     assert training_dtype_policy("auto", "float32", jit_compile=True, pretraining=False, device=v100) == "mixed_float16"
@@ -81,7 +85,9 @@ def test_the_device_at_hand_is_described():
 
 
 def test_bad_precisions_are_refused():
-    with pytest.raises(ValueError, match=r"precision='float16' is not one of \('auto', 'float32', 'mixed_bfloat16', 'mixed_float16'\)"):
+    with pytest.raises(
+        ValueError, match=r"precision='float16' is not one of \('auto', 'float32', 'mixed_bfloat16', 'mixed_float16'\)"
+    ):
         training_dtype_policy("float16", "float32", jit_compile=False)
     with pytest.raises(ValueError, match="asks to train a mixed_float16 model in another precision"):
         training_dtype_policy("mixed_bfloat16", "mixed_float16", jit_compile=False)
@@ -120,7 +126,9 @@ def test_tasks_train_in_the_chosen_precision_and_keep_float32_outside_the_step(t
     assert switched.training_dtype_policy == built.training_dtype_policy == "mixed_bfloat16"
     assert float32.training_dtype_policy == "float32"
     batch = keras.tree.map_structure(lambda t: t.numpy(), next(iter(switched.batches(texts, labels, batch_size=16))))
-    ours, theirs, reference = (model.train_on_batch(*batch, return_dict=True)["loss"] for model in (switched, built, float32))
+    ours, theirs, reference = (
+        model.train_on_batch(*batch, return_dict=True)["loss"] for model in (switched, built, float32)
+    )
     assert ours == pytest.approx(theirs, rel=1e-6)  # The step is the bfloat16 model's step ...
     assert abs(ours - reference) > 1e-4  # ... not float32's.
     # Outside the step the model is float32: its layers and its outputs.

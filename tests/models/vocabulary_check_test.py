@@ -36,7 +36,10 @@ def test_batches_of_a_larger_vocabulary_end_fit_before_they_are_trained_on(token
         # its variables' values (it takes them out of the variables before it reads the batch).
         pretrainer = BertPretrainer(BertBackbone.from_size("tiny", vocabulary_size=8000))
         pretrainer.compile(learning_rate=1e-3, total_steps=100)
-        with pytest.raises(tf.errors.InvalidArgumentError, match=r"A batch holds token id (\d+) but the token embedding of the model has 8,000 rows") as error:
+        with pytest.raises(
+            tf.errors.InvalidArgumentError,
+            match=r"A batch holds token id (\d+) but the token embedding of the model has 8,000 rows",
+        ) as error:
             if call == "fit":
                 pretrainer.fit(data, steps_per_epoch=2, epochs=1, verbose=0)
             else:
@@ -46,22 +49,47 @@ def test_batches_of_a_larger_vocabulary_end_fit_before_they_are_trained_on(token
 
 
 def test_a_task_on_a_tokenizer_larger_than_its_backbone_is_refused(tokenizer):
-    with pytest.raises(ValueError, match="The tokenizer has 30,522 tokens but the backbone's token embedding has 8,000 rows"):
+    with pytest.raises(
+        ValueError, match="The tokenizer has 30,522 tokens but the backbone's token embedding has 8,000 rows"
+    ):
         BertClassifier(BertBackbone.from_size("tiny", vocabulary_size=8000), 2, tokenizer=tokenizer)
 
 
 @pytest.mark.both_backends
 @pytest.mark.parametrize("backend", ["tensorflow", "jax"])
-def test_pretraining_a_preset_whose_tokenizer_outgrows_its_backbone_is_refused_before_training(tmp_path, minilm_dir, corpus, backend):
+def test_pretraining_a_preset_whose_tokenizer_outgrows_its_backbone_is_refused_before_training(
+    tmp_path, minilm_dir, corpus, backend
+):
     preset = str(tmp_path / "preset")
     BertBackbone.from_size("tiny", vocabulary_size=8000).save_to_preset(preset)
     BertTokenizer.from_preset(minilm_dir).save_to_preset(preset)
     output = tmp_path / "run"
     result = subprocess.run(
-        [sys.executable, "-m", "keras_bert3", "pretrain", "--preset", preset, "--corpus", corpus, "--output", str(output),
-         "--steps", "10", "--batch-size", "8", "--sequence-length", "64", "--max-predictions-per-seq", "10"],
-        cwd=REPO, capture_output=True, text=True, env=dict(os.environ, KERAS_BACKEND=backend),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "keras_bert3",
+            "pretrain",
+            "--preset",
+            preset,
+            "--corpus",
+            corpus,
+            "--output",
+            str(output),
+            "--steps",
+            "10",
+            "--batch-size",
+            "8",
+            "--sequence-length",
+            "64",
+            "--max-predictions-per-seq",
+            "10",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, KERAS_BACKEND=backend),
+    )
     errors = [line for line in result.stderr.splitlines() if line.startswith("keras-bert3 pretrain: ")]
     assert result.returncode == 2 and errors == [
         "keras-bert3 pretrain: The tokenizer has 30,522 tokens but the backbone's token embedding has 8,000 rows "

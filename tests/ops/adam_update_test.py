@@ -25,12 +25,16 @@ def train(optimizer):
     """`STEPS` steps of `optimizer` on a kernel and a bias: after each step,
     the variables and their moments `(m, v)`, as numpy."""
     rng = np.random.default_rng(0)
-    variables = [keras.Variable(rng.normal(size=(64, 32)).astype("float32"), name="kernel"),
-                 keras.Variable(rng.normal(size=(32,)).astype("float32"), name="bias")]  # fmt: skip
+    variables = [
+        keras.Variable(rng.normal(size=(64, 32)).astype("float32"), name="kernel"),
+        keras.Variable(rng.normal(size=(32,)).astype("float32"), name="bias"),
+    ]
     states = []
     for _ in range(STEPS):
         # Gradients of very different sizes: epsilon matters where they are small.
-        gradients = [(rng.normal(size=v.shape) * 10.0 ** rng.uniform(-4, -1, v.shape)).astype("float32") for v in variables]
+        gradients = [
+            (rng.normal(size=v.shape) * 10.0 ** rng.uniform(-4, -1, v.shape)).astype("float32") for v in variables
+        ]
         optimizer.apply(gradients, variables)
         states.append([[keras.ops.convert_to_numpy(t) for t in (v, *adam_moments(optimizer, v))] for v in variables])
     return states

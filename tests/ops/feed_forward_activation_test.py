@@ -41,7 +41,9 @@ def test_bfloat16_training_is_the_reference_within_rounding(activation):
     activation_fn, x = get_activation(activation), inputs("bfloat16")
     train = lambda x: feed_forward_activation(activation_fn, x, training=True)  # noqa: E731
     value, (grad,) = value_and_gradients(train, x)
-    expected_value, (expected_grad,) = value_and_gradients(lambda x: feed_forward_activation_reference(activation_fn, x), x)
+    expected_value, (expected_grad,) = value_and_gradients(
+        lambda x: feed_forward_activation_reference(activation_fn, x), x
+    )
     assert keras.ops.convert_to_tensor(train(x)).dtype == "bfloat16"
     # Rounded once from float32: within half a bfloat16 spacing (at most 2**-8 of it) of the float32 value.
     exact = as_float32(activation_fn(keras.ops.cast(x, "float32")))

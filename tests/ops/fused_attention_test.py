@@ -61,8 +61,12 @@ def test_padding_keys_change_nothing():
     q, k, v = qkv()
     padding = right_padding()
     noisy = [np.where(padding[:, :, None, None] > 0, t, 100.0).astype("float32") for t in (k, v)]
-    np.testing.assert_allclose(keras.ops.convert_to_numpy(fused_attention(q, *noisy, padding)),
-                               keras.ops.convert_to_numpy(fused_attention(q, k, v, padding)), atol=1e-6, rtol=0)  # fmt: skip
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(fused_attention(q, *noisy, padding)),
+        keras.ops.convert_to_numpy(fused_attention(q, k, v, padding)),
+        atol=1e-6,
+        rtol=0,
+    )
 
 
 @requires_fused
@@ -72,7 +76,9 @@ def test_a_packed_pair_sees_only_itself():
     allowed = packed_rows()
     before = keras.ops.convert_to_numpy(fused_attention(q, k, v, allowed))
     first_pair = (PAIR_IDS == 1)[:, :, None, None]
-    rewritten = [np.where(first_pair, t, np.random.default_rng(5).normal(size=t.shape)).astype("float32") for t in (q, k, v)]
+    rewritten = [
+        np.where(first_pair, t, np.random.default_rng(5).normal(size=t.shape)).astype("float32") for t in (q, k, v)
+    ]
     after = keras.ops.convert_to_numpy(fused_attention(*rewritten, allowed))
     np.testing.assert_allclose(after[PAIR_IDS == 1], before[PAIR_IDS == 1], atol=1e-6, rtol=0)
     assert np.abs(after[PAIR_IDS == 2] - before[PAIR_IDS == 2]).max() > 0.1  # The rewritten pairs did change.

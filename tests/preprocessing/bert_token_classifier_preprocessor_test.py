@@ -41,5 +41,7 @@ def test_alignment_equals_hugging_face(minilm_dir, tokenizer, tags):
             np.testing.assert_array_equal(packed["labels"][i], expected_labels)
             agree += 1
             dropped += expected.count(-1)
-        print(f"sequence_length={sequence_length}: {agree}/{len(words)} sentences agree, {dropped} words without a piece")
+        print(
+            f"sequence_length={sequence_length}: {agree}/{len(words)} sentences agree, {dropped} words without a piece"
+        )
         assert dropped > (1000 if sequence_length == 16 else 3)  # Truncation (and empty words) were exercised.

@@ -76,7 +76,10 @@ def test_padded_batches_hold_the_same_rows_and_mark_the_empty_ones(kind, tokeniz
     model.compile(length_buckets=None)
     x, y, weights = examples(kind, topics, 70)  # Two full batches of 32 and one of 6.
     plain = [as_numpy(b) for b in model.batches(x, y, weights, batch_size=32)]
-    fixed = [as_numpy(b) for b in fixed_shape_batches(model.batches(x, y, weights, batch_size=32), batch_size=32, buckets=BUCKETS)]
+    fixed = [
+        as_numpy(b)
+        for b in fixed_shape_batches(model.batches(x, y, weights, batch_size=32), batch_size=32, buckets=BUCKETS)
+    ]
     assert [len(b[0]["token_ids"]) for b in plain] == [32, 32, 6]
     label_padding = -100 if kind == "token classifier" else 0
     for (inputs, labels, weight), (padded, padded_labels, padded_weight) in zip(plain, fixed, strict=True):
@@ -86,7 +89,9 @@ def test_padded_batches_hold_the_same_rows_and_mark_the_empty_ones(kind, tokeniz
             assert padded[name].shape == (32, bucket)
             np.testing.assert_array_equal(padded[name][:rows, :width], value)
             assert not padded[name][rows:].any() and not padded[name][:, width:].any()
-        np.testing.assert_array_equal(padded_labels[:rows, ...][:, :width] if labels.ndim == 2 else padded_labels[:rows], labels)
+        np.testing.assert_array_equal(
+            padded_labels[:rows, ...][:, :width] if labels.ndim == 2 else padded_labels[:rows], labels
+        )
         assert (padded_labels[rows:] == label_padding).all()
         np.testing.assert_array_equal(padded_weight[:rows], weight)
         assert not padded_weight[rows:].any()
@@ -101,7 +106,10 @@ def test_a_padded_batch_trains_and_scores_as_the_batch_itself(kind, tokenizer, t
     ours.compile(optimizer=keras.optimizers.SGD(learning_rate=0.5), jit_compile=True, length_buckets=BUCKETS)
     reference.compile(optimizer=keras.optimizers.SGD(learning_rate=0.5), length_buckets=None)
     plain = [as_numpy(b) for b in reference.batches(x, y, weights, batch_size=32)]
-    fixed = [as_numpy(b) for b in fixed_shape_batches(ours.batches(x, y, weights, batch_size=32), batch_size=32, buckets=BUCKETS)]
+    fixed = [
+        as_numpy(b)
+        for b in fixed_shape_batches(ours.batches(x, y, weights, batch_size=32), batch_size=32, buckets=BUCKETS)
+    ]
     for batch, padded in zip(plain, fixed, strict=True):
         expected = reference.test_on_batch(*batch, return_dict=True)
         assert ours.test_on_batch(*padded, return_dict=True) == pytest.approx(expected, rel=1e-6, abs=1e-7)

@@ -12,7 +12,9 @@ from keras_bert3_demo.docstring_topics import docstring_topics
 @pytest.fixture(scope="module")
 def sentences():
     data = docstring_topics()
-    return [(text, data["class_names"][label]) for text, label in zip(data["train_texts"][:20], data["train_labels"][:20])]
+    return [
+        (text, data["class_names"][label]) for text, label in zip(data["train_texts"][:20], data["train_labels"][:20])
+    ]
 
 
 def write_csv(path, rows, header="sentence,topic"):
@@ -49,7 +51,9 @@ def test_missing_texts_and_labels_are_refused_with_their_line(tmp_path, sentence
     lines = [json.dumps({"sentence": s, "topic": t}) for s, t in sentences[:2]] + [json.dumps({"sentence": "no label"})]
     with pytest.raises(ValueError, match=r"d\.jsonl, line 3: the label \('topic'\) is missing or empty"):
         read_labelled_file(write_jsonl(tmp_path / "d.jsonl", lines), "sentence", "topic")
-    lines = [json.dumps({"sentence": s, "topic": t}) for s, t in sentences[:2]] + [json.dumps({"sentence": " ", "topic": "x"})]
+    lines = [json.dumps({"sentence": s, "topic": t}) for s, t in sentences[:2]] + [
+        json.dumps({"sentence": " ", "topic": "x"})
+    ]
     with pytest.raises(ValueError, match=r"e\.jsonl, line 3: the text \('sentence'\) is missing or empty"):
         read_labelled_file(write_jsonl(tmp_path / "e.jsonl", lines), "sentence", "topic")
 
@@ -64,5 +68,7 @@ def test_bad_json_is_refused_with_its_line(tmp_path, sentences):
 
 def test_labels_that_differ_only_by_case_or_spaces_are_refused(tmp_path, sentences):
     rows = [(text, label) for (text, _), label in zip(sentences, ["pos", " pos", "Pos", "POS", "neg", "neg"] * 4)]
-    with pytest.raises(ValueError, match=r"differ only by case or spaces: 'pos', ' pos', 'Pos', 'POS'\. Write each class"):
+    with pytest.raises(
+        ValueError, match=r"differ only by case or spaces: 'pos', ' pos', 'Pos', 'POS'\. Write each class"
+    ):
         read_labelled_file(write_csv(tmp_path / "h.csv", rows), "sentence", "topic")

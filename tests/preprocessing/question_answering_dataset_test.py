@@ -39,6 +39,11 @@ def test_batches_hold_every_window_once_with_its_labels(minilm_dir):
 
 def test_an_answer_not_where_answer_start_says_is_refused(minilm_dir):
     preprocessor = QuestionAnsweringPreprocessor(BertTokenizer.from_preset(minilm_dir), **LENGTHS)
-    examples = {"question": ["What is it?"], "context": ["It is a test."], "answer_text": ["a test"], "answer_start": [5]}
+    examples = {
+        "question": ["What is it?"],
+        "context": ["It is a test."],
+        "answer_text": ["a test"],
+        "answer_start": [5],
+    }
     with pytest.raises(ValueError, match="Example 0: answer_start=5 does not point at answer_text 'a test'"):
         question_answering_dataset(examples, preprocessor=preprocessor)

@@ -21,9 +21,15 @@ def test_windows_and_labels_match_hugging_face(minilm_dir):
     answer_ends = [s + 20 for s in answer_starts]
     features = preprocessor((questions, contexts))
     starts, ends = (np.asarray(t) for t in preprocessor.labels(features, answer_starts, answer_ends))
-    encoded = hf_tokenizer(questions, contexts, truncation="only_second", max_length=LENGTHS["sequence_length"],
-                           stride=LENGTHS["doc_stride"], return_overflowing_tokens=True,
-                           return_offsets_mapping=True)  # fmt: skip
+    encoded = hf_tokenizer(
+        questions,
+        contexts,
+        truncation="only_second",
+        max_length=LENGTHS["sequence_length"],
+        stride=LENGTHS["doc_stride"],
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+    )
     assert len(encoded["input_ids"]) == len(starts)
     held = 0
     for w, ids in enumerate(encoded["input_ids"]):

@@ -51,21 +51,29 @@ def assert_batches_equal_the_preprocessor(dataset, pack, n):
 @pytest.mark.parametrize("options", [dict(bucket=False), dict(shuffle=True, seed=0)])
 def test_text_batches_equal_the_preprocessor_on_their_texts(tokenizer, texts, options):
     preprocessor = BertTextPreprocessor(tokenizer, sequence_length=48, pad_to_multiple_of=16)
-    dataset = text_classification_dataset(texts, np.arange(len(texts)), preprocessor=preprocessor, batch_size=16, **options)
-    assert_batches_equal_the_preprocessor(dataset, lambda rows: preprocessor(tf.constant([texts[i] for i in rows])), len(texts))
+    dataset = text_classification_dataset(
+        texts, np.arange(len(texts)), preprocessor=preprocessor, batch_size=16, **options
+    )
+    assert_batches_equal_the_preprocessor(
+        dataset, lambda rows: preprocessor(tf.constant([texts[i] for i in rows])), len(texts)
+    )
 
 
 def test_pair_batches_and_datasets_of_texts_equal_the_preprocessor(tokenizer, texts):
     seconds = texts[::-1]
     pairs = BertTextPreprocessor(tokenizer, sequence_length=48, sentence_pairs=True)
-    dataset = text_classification_dataset((texts, seconds), np.arange(len(texts)), preprocessor=pairs, batch_size=16, shuffle=True)
+    dataset = text_classification_dataset(
+        (texts, seconds), np.arange(len(texts)), preprocessor=pairs, batch_size=16, shuffle=True
+    )
     pack_pairs = lambda rows: pairs((tf.constant([texts[i] for i in rows]), tf.constant([seconds[i] for i in rows])))  # noqa: E731
     assert_batches_equal_the_preprocessor(dataset, pack_pairs, len(texts))
 
     single = BertTextPreprocessor(tokenizer, sequence_length=48)
     stream = tf.data.Dataset.from_tensor_slices((texts, np.arange(len(texts))))
     dataset = text_classification_dataset(stream, preprocessor=single, batch_size=16, shuffle=True, seed=0)
-    assert_batches_equal_the_preprocessor(dataset, lambda rows: single(tf.constant([texts[i] for i in rows])), len(texts))
+    assert_batches_equal_the_preprocessor(
+        dataset, lambda rows: single(tf.constant([texts[i] for i in rows])), len(texts)
+    )
 
 
 def test_word_batches_equal_the_preprocessor_on_their_sentences(tokenizer):
@@ -73,12 +81,21 @@ def test_word_batches_equal_the_preprocessor_on_their_sentences(tokenizer):
     words, labels = tags["train_words"][:200], tags["train_tags"][:200]
     preprocessor = BertTokenClassifierPreprocessor(tokenizer, sequence_length=32)
     # Each sentence's weight is its index, which names it in the batch.
-    dataset = token_classification_dataset(words, labels, preprocessor=preprocessor, batch_size=16, shuffle=True,
-                                           seed=0, sample_weight=np.arange(len(words)))  # fmt: skip
+    dataset = token_classification_dataset(
+        words,
+        labels,
+        preprocessor=preprocessor,
+        batch_size=16,
+        shuffle=True,
+        seed=0,
+        sample_weight=np.arange(len(words)),
+    )
     seen = []
     for inputs, token_labels, weights in dataset:
         rows = weights.numpy().astype(int)
-        packed = preprocessor(tf.ragged.constant([words[i] for i in rows]), tf.ragged.constant([labels[i] for i in rows]))
+        packed = preprocessor(
+            tf.ragged.constant([words[i] for i in rows]), tf.ragged.constant([labels[i] for i in rows])
+        )
         for name, value in dict(inputs, labels=token_labels).items():
             np.testing.assert_array_equal(value.numpy(), packed[name].numpy(), err_msg=name)
         seen += list(rows)

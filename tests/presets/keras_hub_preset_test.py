@@ -28,7 +28,8 @@ def test_keras_hub_preset_gives_keras_hub_outputs(tmp_path):
     expected = theirs.predict(inputs, verbose=0)
     actual = ours.predict(inputs, verbose=0)
     mask = inputs["padding_mask"][..., None].astype(bool)
-    assert max_abs_diff(
-        np.where(mask, actual["sequence_output"], 0), np.where(mask, expected["sequence_output"], 0)
-    ) < 1e-5
+    assert (
+        max_abs_diff(np.where(mask, actual["sequence_output"], 0), np.where(mask, expected["sequence_output"], 0))
+        < 1e-5
+    )
     assert max_abs_diff(actual["pooled_output"], expected["pooled_output"]) < 1e-5

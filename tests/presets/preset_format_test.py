@@ -9,7 +9,9 @@ from keras_bert3.models.bert_backbone import BertBackbone
 
 
 def tiny_backbone(**overrides):
-    config = dict(vocabulary_size=60, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, max_sequence_length=32)
+    config = dict(
+        vocabulary_size=60, num_layers=2, num_heads=2, hidden_dim=16, intermediate_dim=32, max_sequence_length=32
+    )
     config.update(overrides)
     return BertBackbone(**config)
 
@@ -51,7 +53,10 @@ def test_weights_of_another_size_are_refused(tmp_path):
     tiny_backbone().save_to_preset(str(tmp_path / "a"))
     tiny_backbone(intermediate_dim=48).save_to_preset(str(tmp_path / "b"))
     os.replace(tmp_path / "b" / "model.weights.h5", tmp_path / "a" / "model.weights.h5")
-    with pytest.raises(ValueError, match=r"model.weights.h5 holds weights that do not fit this model \(A total of 4 objects could not be loaded"):
+    with pytest.raises(
+        ValueError,
+        match=r"model.weights.h5 holds weights that do not fit this model \(A total of 4 objects could not be loaded",
+    ):
         BertBackbone.from_preset(str(tmp_path / "a"))
 
 

@@ -26,14 +26,16 @@ def test_every_code_point_matches_hugging_face(lowercase, strip_accents):
     for i in range(0, len(code_points), CHUNK):
         chunk = code_points[i : i + CHUNK]
         texts.append(" ".join(chr(c) for c in chunk))
-        texts.append(" ".join(f"a{chr(c)}b" for c in chunk[:: 7]))
+        texts.append(" ".join(f"a{chr(c)}b" for c in chunk[::7]))
     ours = BertNormalizer(lowercase=lowercase, strip_accents=strip_accents).split_words(tf.constant(texts))
     for text, words in zip(texts, ours.to_list()):
         expected = [w for w, _ in hf_pre_tokenizer.pre_tokenize_str(hf_normalizer.normalize_str(text))]
         got = [w.decode("utf-8") for w in words]
         if got != expected:
             first = next(i for i, (a, b) in enumerate(zip(got, expected)) if a != b)
-            pytest.fail(f"first difference at word {first}: ours {got[first:first + 3]!r}, HF {expected[first:first + 3]!r}")
+            pytest.fail(
+                f"first difference at word {first}: ours {got[first : first + 3]!r}, HF {expected[first : first + 3]!r}"
+            )
 
 
 def test_table_is_small_and_loads():
@@ -53,5 +55,9 @@ def test_table_is_small_and_loads():
 def test_known_hugging_face_details():
     normalizer = BertNormalizer(lowercase=True)
     words = normalizer.split_words(tf.constant(["a\x0bb\x1cc\x85d\u200be\ufeff", "x\u2028y\xa0z", "Straße…ﬁ", "ΌΣΟΣ"]))
-    assert words.to_list() == [[b"abcde"], [b"x", b"y", b"z"], ["straße".encode(), "…".encode(), "ﬁ".encode()],
-                               ["οσοσ".encode()]]  # fmt: skip
+    assert words.to_list() == [
+        [b"abcde"],
+        [b"x", b"y", b"z"],
+        ["straße".encode(), "…".encode(), "ﬁ".encode()],
+        ["οσοσ".encode()],
+    ]

@@ -31,7 +31,9 @@ def test_single_segments_match_hugging_face(sequence_length, uncased_tokenizer, 
 def test_empty_strings_pack_to_cls_sep(uncased_tokenizer):
     t = uncased_tokenizer
     out = t.pack(tf.constant(["", "   ", "\u200b\x00"]), tf.constant(["", "", ""]), sequence_length=5)
-    np.testing.assert_array_equal(out["token_ids"].numpy(), [[t.cls_token_id, t.sep_token_id, t.sep_token_id, 0, 0]] * 3)
+    np.testing.assert_array_equal(
+        out["token_ids"].numpy(), [[t.cls_token_id, t.sep_token_id, t.sep_token_id, 0, 0]] * 3
+    )
     out = t.pack("", sequence_length=4)
     np.testing.assert_array_equal(out["token_ids"].numpy(), [t.cls_token_id, t.sep_token_id, 0, 0])
     np.testing.assert_array_equal(out["padding_mask"].numpy(), [1, 1, 0, 0])

@@ -1,4 +1,3 @@
-
 import keras
 import numpy as np
 import pytest
@@ -52,14 +51,16 @@ def test_scalar_batch_and_python_inputs(uncased_tokenizer):
 
 def test_in_tf_data_and_tf_function(uncased_tokenizer):
     t = uncased_tokenizer
-    lines = list(real_lines()[:: 50])
+    lines = list(real_lines()[::50])
     expected = t(tf.constant(lines)).to_list()
     ds = tf.data.Dataset.from_tensor_slices(lines).batch(64).map(t, num_parallel_calls=2)
     assert [row for batch in ds for row in batch.to_list()] == expected
     unbatched = tf.data.Dataset.from_tensor_slices(lines).map(t)
     assert [x.numpy().tolist() for x in unbatched] == expected
-    packed = tf.data.Dataset.from_tensor_slices((lines, lines[1:] + lines[:1])).batch(32).map(
-        lambda a, b: t.pack(a, b, sequence_length=24)
+    packed = (
+        tf.data.Dataset.from_tensor_slices((lines, lines[1:] + lines[:1]))
+        .batch(32)
+        .map(lambda a, b: t.pack(a, b, sequence_length=24))
     )
     direct = t.pack(tf.constant(lines), tf.constant(lines[1:] + lines[:1]), sequence_length=24)
     got = np.concatenate([batch["token_ids"].numpy() for batch in packed])
@@ -131,8 +132,14 @@ def test_missing_special_tokens_raise_clear_error():
         BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a"])
     with pytest.raises(ValueError, match=r"cls_token.*sep_token"):
         BertTokenizer(["[PAD]", "[UNK]", "[MASK]", "a"])
-    tokenizer = BertTokenizer(["<pad>", "<unk>", "<s>", "</s>", "<mask>", "a"], cls_token="<s>", sep_token="</s>",
-                              pad_token="<pad>", mask_token="<mask>", unk_token="<unk>")  # fmt: skip
+    tokenizer = BertTokenizer(
+        ["<pad>", "<unk>", "<s>", "</s>", "<mask>", "a"],
+        cls_token="<s>",
+        sep_token="</s>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+        unk_token="<unk>",
+    )
     assert tokenizer("a b").numpy().tolist() == [5, 1]
 
 
@@ -160,7 +167,7 @@ def test_max_word_chars_counts_characters_not_bytes(uncased_tokenizer):
 
 def test_special_tokens_in_text_match_hugging_face(uncased_tokenizer, hf_uncased, minilm_vocab_path):
     lines = ["a[MASK]b [mask] [CLS]x", "[[SEP]]", "[UNK][PAD]", " [MASK] ", "Fill the [MASK], please.", "[MASK"]
-    lines += [line.replace(" ", " [SEP] ", 2) for line in real_lines()[:: 400]]
+    lines += [line.replace(" ", " [SEP] ", 2) for line in real_lines()[::400]]
     assert_same_ids(uncased_tokenizer, hf_uncased, lines)
     as_text = BertTokenizer(minilm_vocab_path, special_tokens_in_strings=False)
     assert uncased_tokenizer.mask_token_id not in as_text("a [MASK]").numpy().tolist()

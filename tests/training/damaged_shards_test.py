@@ -16,16 +16,44 @@ def test_a_damaged_shard_is_named_and_prepare_data_rebuilds_it(tmp_path, small_c
     from keras_bert3.cli import main
 
     prepared = tmp_path / "prepared"
-    prepare = ["prepare-data", "--corpus", small_corpus, "--output", str(prepared), "--num-shards", "3",
-               "--workers", "1", "--vocabulary-size", "1500", "--sequence-length", "64"]  # fmt: skip
+    prepare = [
+        "prepare-data",
+        "--corpus",
+        small_corpus,
+        "--output",
+        str(prepared),
+        "--num-shards",
+        "3",
+        "--workers",
+        "1",
+        "--vocabulary-size",
+        "1500",
+        "--sequence-length",
+        "64",
+    ]
     assert main(prepare) == 0
-    pretrain = ["pretrain", "--corpus", str(prepared), "--output", str(tmp_path / "run"), "--steps", "10",
-                "--batch-size", "8", "--sequence-length", "64", "--max-predictions-per-seq", "10"]  # fmt: skip
+    pretrain = [
+        "pretrain",
+        "--corpus",
+        str(prepared),
+        "--output",
+        str(tmp_path / "run"),
+        "--steps",
+        "10",
+        "--batch-size",
+        "8",
+        "--sequence-length",
+        "64",
+        "--max-predictions-per-seq",
+        "10",
+    ]
     shards = sorted(str(path) for path in prepared.glob("paired-*.tfrecord"))
     original = open(shards[1], "rb").read()
 
-    for damage, reason in [(lambda data: data[: len(data) // 2], "truncated record at "),  # Cut short (a copy stopped midway).
-                           (lambda data: data[:5000] + bytes([data[5000] ^ 0xFF]) + data[5001:], "corrupted record at ")]:  # fmt: skip
+    for damage, reason in [
+        (lambda data: data[: len(data) // 2], "truncated record at "),  # Cut short (a copy stopped midway).
+        (lambda data: data[:5000] + bytes([data[5000] ^ 0xFF]) + data[5001:], "corrupted record at "),
+    ]:
         with open(shards[1], "wb") as f:
             f.write(damage(original))
         code, errors = refusal(main, pretrain, capsys)

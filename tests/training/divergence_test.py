@@ -31,19 +31,27 @@ def all_finite(checkpoint):
 def divergence(main, args, capsys, output):
     """Runs `args`, which must diverge: the one line, and the last checkpoint (finite) it names."""
     code, errors = refusal(main, args, capsys)
-    assert code == 2 and len(errors) == 1 and errors[0].startswith("keras-bert3 pretrain: Training diverged at step "), errors
+    assert (
+        code == 2 and len(errors) == 1 and errors[0].startswith("keras-bert3 pretrain: Training diverged at step ")
+    ), errors
     last = latest_checkpoint(str(output / "backup"))
     if last is None:
-        assert "No checkpoint was written before it: lower the learning rate and run again (it starts over)." in errors[0]
+        assert (
+            "No checkpoint was written before it: lower the learning rate and run again (it starts over)." in errors[0]
+        )
     else:
         assert all_finite(last)  # Weights and optimizer state.
-        assert (f"The last checkpoint, {last} (step {checkpoint_step(last)}), holds finite weights: lower the learning "
-                "rate and run again to resume from it") in errors[0], errors  # fmt: skip
+        assert (
+            f"The last checkpoint, {last} (step {checkpoint_step(last)}), holds finite weights: lower the learning "
+            "rate and run again to resume from it"
+        ) in errors[0], errors
     return last
 
 
 @pytest.mark.slow
-def test_a_run_that_diverges_goes_on_from_its_last_checkpoint_at_a_lower_rate(tmp_path, small_corpus, run_vocabulary, capsys):
+def test_a_run_that_diverges_goes_on_from_its_last_checkpoint_at_a_lower_rate(
+    tmp_path, small_corpus, run_vocabulary, capsys
+):
     """20 steps at 1e-3, then the same folder asked for 40 steps at a rate of
     a million: NaN within the next checkpoint's steps. The checkpoint of step
     20 is named, and the folder goes on from it at 1e-3."""
@@ -57,15 +65,21 @@ def test_a_run_that_diverges_goes_on_from_its_last_checkpoint_at_a_lower_rate(tm
     assert main(with_flags(args, steps=40)) == 0
     rows = read_history(output)
     assert [int(row["step"]) for row in rows] == [10, 20, 30, 40]
-    assert all(math.isfinite(float(row["loss"])) and float(row["loss"]) < 8 for row in rows)  # Trained on, not blown up.
+    assert all(
+        math.isfinite(float(row["loss"])) and float(row["loss"]) < 8 for row in rows
+    )  # Trained on, not blown up.
 
 
 @pytest.mark.slow
-def test_a_checkpoint_every_step_at_a_rate_of_1000_keeps_only_finite_ones(tmp_path, small_corpus, run_vocabulary, capsys):
+def test_a_checkpoint_every_step_at_a_rate_of_1000_keeps_only_finite_ones(
+    tmp_path, small_corpus, run_vocabulary, capsys
+):
     """The report of issue 52: a step's loss is finite while its update is
     not, and the checkpoint of that step held only NaN. The weights are now
     checked before each write."""
     from keras_bert3.cli import main
 
     output = run_vocabulary(tmp_path / "run")
-    divergence(main, with_flags(command(output, small_corpus)[3:], learning_rate=1000, checkpoint_every=1), capsys, output)
+    divergence(
+        main, with_flags(command(output, small_corpus)[3:], learning_rate=1000, checkpoint_every=1), capsys, output
+    )

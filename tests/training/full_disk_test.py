@@ -28,7 +28,9 @@ def run(args):
 def said(result, command_name):
     """The command's own lines on stderr, and anything that looks like a crash or a traceback."""
     ours = [line for line in result.stderr.splitlines() if line.startswith(f"keras-bert3 {command_name}: ")]
-    noise = [line for line in result.stderr.splitlines() if "Traceback" in line or "Segmentation" in line or "h5py" in line]
+    noise = [
+        line for line in result.stderr.splitlines() if "Traceback" in line or "Segmentation" in line or "h5py" in line
+    ]
     return ours, noise
 
 
@@ -67,22 +69,46 @@ def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path,
     with open(tmp_path / "train.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["text", "label"])
-        writer.writerows((text, topics["class_names"][label]) for text, label in zip(topics["train_texts"][:32], topics["train_labels"][:32]))
-    finetune = ["finetune", "--preset", pretrained, "--train", str(tmp_path / "train.csv"), "--text-column", "text",
-                "--label-column", "label", "--epochs", "1", "--sequence-length", "32", "--verbose", "0"]  # fmt: skip
+        writer.writerows(
+            (text, topics["class_names"][label])
+            for text, label in zip(topics["train_texts"][:32], topics["train_labels"][:32])
+        )
+    finetune = [
+        "finetune",
+        "--preset",
+        pretrained,
+        "--train",
+        str(tmp_path / "train.csv"),
+        "--text-column",
+        "text",
+        "--label-column",
+        "label",
+        "--epochs",
+        "1",
+        "--sequence-length",
+        "32",
+        "--verbose",
+        "0",
+    ]
     with small_disk(tmp_path / "disk", 1) as disk:
         result = run([*finetune, "--output", str(disk / "classifier")])
         ours, noise = said(result, "finetune")
         assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
-        assert ours == [f"keras-bert3 finetune: Cannot write the fine-tuned preset {disk}/classifier: No space left on "
-                        "device. Nothing was left behind. (--debug shows where)"], result.stderr[-3000:]  # fmt: skip
+        assert ours == [
+            f"keras-bert3 finetune: Cannot write the fine-tuned preset {disk}/classifier: No space left on "
+            "device. Nothing was left behind. (--debug shows where)"
+        ], result.stderr[-3000:]
         assert os.listdir(disk) == []
 
         classifier = tmp_path / "classifier"  # What `finetune` writes, without the training.
-        BertClassifier.from_preset(pretrained, num_classes=len(topics["class_names"]), sequence_length=32).save_to_preset(str(classifier))
+        BertClassifier.from_preset(
+            pretrained, num_classes=len(topics["class_names"]), sequence_length=32
+        ).save_to_preset(str(classifier))
         result = run(["export", "--model", str(classifier), "--output", str(disk / "serving" / "1")])
         ours, noise = said(result, "export")
         assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
-        assert ours == [f"keras-bert3 export: Cannot write the SavedModel {disk}/serving/1: No space left on device. "
-                        "Nothing was left behind. (--debug shows where)"], result.stderr[-3000:]  # fmt: skip
+        assert ours == [
+            f"keras-bert3 export: Cannot write the SavedModel {disk}/serving/1: No space left on device. "
+            "Nothing was left behind. (--debug shows where)"
+        ], result.stderr[-3000:]
         assert os.listdir(disk / "serving") == []  # TF Serving, watching serving/, never sees a version.

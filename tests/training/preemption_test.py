@@ -27,8 +27,9 @@ def stopped_by(signal_number, arguments, output, after_checkpoint):
     launcher = shutil.which("keras-bert3")
     assert launcher, "the keras-bert3 command is not installed: pip install -e ."
     environment = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "KERAS_BERT3_DEBUG")}
-    process = subprocess.Popen([launcher, *arguments], cwd=REPO, env=environment, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    process = subprocess.Popen(
+        [launcher, *arguments], cwd=REPO, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 300
     while after_checkpoint not in checkpoints(output)[0] and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -11,11 +11,36 @@ STEPS, EVERY, LEARNING_RATE, WARMUP = 60, 10, 1e-3, 5
 
 def command(output, corpus, *extra):
     return [
-        sys.executable, "-m", "keras_bert3", "pretrain", "--output", str(output), "--corpus", corpus,
-        "--model", "tiny", "--steps", str(STEPS), "--checkpoint-every", str(EVERY), "--batch-size", "8",
-        "--sequence-length", "64", "--max-predictions-per-seq", "10", "--vocabulary-size", "1500",
-        "--learning-rate", str(LEARNING_RATE), "--warmup-steps", str(WARMUP), "--verbose", "2", *extra,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "keras_bert3",
+        "pretrain",
+        "--output",
+        str(output),
+        "--corpus",
+        corpus,
+        "--model",
+        "tiny",
+        "--steps",
+        str(STEPS),
+        "--checkpoint-every",
+        str(EVERY),
+        "--batch-size",
+        "8",
+        "--sequence-length",
+        "64",
+        "--max-predictions-per-seq",
+        "10",
+        "--vocabulary-size",
+        "1500",
+        "--learning-rate",
+        str(LEARNING_RATE),
+        "--warmup-steps",
+        str(WARMUP),
+        "--verbose",
+        "2",
+        *extra,
+    ]
 
 
 def read_history(output):
@@ -37,7 +62,11 @@ def preset_arrays(output):
     for name in sorted(os.listdir(os.path.join(output, "preset"))):
         if name.endswith(".weights.h5"):
             with h5py.File(os.path.join(output, "preset", name), "r") as f:
-                f.visititems(lambda key, item: arrays.__setitem__((name, key), item[()]) if isinstance(item, h5py.Dataset) else None)
+                f.visititems(
+                    lambda key, item: (
+                        arrays.__setitem__((name, key), item[()]) if isinstance(item, h5py.Dataset) else None
+                    )
+                )
     return arrays
 
 

@@ -47,18 +47,27 @@ def test_killed_at_any_moment_resumes_exactly(tmp_path, small_corpus, run_vocabu
     and the same final weights, to the bit. That needs the same examples,
     masks, weights, optimizer state, metric sums and dropout draws after every
     resume."""
-    uninterrupted = subprocess.Popen(command(run_vocabulary(tmp_path / "uninterrupted"), small_corpus), cwd=REPO,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    uninterrupted = subprocess.Popen(
+        command(run_vocabulary(tmp_path / "uninterrupted"), small_corpus),
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     output = run_vocabulary(tmp_path / "run")
     for moment, count, complete, half_written in KILLS:
-        killed = subprocess.run([sys.executable, "-m", "tests.training.killed_at", moment, str(count),
-                                 *command(output, small_corpus)[3:]], cwd=REPO, capture_output=True)  # fmt: skip
+        killed = subprocess.run(
+            [sys.executable, "-m", "tests.training.killed_at", moment, str(count), *command(output, small_corpus)[3:]],
+            cwd=REPO,
+            capture_output=True,
+        )
         expected = 128 + signal.SIGTERM if moment == "sigterm" else -signal.SIGKILL
         assert killed.returncode == expected, (moment, killed.returncode, killed.stderr.decode()[-3000:])
         if moment == "sigterm":
             said = [line for line in killed.stderr.decode().splitlines() if line.startswith("keras-bert3 pretrain: ")]
-            assert said == [f"keras-bert3 pretrain: Stopped by SIGTERM at step 25: wrote the checkpoint "
-                            f"{output}/backup/checkpoint-2+5. Run the same command to resume from it."], said  # fmt: skip
+            assert said == [
+                f"keras-bert3 pretrain: Stopped by SIGTERM at step 25: wrote the checkpoint "
+                f"{output}/backup/checkpoint-2+5. Run the same command to resume from it."
+            ], said
         assert checkpoints(output)[0] == complete, (moment, checkpoints(output))
         assert bool(checkpoints(output)[1]) == half_written, (moment, checkpoints(output))
         steps = [int(row["step"]) for row in read_history(output)]
@@ -131,14 +140,20 @@ def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus
         ("--batch-size", "0", "--batch-size 0 must be at least 1"),
         ("--steps", "-5", "--steps -5 must be at least 1"),
         ("--checkpoint-every", "0", "--checkpoint-every 0 must be at least 1"),
-        ("--max-predictions-per-seq", "64", "--max-predictions-per-seq 64 must be below --sequence-length 64 (BERT masks 15% of tokens: 10 here)"),
+        (
+            "--max-predictions-per-seq",
+            "64",
+            "--max-predictions-per-seq 64 must be below --sequence-length 64 (BERT masks 15% of tokens: 10 here)",
+        ),
         ("--sequence-length", "3", "--sequence-length 3 must be at least 4"),
         ("--learning-rate", "0", "--learning-rate 0.0 must be positive"),
         ("--warmup-steps", "60", "--warmup-steps 60 must be at least 0 and below --steps 60"),
         ("--vocabulary-size", "0", "--vocabulary-size 0 must be at least 1"),
     ],
 )
-def test_settings_a_run_cannot_use_are_refused_before_anything_runs(tmp_path, small_corpus, capsys, flag, value, message):
+def test_settings_a_run_cannot_use_are_refused_before_anything_runs(
+    tmp_path, small_corpus, capsys, flag, value, message
+):
     from keras_bert3.cli import main
 
     args = command(tmp_path / "run", small_corpus)[3:]  # The CLI's own arguments, run in this process.
@@ -167,8 +182,11 @@ def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
     # Eight virtual JAX devices split the batch; 12 examples do not split over 8.
     args = command(tmp_path / "run", small_corpus, "--strategy", "data_parallel")
     args[args.index("--batch-size") + 1] = "12"
-    env = dict(os.environ, KERAS_BACKEND="jax",
-               XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8")  # fmt: skip
+    env = dict(
+        os.environ,
+        KERAS_BACKEND="jax",
+        XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8",
+    )
     result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, env=env)
     assert result.returncode == 2
     assert "--batch-size 12 does not split evenly over the 8 replicas" in result.stderr
@@ -193,18 +211,29 @@ def test_two_workers_pretrain_from_their_own_files(tmp_path, small_corpus):
     if keras.backend.backend() == "tensorflow":
         workers = [f"localhost:{free_port()}", f"localhost:{free_port()}"]
         strategy = "multi_worker_mirrored"
-        environments = [{"TF_CONFIG": json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}})}
-                        for i in range(2)]  # fmt: skip
+        environments = [
+            {"TF_CONFIG": json.dumps({"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}})}
+            for i in range(2)
+        ]
     else:
         address, strategy = f"localhost:{free_port()}", "data_parallel"
-        environments = [{"KERAS_DISTRIBUTION_JOB_ADDRESSES": address, "KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
-                         "KERAS_DISTRIBUTION_PROCESS_ID": str(i)} for i in range(2)]  # fmt: skip
+        environments = [
+            {
+                "KERAS_DISTRIBUTION_JOB_ADDRESSES": address,
+                "KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
+                "KERAS_DISTRIBUTION_PROCESS_ID": str(i),
+            }
+            for i in range(2)
+        ]
     processes = []
     for index, environment in enumerate(environments):
         args = command(tmp_path / f"worker{index}", str(tmp_path / "part*.txt"), "--strategy", strategy)
         args[args.index("--steps") + 1] = "20"
-        processes.append(subprocess.Popen(args, cwd=REPO, env=dict(os.environ, **environment),
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))  # fmt: skip
+        processes.append(
+            subprocess.Popen(
+                args, cwd=REPO, env=dict(os.environ, **environment), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
+        )
     for process in processes:
         _, stderr = process.communicate(timeout=300)
         assert process.returncode == 0, stderr.decode()[-3000:]
@@ -234,7 +263,9 @@ def test_a_corpus_that_is_not_text_is_refused_before_anything_runs(tmp_path, cap
     assert not os.path.exists(tmp_path / "run" / "vocabulary.txt")  # Refused before the vocabulary was learnt.
 
 
-def test_a_corpus_that_cannot_make_one_batch_is_refused_before_the_model(tmp_path, capsys, run_vocabulary, real_sentences):
+def test_a_corpus_that_cannot_make_one_batch_is_refused_before_the_model(
+    tmp_path, capsys, run_vocabulary, real_sentences
+):
     from keras_bert3.cli import main
 
     # One document: next sentence prediction has no other document to draw from.

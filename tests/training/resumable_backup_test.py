@@ -50,8 +50,13 @@ def test_a_stopped_classifier_fit_resumes_to_the_uninterrupted_weights(tmp_path,
     assert int(resumed.optimizer.iterations) == EPOCHS * 3  # ... from the saved step (3 batches an epoch) ...
     np.testing.assert_allclose(first["loss"] + second["loss"], full["loss"], rtol=1e-6)
     for mine, reference in zip(resumed.weights, uninterrupted.weights):  # ... to the uninterrupted weights.
-        np.testing.assert_allclose(keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(reference),
-                                   rtol=1e-6, atol=1e-7, err_msg=mine.path)  # fmt: skip
+        np.testing.assert_allclose(
+            keras.ops.convert_to_numpy(mine),
+            keras.ops.convert_to_numpy(reference),
+            rtol=1e-6,
+            atol=1e-7,
+            err_msg=mine.path,
+        )
     assert sorted(os.listdir(backup)) == [f"checkpoint-{EPOCHS}"]  # Older checkpoints removed.
 
 
@@ -88,6 +93,9 @@ def test_a_checkpoint_of_non_finite_weights_is_never_written(tmp_path, tokenizer
     classifier, _ = fitted(tokenizer, texts, labels, [ResumableBackup(str(backup)), StopAfter(1)])
     bias = next(v for v in classifier.weights if len(v.shape) == 1)
     bias.assign(keras.ops.where(keras.ops.arange(bias.shape[0]) == 3, np.nan, bias.value))
-    with pytest.raises(TrainingDiverged, match=rf"NaN or infinite values in 1 of \d+ .*\({bias.path}\)\. The last checkpoint, {backup}/checkpoint-1 \(step 1\)"):
+    with pytest.raises(
+        TrainingDiverged,
+        match=rf"NaN or infinite values in 1 of \d+ .*\({bias.path}\)\. The last checkpoint, {backup}/checkpoint-1 \(step 1\)",
+    ):
         write_checkpoint(classifier, str(backup), 2)
     assert sorted(os.listdir(backup)) == ["checkpoint-1"]

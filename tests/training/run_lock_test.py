@@ -31,7 +31,9 @@ def holder(output):
 
 @pytest.mark.slow
 @pytest.mark.one_pass
-def test_a_second_run_on_a_folder_in_use_is_refused_and_the_first_finishes_whole(tmp_path, small_corpus, run_vocabulary, capsys):
+def test_a_second_run_on_a_folder_in_use_is_refused_and_the_first_finishes_whole(
+    tmp_path, small_corpus, run_vocabulary, capsys
+):
     from keras_bert3.cli import main
 
     output = run_vocabulary(tmp_path / "run")
@@ -42,8 +44,9 @@ def test_a_second_run_on_a_folder_in_use_is_refused_and_the_first_finishes_whole
         time.sleep(0.1)
     code, errors = refusal(main, args[3:], capsys)
     assert code == 2 and len(errors) == 1, errors
-    assert errors[0].startswith(f"keras-bert3 pretrain: {output} is in use by another run (pid {first.pid} on "
-                                f"{socket.gethostname()}, started "), errors  # fmt: skip
+    assert errors[0].startswith(
+        f"keras-bert3 pretrain: {output} is in use by another run (pid {first.pid} on {socket.gethostname()}, started "
+    ), errors
     assert "wait for it to end, or give this run another --output" in errors[0]
     _, stderr = first.communicate(timeout=300)
     assert first.returncode == 0, stderr[-3000:]
@@ -69,11 +72,17 @@ def test_without_flock_the_lock_file_decides(tmp_path, monkeypatch):
     folder.mkdir()
     ended = subprocess.Popen(["true"])
     ended.wait()  # Its pid is free now.
-    for pid, host, refused in [(ended.pid, socket.gethostname(), False), (os.getppid(), socket.gethostname(), True),
-                               (ended.pid, "another-host", True)]:  # fmt: skip
+    for pid, host, refused in [
+        (ended.pid, socket.gethostname(), False),
+        (os.getppid(), socket.gethostname(), True),
+        (ended.pid, "another-host", True),
+    ]:
         (folder / LOCK_FILE).write_text(json.dumps({"host": host, "pid": pid, "started": "then"}))
         if refused:
-            with pytest.raises(ValueError, match=rf"in use by another run \(pid {pid} on {host}, started then; .*If that run is gone, remove"):
+            with pytest.raises(
+                ValueError,
+                match=rf"in use by another run \(pid {pid} on {host}, started then; .*If that run is gone, remove",
+            ):
                 with run_lock(str(folder)):
                     pass
         else:

@@ -29,8 +29,17 @@ def read_batches(tmp_path, corpus, tokenizer_dir, runs):
     processes = []
     for start, count in runs:
         out = str(tmp_path / f"from{start}.npz")
-        processes.append((out, subprocess.Popen([sys.executable, "-c", READ, corpus, tokenizer_dir, str(start), str(count), out],
-                                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)))  # fmt: skip
+        processes.append(
+            (
+                out,
+                subprocess.Popen(
+                    [sys.executable, "-c", READ, corpus, tokenizer_dir, str(start), str(count), out],
+                    cwd=REPO,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                ),
+            )
+        )
     results = []
     for out, process in processes:
         _, stderr = process.communicate(timeout=300)
@@ -53,8 +62,9 @@ def test_resumed_stream_equals_the_uninterrupted_one(tmp_path, minilm_dir, data)
         from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
         prepared = str(tmp_path / "prepared")
-        prepare_pretraining_data(corpus, BertTokenizer.from_preset(minilm_dir), prepared, num_shards=4, sequence_length=64,
-                                 verbose=False)  # fmt: skip
+        prepare_pretraining_data(
+            corpus, BertTokenizer.from_preset(minilm_dir), prepared, num_shards=4, sequence_length=64, verbose=False
+        )
         corpus = prepared
     # The stream runs past the end of a pass (30 batches of 8 here, shards a few less): step 45 is in the second pass.
     uninterrupted, resumed = read_batches(tmp_path, corpus, minilm_dir, [(0, 48), (45, 3)])

@@ -44,8 +44,14 @@ def test_string_input_layers_receive_strings_unconverted():
 def test_the_multi_worker_fit_hooks_are_where_the_workaround_overrides_them():
     model = keras.Sequential([keras.layers.Dense(1)])
     assert model_strategy(model) is None and not in_multi_worker_mode(model)
-    if keras.backend.backend() == "tensorflow":  # Keras' TensorFlow trainer has the hook (JAX trains without strategies).
-        assert list(inspect.signature(keras.Model._maybe_symbolic_build).parameters) == ["self", "iterator", "data_batch"]
+    if (
+        keras.backend.backend() == "tensorflow"
+    ):  # Keras' TensorFlow trainer has the hook (JAX trains without strategies).
+        assert list(inspect.signature(keras.Model._maybe_symbolic_build).parameters) == [
+            "self",
+            "iterator",
+            "data_batch",
+        ]
         strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
         with strategy.scope():
             model = keras.Sequential([keras.layers.Dense(1)])
@@ -173,8 +179,12 @@ def test_weights_written_through_a_file_object_load_as_keras_writes_them(tmp_pat
     (tmp_path / "model.weights.h5").write_bytes(buffer.getvalue())
     read = model()
     read.load_weights(str(tmp_path / "model.weights.h5"))
-    for mine, theirs in zip(read.weights + read.optimizer.variables, written.weights + written.optimizer.variables, strict=True):
-        np.testing.assert_array_equal(keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(theirs), err_msg=mine.path)
+    for mine, theirs in zip(
+        read.weights + read.optimizer.variables, written.weights + written.optimizer.variables, strict=True
+    ):
+        np.testing.assert_array_equal(
+            keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(theirs), err_msg=mine.path
+        )
     assert int(keras.ops.convert_to_numpy(read.optimizer.iterations)) == 2
 
 
@@ -190,7 +200,8 @@ def test_the_onednn_flag_follows_tensorflows_setting():
     if os.environ.get("TF_ENABLE_ONEDNN_OPTS", "1") != "0" and platform.machine() in ("x86_64", "AMD64"):
         assert tensorflow_uses_onednn()
     script = "from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn; print(tensorflow_uses_onednn())"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=dict(os.environ, TF_ENABLE_ONEDNN_OPTS="0"))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ, TF_ENABLE_ONEDNN_OPTS="0")
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "False"
