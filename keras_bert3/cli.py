@@ -27,6 +27,8 @@ from keras_bert3.files.whole_folders import check_replaceable
 from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.files.write_failed import WriteFailed
 from keras_bert3.training.deferred_signals import TrainingStopped
+from keras_bert3.training.pretraining_config import add_flags as add_pretraining_flags
+from keras_bert3.training.pretraining_config import from_flags as pretraining_config_from_flags
 
 
 def _load(preset):
@@ -179,7 +181,6 @@ def _demo_corpus() -> str:
 def pretrain(args) -> None:
     import keras
 
-    from keras_bert3.training.pretraining_run import PretrainingConfig
     from keras_bert3.training.pretraining_run import pretrain as run
 
     if args.backend and args.backend != keras.backend.backend():
@@ -187,27 +188,7 @@ def pretrain(args) -> None:
             f"--backend {args.backend} but Keras runs on {keras.backend.backend()}: "
             f"set the environment variable KERAS_BACKEND={args.backend} before starting."
         )
-    config = PretrainingConfig(
-        output=args.output,
-        model=args.model,
-        preset=args.preset,
-        corpus=args.corpus or _demo_corpus(),
-        steps=args.steps,
-        batch_size=args.batch_size,
-        sequence_length=args.sequence_length,
-        max_predictions_per_seq=args.max_predictions_per_seq,
-        nsp=not args.no_nsp,
-        learning_rate=args.learning_rate,
-        warmup_steps=args.warmup_steps,
-        checkpoint_every=args.checkpoint_every,
-        vocabulary_size=args.vocabulary_size,
-        precision=args.precision,
-        strategy=args.strategy,
-        devices=args.devices,
-        seed=args.seed,
-        data_service=args.data_service,
-        packed_length=args.packed_length,
-    )
+    config = pretraining_config_from_flags(args, corpus=args.corpus or _demo_corpus())
     history = run(config, verbose=args.verbose)
     if history.get("loss"):
         first = {k: v[0] for k, v in history.items() if k != "step"}
@@ -458,7 +439,8 @@ def debug_asked(args) -> bool:
     return args.debug or os.environ.get("KERAS_BERT3_DEBUG", "") not in ("", "0")
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `keras-bert3` command's parser: one subcommand per job."""
     parser = argparse.ArgumentParser(prog="keras-bert3", description=__doc__.split("\n")[0])
     parser.add_argument(
         "--debug",
@@ -468,50 +450,9 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
 
     p = commands.add_parser("pretrain", help="pretrain BERT (MLM + NSP); resumes if OUTPUT has a checkpoint")
-    p.add_argument("--output", required=True, help="run directory: checkpoints, logs, plot, final preset")
-    p.add_argument("--model", default="tiny", help="tiny, mini, small, medium, base or large")
-    p.add_argument("--preset", help="continue pretraining this preset instead of a new --model")
-    p.add_argument(
-        "--corpus", help="files or glob, one sentence a line, or a prepare-data directory; default: the embedded corpus"
-    )
-    p.add_argument("--steps", type=int, default=1000)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--sequence-length", type=int, default=128)
-    p.add_argument("--max-predictions-per-seq", type=int, default=20)
-    p.add_argument(
-        "--packed-length",
-        type=int,
-        metavar="TOKENS",
-        help="pack pairs (of at most --sequence-length tokens) whole into rows of TOKENS, attention and "
-        "positions kept within each pair; --batch-size counts rows",
-    )
-    p.add_argument("--no-nsp", action="store_true", help="MLM only, no next-sentence prediction")
-    p.add_argument("--learning-rate", type=float, default=1e-4)
-    p.add_argument("--warmup-steps", type=int, help="default: 1%% of --steps")
-    p.add_argument("--checkpoint-every", type=int, default=100)
-    p.add_argument("--vocabulary-size", type=int, default=8000, help="vocabulary learnt on the corpus")
-    p.add_argument(
-        "--precision",
-        choices=["float32", "mixed_bfloat16", "mixed_float16"],
-        help="default: bfloat16 compute, float32 weights where the chip computes bfloat16 natively "
-        "(GPUs of compute capability 8.0+, TPUs, CPUs with AVX512-BF16 or AMX), float16 with loss "
-        "scaling on 7.x GPUs, float32 elsewhere",
-    )
+    add_pretraining_flags(p)  # One per PretrainingConfig field.
     p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
-    p.add_argument(
-        "--strategy",
-        default="none",
-        choices=STRATEGIES,
-        help="mirrored / multi_worker_mirrored / tpu (TensorFlow); data_parallel / model_parallel (JAX)",
-    )
-    p.add_argument("--devices", type=int, help="how many of the GPUs / TPUs (else CPUs) the strategy uses; default all")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
-    p.add_argument(
-        "--data-service",
-        metavar="HOST:PORT",
-        help="a tf.data service dispatcher whose workers compute the input (keras-bert3 data-service)",
-    )
     p.set_defaults(run=pretrain)
 
     p = commands.add_parser(
@@ -631,6 +572,11 @@ def main(argv=None) -> int:
     p.add_argument("--finetune-epochs", type=int, default=3)
     p.set_defaults(run=pipeline)
 
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     debug = debug_asked(args)
     show_library_messages()

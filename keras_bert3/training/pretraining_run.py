@@ -16,6 +16,8 @@ from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.files.write_failed import WriteFailed
 from keras_bert3.presets.preset_format import BACKBONE_CONFIG_FILE
 from keras_bert3.training.deferred_signals import DeferredSignals
+from keras_bert3.training.pretraining_config import RESUME_FIELDS
+from keras_bert3.training.pretraining_config import PretrainingConfig
 from keras_bert3.training.resumable_backup import ResumableBackup
 from keras_bert3.training.resumable_backup import latest_checkpoint
 from keras_bert3.training.resumable_backup import resume_position
@@ -29,81 +31,6 @@ HISTORY_FILE = "history.csv"
 PLOT_FILE = "training_curves.png"
 PRESET_DIR = "preset"
 VOCABULARY_FILE = "vocabulary.txt"
-
-# Fields that must not change when a run is resumed (a checkpoint's epochs
-# count steps of `checkpoint_every`: the data stream resumes from their product).
-RESUME_FIELDS = (
-    "model",
-    "preset",
-    "corpus",
-    "sequence_length",
-    "max_predictions_per_seq",
-    "batch_size",
-    "nsp",
-    "vocabulary_size",
-    "precision",
-    "seed",
-    "packed_length",
-    "checkpoint_every",
-)
-
-
-@dataclasses.dataclass
-class PretrainingConfig:
-    """What a pretraining run does. Every field is a `keras-bert3 pretrain` flag.
-
-    Attributes:
-        output: directory for checkpoints, logs, the plot and the final preset.
-        model: a standard size ("tiny" ... "large") for a new model.
-        preset: or a preset to continue pretraining from (its tokenizer too).
-        corpus: files or glob (one sentence a line, blank line between
-            documents), or a directory of `keras-bert3 prepare-data` shards
-            (read with fresh masks each pass, with the tokenizer they were
-            written with unless `preset` is given). Under a strategy each
-            worker reads its own files. (`keras-bert3 pretrain` without
-            `--corpus` passes the demo corpus, `keras_bert3_demo`.)
-        steps: total training steps.
-        batch_size: global batch size.
-        sequence_length: packed sequence length.
-        max_predictions_per_seq: masked positions per sequence.
-        nsp: train next-sentence prediction.
-        learning_rate: peak learning rate; warmup_steps: linear warmup.
-        checkpoint_every: steps between checkpoints (and log lines).
-        vocabulary_size: for the vocabulary learnt on the corpus (new models).
-        precision: None (BertPretrainer's `precision="auto"`: bfloat16 compute
-            where the hardware has it natively), "float32", "mixed_bfloat16"
-            or "mixed_float16".
-        strategy: a name from `keras_bert3.distribution.STRATEGIES`.
-        devices: how many of the accelerator's devices the strategy uses
-            (default: all).
-        seed: data and initialisation seed.
-        data_service: "host:port" of a `tf.data` service dispatcher whose
-            workers compute the input (`keras-bert3 data-service`); None:
-            this process does. A resumed run then gets a fresh stream.
-        packed_length: None, or rows of this many tokens into which pairs
-            are packed whole (`pretraining_dataset(packed_length=...)`,
-            `BertPretrainer(packed=True)`); `batch_size` then counts rows.
-    """
-
-    output: str
-    model: str = "tiny"
-    preset: str | None = None
-    corpus: str | list | None = None
-    steps: int = 1000
-    batch_size: int = 32
-    sequence_length: int = 128
-    max_predictions_per_seq: int = 20
-    nsp: bool = True
-    learning_rate: float = 1e-4
-    warmup_steps: int | None = None
-    checkpoint_every: int = 100
-    vocabulary_size: int = 8000
-    precision: str | None = None
-    strategy: str = "none"
-    devices: int | None = None
-    seed: int = 0
-    data_service: str | None = None
-    packed_length: int | None = None
 
 
 def _check_resume(config: PretrainingConfig) -> None:
@@ -197,45 +124,6 @@ class _LogStep(keras.callbacks.Callback):
             logs["learning_rate"] = float(keras.ops.convert_to_numpy(optimizer.learning_rate))
 
 
-def check_settings(config: PretrainingConfig) -> None:
-    """Refuses, before any corpus is read or model built, numbers a run cannot
-    use, each with the flag it came from and what to give instead.
-
-    Example:
-    >>> check_settings(PretrainingConfig(output="run", batch_size=0))  # ValueError: --batch-size 0 ...
-    """
-    problems = [] if config.corpus else ["no --corpus: give files, a glob or a directory of prepared shards"]
-    for flag, value in (
-        ("--steps", config.steps),
-        ("--batch-size", config.batch_size),
-        ("--checkpoint-every", config.checkpoint_every),
-        ("--vocabulary-size", config.vocabulary_size),
-        ("--max-predictions-per-seq", config.max_predictions_per_seq),
-    ):
-        if value < 1:
-            problems.append(f"{flag} {value} must be at least 1")
-    minimum = 3 + int(config.nsp)  # [CLS], a token, [SEP] (and a second segment's [SEP] with NSP).
-    if config.sequence_length < minimum:
-        problems.append(f"--sequence-length {config.sequence_length} must be at least {minimum}")
-    elif config.max_predictions_per_seq >= config.sequence_length:
-        problems.append(
-            f"--max-predictions-per-seq {config.max_predictions_per_seq} must be below "
-            f"--sequence-length {config.sequence_length} (BERT masks 15% of tokens: "
-            f"{max(1, round(0.15 * config.sequence_length))} here)"
-        )
-    if config.packed_length is not None and config.packed_length < config.sequence_length:
-        problems.append(
-            f"--packed-length {config.packed_length} must be at least --sequence-length "
-            f"{config.sequence_length} (a pair is never split across rows)"
-        )
-    if not config.learning_rate > 0:
-        problems.append(f"--learning-rate {config.learning_rate} must be positive")
-    if config.warmup_steps is not None and not 0 <= config.warmup_steps < max(config.steps, 1):
-        problems.append(f"--warmup-steps {config.warmup_steps} must be at least 0 and below --steps {config.steps}")
-    if problems:
-        raise ValueError("; ".join(problems) + ".")
-
-
 def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     """Runs (or resumes) a pretraining run; returns the history of this call.
 
@@ -246,7 +134,7 @@ def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
     Example:
     >>> pretrain(PretrainingConfig(output="runs/tiny", steps=300))
     """
-    check_settings(config)
+    config.validate()
     check_precision(config.precision)
     if config.devices is not None and config.strategy == "none":
         raise ValueError("--devices needs a --strategy that spreads over devices (mirrored, data_parallel, ...).")
