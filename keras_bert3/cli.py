@@ -598,16 +598,23 @@ def main(argv=None) -> int:
 
 
 def show_library_messages() -> None:
-    """The library's INFO messages (the precision `compile` chose, shard
-    progress) as plain lines on stdout: a command is the application that
-    shows them; the library itself only logs to the `keras_bert3` logger."""
+    """The library's messages as plain lines where no logging is set up:
+    information (the precision `compile` chose, shard progress) on stdout,
+    warnings (data the pipeline repaired or cut) on stderr. A command is the
+    application that shows them; the library itself only logs to the
+    `keras_bert3` logger. Where the root logger has handlers (the process set
+    logging up), they show them instead, once."""
     library = logging.getLogger("keras_bert3")
-    if not library.handlers:
-        handler = logging.StreamHandler(sys.stdout)
+    if library.handlers or logging.getLogger().handlers:
+        return
+    information = logging.StreamHandler(sys.stdout)
+    information.addFilter(lambda record: record.levelno < logging.WARNING)
+    warnings = logging.StreamHandler(sys.stderr)
+    warnings.setLevel(logging.WARNING)
+    for handler in (information, warnings):
         handler.setFormatter(logging.Formatter("%(message)s"))
         library.addHandler(handler)
-        library.setLevel(logging.INFO)
-        library.propagate = False
+    library.setLevel(logging.INFO)
 
 
 def user_error_line(error: Exception) -> str | None:

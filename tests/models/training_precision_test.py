@@ -140,21 +140,27 @@ def test_tasks_train_in_the_chosen_precision_and_keep_float32_outside_the_step(t
 
 
 def test_the_command_shows_the_choice_on_stdout(capsys):
-    """`keras-bert3` commands show the library's INFO lines as plain lines on stdout."""
+    """`keras-bert3` commands show the library's INFO lines as plain lines on
+    stdout where the process has set no logging up (pytest has: its handlers
+    are set aside here)."""
     import logging
 
     from keras_bert3.cli import show_library_messages
 
-    library = logging.getLogger("keras_bert3")
-    saved = library.handlers[:], library.level, library.propagate
-    library.handlers[:] = []
+    root, library = logging.getLogger(), logging.getLogger("keras_bert3")
+    saved = root.handlers[:], library.handlers[:], library.level
+    root.handlers[:], library.handlers[:] = [], []
     try:
         show_library_messages()
+        show_library_messages()  # Once: a second call adds nothing.
+        assert len(library.handlers) == 2 and library.propagate
         a100 = DeviceDescription("gpu", "NVIDIA A100-SXM4-80GB", compute_capability=(8, 0))
         assert training_dtype_policy("auto", "float32", jit_compile=True, device=a100) == "mixed_bfloat16"
         assert capsys.readouterr().out.splitlines() == [
             "keras_bert3: precision='auto' trains in mixed_bfloat16 on NVIDIA A100-SXM4-80GB, compute capability 8.0 "
             "(weights stay float32); compile(precision='float32') trains in float32."
         ]
+        logging.getLogger("keras_bert3.data").warning("a data warning")
+        assert capsys.readouterr() == ("", "a data warning\n")  # Warnings on stderr.
     finally:
-        library.handlers[:], library.level, library.propagate = saved
+        (root.handlers[:], library.handlers[:], library.level) = saved
