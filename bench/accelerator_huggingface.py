@@ -49,12 +49,12 @@ def peak_memory_gib(torch) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
-def run_pretrain(size: str, length: int, batch_size: int, predictions: int, steps: int, epochs: int) -> dict:
-    import torch
+def pretraining_config(size: str):
+    """Hugging Face's `BertConfig` of a standard size (SDPA attention, the uncased vocabulary)."""
     import transformers
 
     layers, hidden, heads = SIZES[size]
-    config = transformers.BertConfig(
+    return transformers.BertConfig(
         vocab_size=30522,
         hidden_size=hidden,
         num_hidden_layers=layers,
@@ -63,8 +63,15 @@ def run_pretrain(size: str, length: int, batch_size: int, predictions: int, step
         max_position_embeddings=512,
         attn_implementation="sdpa",
     )
+
+
+def run_pretrain(size: str, length: int, batch_size: int, predictions: int, steps: int, epochs: int) -> dict:
+    import torch
+    import transformers
+
+    layers, hidden, _ = SIZES[size]
     torch.manual_seed(0)
-    model = transformers.BertForPreTraining(config).to(DEVICE).train()
+    model = transformers.BertForPreTraining(pretraining_config(size)).to(DEVICE).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=DEVICE == "cuda")
     step = torch.compile(model)
     generator = torch.Generator(device=DEVICE).manual_seed(0)

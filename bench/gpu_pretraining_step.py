@@ -52,8 +52,10 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
+from bench.accelerator_huggingface import SIZES  # noqa: E402  (layers, hidden, heads; no Keras, no PyTorch import)
+from bench.accelerator_huggingface import pretraining_config  # noqa: E402
+
 VOCABULARY_SIZE = 30522
-SIZES = {"base": (12, 768, 12), "large": (24, 1024, 16), "tiny": (2, 128, 2)}  # layers, hidden, heads
 PEAK_BF16_TFLOPS = {"H100": 989.4, "H200": 989.4}  # Dense datasheet peaks.
 # (length, batch) -> file; `packed` holds the 512 stream packed into rows of 512.
 BATCH_FILES = {
@@ -341,21 +343,12 @@ def run_huggingface(row: str, args) -> dict:
 
     _, size, length = row.split("-")[:3]
     length = int(length)
-    layers, hidden, heads = SIZES[size]
+    layers, hidden, _ = SIZES[size]
     batch_size = args.batch or (32 if length == 512 else 128 if size == "large" else 256)
     batches = load_batches(args.run, BATCH_FILES[(length, batch_size)])
-    config = transformers.BertConfig(
-        vocab_size=VOCABULARY_SIZE,
-        hidden_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        intermediate_size=4 * hidden,
-        max_position_embeddings=512,
-        attn_implementation="sdpa",
-    )
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"  # The CPU: a check that the row runs, no figures.
-    model = transformers.BertForPreTraining(config).to(device).train()
+    model = transformers.BertForPreTraining(pretraining_config(size)).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=device == "cuda")
     step = torch.compile(model)
 
