@@ -75,6 +75,8 @@ class BertBackbone(keras.Model):
         dtype=None,
         **kwargs,
     ):
+        """Longer than a screen on purpose: the layers, the functional graph on
+        them and the config, in the three parts every keras-hub backbone has."""
         if int(num_layers) < 1:
             raise ValueError(f"num_layers={num_layers}: a BERT backbone needs at least one encoder block.")
         # === Layers ===

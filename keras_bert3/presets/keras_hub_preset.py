@@ -34,8 +34,6 @@ def load_backbone_from_keras_hub(preset_dir: str, cls, **overrides):
     """Builds our backbone with the weights of a keras-hub `BertBackbone` preset."""
     import keras_hub
 
-    from keras_bert3.upstream.keras_hub_encoder_parts import transformer_encoder_parts
-
     name = _registered_name(os.path.join(preset_dir, KERAS_HUB_CONFIG_FILE))
     if not name.endswith("BertBackbone"):
         raise ValueError(
@@ -58,11 +56,20 @@ def load_backbone_from_keras_hub(preset_dir: str, cls, **overrides):
     )
     config.update(overrides)
     ours = cls(**config)
+    copy_embeddings(ours.embeddings, theirs)
+    for i, block in enumerate(ours.encoder_blocks):
+        copy_encoder_block(block, theirs.get_layer(f"transformer_layer_{i}"), ours.hidden_dim)
+    copy_dense(ours.pooler, theirs.get_layer("pooled_dense"))
+    return ours
 
-    def copy(variable, value, name):
-        assign(variable, np.asarray(value), name)
 
-    embeddings = ours.embeddings
+def copy(variable, value, name: str) -> None:
+    """Assigns a keras-hub weight (`name` in errors) to one of ours of the same shape."""
+    assign(variable, np.asarray(value), name)
+
+
+def copy_embeddings(embeddings, theirs) -> None:
+    """keras-hub's token, segment and position embeddings and their LayerNorm into our `BertEmbeddings`."""
     copy(embeddings.token_embedding.embeddings, theirs.token_embedding.embeddings, "token_embedding")
     copy(embeddings.segment_embedding.embeddings, theirs.segment_embedding.embeddings, "segment_embedding")
     copy(
@@ -70,39 +77,45 @@ def load_backbone_from_keras_hub(preset_dir: str, cls, **overrides):
         theirs.position_embedding.position_embeddings,
         "position_embedding",
     )
-    copy_layer_norm(embeddings.layer_norm, theirs.get_layer("embeddings_layer_norm"), copy)
-    for i, block in enumerate(ours.encoder_blocks):
-        parts = transformer_encoder_parts(theirs.get_layer(f"transformer_layer_{i}"))
-        attention = parts["attention"]
-        hidden = ours.hidden_dim
-        qkv = (attention.query_dense, attention.key_dense, attention.value_dense)
-        # keras-hub kernels are (hidden, heads, head_dim); ours is (hidden, 3 * hidden).
-        copy(
-            block.qkv_dense.kernel,
-            np.concatenate([np.reshape(d.kernel, (hidden, hidden)) for d in qkv], axis=1),
-            f"transformer_layer_{i} query/key/value kernels",
-        )
-        copy(
-            block.qkv_dense.bias,
-            np.concatenate([np.reshape(d.bias, (hidden,)) for d in qkv]),
-            f"transformer_layer_{i} query/key/value biases",
-        )
-        output = attention.output_dense
-        copy(block.attention_output_dense.kernel, np.reshape(output.kernel, (hidden, hidden)), "attention output")
-        copy(block.attention_output_dense.bias, output.bias, "attention output bias")
-        copy_layer_norm(block.attention_layer_norm, parts["attention_layer_norm"], copy)
-        copy_dense(block.intermediate_dense, parts["intermediate_dense"], copy)
-        copy_dense(block.output_dense, parts["output_dense"], copy)
-        copy_layer_norm(block.output_layer_norm, parts["output_layer_norm"], copy)
-    copy_dense(ours.pooler, theirs.get_layer("pooled_dense"), copy)
-    return ours
+    copy_layer_norm(embeddings.layer_norm, theirs.get_layer("embeddings_layer_norm"))
 
 
-def copy_dense(ours, theirs, copy):
+def copy_encoder_block(block, transformer_layer, hidden: int) -> None:
+    """A keras-hub `TransformerEncoder` into our `BertEncoderBlock`: its three
+    attention projections become our one fused `qkv_dense`."""
+    from keras_bert3.upstream.keras_hub_encoder_parts import transformer_encoder_parts
+
+    parts = transformer_encoder_parts(transformer_layer)
+    attention = parts["attention"]
+    name = transformer_layer.name
+    qkv = (attention.query_dense, attention.key_dense, attention.value_dense)
+    # keras-hub kernels are (hidden, heads, head_dim); ours is (hidden, 3 * hidden).
+    copy(
+        block.qkv_dense.kernel,
+        np.concatenate([np.reshape(d.kernel, (hidden, hidden)) for d in qkv], axis=1),
+        f"{name} query/key/value kernels",
+    )
+    copy(
+        block.qkv_dense.bias,
+        np.concatenate([np.reshape(d.bias, (hidden,)) for d in qkv]),
+        f"{name} query/key/value biases",
+    )
+    output = attention.output_dense
+    copy(block.attention_output_dense.kernel, np.reshape(output.kernel, (hidden, hidden)), "attention output")
+    copy(block.attention_output_dense.bias, output.bias, "attention output bias")
+    copy_layer_norm(block.attention_layer_norm, parts["attention_layer_norm"])
+    copy_dense(block.intermediate_dense, parts["intermediate_dense"])
+    copy_dense(block.output_dense, parts["output_dense"])
+    copy_layer_norm(block.output_layer_norm, parts["output_layer_norm"])
+
+
+def copy_dense(ours, theirs) -> None:
+    """A keras-hub `Dense`'s kernel and bias into ours."""
     copy(ours.kernel, theirs.kernel, theirs.path + "/kernel")
     copy(ours.bias, theirs.bias, theirs.path + "/bias")
 
 
-def copy_layer_norm(ours, theirs, copy):
+def copy_layer_norm(ours, theirs) -> None:
+    """A keras-hub `LayerNormalization`'s gamma and beta into ours."""
     copy(ours.gamma, theirs.gamma, theirs.path + "/gamma")
     copy(ours.beta, theirs.beta, theirs.path + "/beta")

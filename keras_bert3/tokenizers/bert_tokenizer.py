@@ -143,14 +143,7 @@ class BertTokenizer(StringInputLayer):
             "mask_token": mask_token,
             "unk_token": unk_token,
         }
-        missing = [f"{name}={token!r}" for name, token in special.items() if token not in self._token_to_id]
-        if missing:
-            raise ValueError(
-                f"The vocabulary ({len(self.vocabulary)} tokens) lacks the special tokens "
-                f"{', '.join(missing)}. Add them to the vocabulary (`learn_wordpiece_vocabulary` "
-                "adds them), or pass the strings your vocabulary uses for them, "
-                "e.g. `BertTokenizer(vocab, mask_token='<mask>')`."
-            )
+        self._check_special_tokens(special)
         self.cls_token_id = self._token_to_id[cls_token]
         self.sep_token_id = self._token_to_id[sep_token]
         self.pad_token_id = self._token_to_id[pad_token]
@@ -161,17 +154,32 @@ class BertTokenizer(StringInputLayer):
         # Longest first, as Hugging Face's leftmost-longest match.
         self._special_pattern = "|".join(re.escape(token) for token in self._special_tokens)
         self._normalizer = BertNormalizer(lowercase=self.lowercase, strip_accents=strip_accents)
-        self._wordpiece = tf_text.FastWordpieceTokenizer(
+        self._wordpiece = self._fast_wordpiece()
+        self.built = True
+
+    def _check_special_tokens(self, special: dict[str, str]) -> None:
+        """Raises a clear error naming the special tokens (argument: token) the vocabulary lacks."""
+        missing = [f"{name}={token!r}" for name, token in special.items() if token not in self._token_to_id]
+        if missing:
+            raise ValueError(
+                f"The vocabulary ({len(self.vocabulary)} tokens) lacks the special tokens "
+                f"{', '.join(missing)}. Add them to the vocabulary (`learn_wordpiece_vocabulary` "
+                "adds them), or pass the strings your vocabulary uses for them, "
+                "e.g. `BertTokenizer(vocab, mask_token='<mask>')`."
+            )
+
+    def _fast_wordpiece(self) -> tf_text.FastWordpieceTokenizer:
+        """tf-text's WordPiece on the vocabulary, for words already split and normalized."""
+        return tf_text.FastWordpieceTokenizer(
             vocab=self.vocabulary,
             suffix_indicator="##",
             # tf-text counts bytes; the character limit is applied before.
             max_bytes_per_word=4 * self.max_word_chars,
             token_out_type=tf.int32,
-            unknown_token=unk_token,
+            unknown_token=self.unk_token,
             no_pretokenization=True,
             support_detokenization=False,
         )
-        self.built = True
 
     def vocabulary_size(self) -> int:
         """Number of tokens in the vocabulary."""
