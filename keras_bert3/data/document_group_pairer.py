@@ -2,6 +2,8 @@
 group of documents at a time, so that `tf.data` runs groups in parallel on
 every core (google-research/bert `create_instances_from_document`)."""
 
+from typing import NamedTuple
+
 import tensorflow as tf
 
 
@@ -33,6 +35,12 @@ class DocumentGroupPairer:
     is even (at most half its examples, none in a group without a true pair).
     Every true pair stays a true continuation, every random one comes from
     another document. `False` keeps the original's coin flip.
+
+    The steps, each a function of this module: `target_lengths` per
+    document; then per chunk `chunk_ends`, `a_sentence_counts` (segment A),
+    `nsp_labels`, `other_documents` and `random_spans` (a random-next B),
+    `truncated_pair` (`truncation_cuts`, `cut_segment`) and
+    `packed_examples`; then per group `drop_forced_negatives`.
 
     Args:
         sequence_length: int. Packed length, at least 5.
@@ -94,153 +102,83 @@ class DocumentGroupPairer:
         return cls(**ids, **kwargs)
 
     def __call__(self, documents: tf.RaggedTensor, seed) -> dict:
+        """Pairs one group: its documents laid flat, one target length per
+        document, then `_step` until every document is used up; with balanced
+        NSP, forced random-next pairs dropped for balance."""
         seed = tf.cast(seed, tf.int64)
-        tokens = documents.flat_values  # All the group's tokens, (T,).
-        sentence_lengths = tf.cast(documents.values.row_lengths(), tf.int32)  # (S,)
-        # cum[j]: tokens before sentence j (the group's sentences in order), (S + 1,).
-        cum = tf.concat([[0], tf.cumsum(sentence_lengths)], axis=0)
-        doc_starts = tf.cast(documents.row_splits[:-1], tf.int32)  # First sentence of each document.
-        doc_ends = tf.cast(documents.row_splits[1:], tf.int32)  # One past its last.
-        num_documents = tf.shape(doc_starts)[0]
-
-        # One target length per document, as the original (one draw per document).
-        draw = tf.random.stateless_uniform([num_documents], tf.random.experimental.stateless_fold_in(seed, -1))
-        short = draw < self.short_seq_prob
-        short_length = tf.random.stateless_uniform(
-            [num_documents], tf.random.experimental.stateless_fold_in(seed, -2), 2, self.max_tokens + 1, tf.int32
-        )
-        targets = tf.where(short, short_length, self.max_tokens)
-
-        def chunk_end(start, target, last):
-            """The last sentence of the chunk from sentence `start`: the first whose
-            running total reaches `target`, at most `last`."""
-            reach = tf.searchsorted(cum, tf.gather(cum, start) + target, side="left") - 1
-            return tf.clip_by_value(reach, start, last)
-
-        def step(position, outputs, iteration):
-            active = tf.where(position < doc_ends)[:, 0]  # Documents with sentences left.
-            start = tf.gather(position, active)
-            target = tf.gather(targets, active)
-            last = tf.gather(doc_ends, active) - 1
-            end = chunk_end(start, target, last)
-            chunk = end - start + 1  # Sentences in the chunk.
-            key = tf.random.experimental.stateless_fold_in(seed, iteration)
-            uniform = lambda i, shape=None: tf.random.stateless_uniform(  # noqa: E731
-                tf.shape(active) if shape is None else shape, tf.random.experimental.stateless_fold_in(key, i)
-            )
-            keep = tf.ones_like(chunk, tf.bool)
-            if not self.next_sentence_prediction:
-                a_end = chunk
-                label = tf.zeros_like(chunk)
-            else:
-                # A: a uniform 1 .. chunk - 1 of the chunk's sentences (1 for a single one).
-                a_end = 1 + tf.cast(uniform(0) * tf.cast(tf.maximum(chunk - 1, 1), tf.float32), tf.int32)
-                a_end = tf.minimum(a_end, tf.maximum(chunk - 1, 1))
-                single = chunk == 1
-                p_true = tf.constant(0.5)
-                if self.balanced_nsp:
-                    # Expected true continuations = half the step's examples.
-                    eligible = tf.reduce_sum(tf.cast(~single, tf.float32))
-                    half = 0.5 * tf.cast(tf.size(chunk), tf.float32)
-                    p_true = tf.minimum(1.0, tf.math.divide_no_nan(half, eligible))
-                # A group of one document (the last of a pass) has no other
-                # document: its single-sentence chunks are dropped, the rest are true pairs.
-                alone = num_documents < 2
-                label = tf.cast((single | (uniform(1) >= p_true)) & ~alone, tf.int32)
-                keep = ~(single & alone)
-            a_start_token = tf.gather(cum, start)
-            a_end_token = tf.gather(cum, start + a_end)
-            if self.next_sentence_prediction:
-                # B, true continuation: the rest of the chunk.
-                b_start_token = a_end_token
-                b_end_token = tf.gather(cum, end + 1)
-                # B, random next: another document of the group, from a random sentence on,
-                # until target - len(A) tokens.
-                group_index = tf.cast(active, tf.int32)
-                other = tf.cast(uniform(2) * tf.cast(num_documents - 1, tf.float32), tf.int32)
-                other = tf.minimum(other, num_documents - 2)
-                other = other + tf.cast(other >= group_index, tf.int32)
-                other = tf.clip_by_value(other, 0, num_documents - 1)  # A group of one: see `alone`.
-                other_start, other_end = tf.gather(doc_starts, other), tf.gather(doc_ends, other)
-                span_start = other_start + tf.cast(uniform(3) * tf.cast(other_end - other_start, tf.float32), tf.int32)
-                span_start = tf.minimum(span_start, other_end - 1)
-                span_end = chunk_end(span_start, target - (a_end_token - a_start_token), other_end - 1)
-                random_next = label == 1
-                b_start_token = tf.where(random_next, tf.gather(cum, span_start), b_start_token)
-                b_end_token = tf.where(random_next, tf.gather(cum, span_end + 1), b_end_token)
-                # Unused sentences go back to the document; a true pair consumes the chunk.
-                next_start = tf.where(random_next, start + a_end, end + 1)
-            else:
-                b_start_token = b_end_token = a_end_token
-                next_start = end + 1
-            # Truncation to max_tokens: the longer side loses a token (B on ties), each
-            # from the front or the back at random; in closed form.
-            length_a = a_end_token - a_start_token
-            length_b = b_end_token - b_start_token
-            excess = tf.maximum(length_a + length_b - self.max_tokens, 0)
-            a_longer = length_a > length_b
-            first = tf.where(
-                a_longer, tf.minimum(length_a - length_b, excess), tf.minimum(length_b - length_a + 1, excess)
-            )
-            rest = excess - first
-            cut_a = tf.where(a_longer, first + rest // 2, (rest + 1) // 2)
-            cut_b = tf.where(a_longer, (rest + 1) // 2, first + rest // 2)
-            if not self.next_sentence_prediction:
-                cut_a, cut_b = excess, tf.zeros_like(excess)
-            front_a = self._binomial(cut_a, tf.random.experimental.stateless_fold_in(key, 4))
-            front_b = self._binomial(cut_b, tf.random.experimental.stateless_fold_in(key, 5))
-            a = tf.RaggedTensor.from_row_lengths(
-                tf.gather(
-                    tokens, tf.ragged.range(a_start_token + front_a, a_end_token - (cut_a - front_a)).flat_values
-                ),
-                length_a - cut_a,
-            )
-            b = tf.RaggedTensor.from_row_lengths(
-                tf.gather(
-                    tokens, tf.ragged.range(b_start_token + front_b, b_end_token - (cut_b - front_b)).flat_values
-                ),
-                length_b - cut_b,
-            )
-            rows = tf.shape(active)[0]
-            column = lambda value: tf.fill([rows, 1], value)  # noqa: E731
-            parts = [column(self.cls_token_id), a, column(self.sep_token_id)]
-            segments = [tf.zeros_like(parts[0]), tf.zeros_like(a), tf.zeros_like(parts[2])]
-            if self.next_sentence_prediction:
-                parts += [b, column(self.sep_token_id)]
-                segments += [tf.ones_like(b), tf.ones([rows, 1], tf.int32)]
-            packed = tf.concat(parts, axis=1)
-            shape = [rows, self.sequence_length]
-            made = (
-                packed.to_tensor(self.pad_token_id, shape=shape),
-                tf.concat(segments, axis=1).to_tensor(0, shape=shape),
-                tf.cast(packed.row_lengths(), tf.int32),
-                label,
-                tf.cast(chunk == 1, tf.int32) * label,  # Forced: a single sentence has no continuation.
-            )
-            outputs = tuple(
-                array.write(iteration + 1, tf.boolean_mask(part, keep)) for array, part in zip(outputs, made)
-            )
-            position = tf.tensor_scatter_nd_update(position, active[:, None], next_start)
-            return position, outputs, iteration + 1
-
-        # Element 0 is empty, so that concatenating works for a group with no example.
-        arrays = tuple(
-            tf.TensorArray(
-                tf.int32, size=1, dynamic_size=True, infer_shape=False, element_shape=[None] + part.shape[1:]
-            ).write(0, part)
-            for part in self._no_examples()
-        )
+        group = flat_group(documents)
+        targets, short = target_lengths(tf.shape(group.doc_starts)[0], self.max_tokens, self.short_seq_prob, seed)
         _, arrays, _ = tf.while_loop(
-            lambda position, *_: tf.reduce_any(position < doc_ends),
-            step,
-            (doc_starts, arrays, tf.constant(0)),
+            lambda position, *_: tf.reduce_any(position < group.doc_ends),
+            lambda position, arrays, iteration: self._step(group, targets, seed, position, arrays, iteration),
+            (group.doc_starts, self._example_arrays(), tf.constant(0)),
         )
         examples = [array.concat() for array in arrays]
         dropped = tf.constant(0)
         if self.next_sentence_prediction and self.balanced_nsp:
-            examples, dropped = self._drop_forced_negatives(
-                examples, tf.random.experimental.stateless_fold_in(seed, -3)
-            )
+            examples, dropped = drop_forced_negatives(examples, tf.random.experimental.stateless_fold_in(seed, -3))
+        return self._result(examples, short, dropped)
+
+    def _step(self, group: "FlatGroup", targets, seed, position, arrays, iteration):
+        """One chunk of every document with sentences left, all at once: cut
+        into segments A and B, truncated, packed, and written to `arrays` at
+        `iteration + 1`. `position` `(documents,)`: each document's next
+        unused sentence, moved on past what the chunks used."""
+        active = tf.where(position < group.doc_ends)[:, 0]  # Documents with sentences left, (n,).
+        start = tf.gather(position, active)
+        target = tf.gather(targets, active)
+        end = chunk_ends(group.cum, start, target, tf.gather(group.doc_ends, active) - 1)
+        chunk = end - start + 1  # Sentences in each chunk, (n,).
+        key = tf.random.experimental.stateless_fold_in(seed, iteration)
+        if self.next_sentence_prediction:
+            a_span, b_span, label, keep, next_start = self._nsp_segments(group, active, start, end, target, key)
+        else:
+            a_span = (tf.gather(group.cum, start), tf.gather(group.cum, end + 1))  # The whole chunk.
+            b_span = (a_span[1], a_span[1])
+            label, keep, next_start = tf.zeros_like(chunk), tf.ones_like(chunk, tf.bool), end + 1
+        a, b = truncated_pair(group.tokens, a_span, b_span, self.max_tokens, key)
+        token_ids, segment_ids, lengths = packed_examples(
+            a,
+            b if self.next_sentence_prediction else None,
+            cls_token_id=self.cls_token_id,
+            sep_token_id=self.sep_token_id,
+            pad_token_id=self.pad_token_id,
+            sequence_length=self.sequence_length,
+        )
+        forced = tf.cast(chunk == 1, tf.int32) * label  # A single sentence has no continuation.
+        made = (token_ids, segment_ids, lengths, label, forced)
+        arrays = tuple(array.write(iteration + 1, tf.boolean_mask(part, keep)) for array, part in zip(arrays, made))
+        position = tf.tensor_scatter_nd_update(position, active[:, None], next_start)
+        return position, arrays, iteration + 1
+
+    def _nsp_segments(self, group: "FlatGroup", active, start, end, target, key):
+        """Segments A and B of the chunks `[start, end]` (sentences) of the
+        documents `active`, as token spans `(first, one past last)` into the
+        group's tokens; each chunk's label, whether it is kept, and its
+        document's next sentence (A's unused sentences go back to the
+        document after a random-next pair; a true pair consumes the chunk)."""
+        draw = lambda i: tf.random.stateless_uniform(  # noqa: E731
+            tf.shape(active), tf.random.experimental.stateless_fold_in(key, i)
+        )
+        cum, chunk = group.cum, end - start + 1
+        num_documents = tf.shape(group.doc_starts)[0]
+        a_count = a_sentence_counts(chunk, draw(0))
+        label, keep = nsp_labels(chunk, draw(1), num_documents, balanced=self.balanced_nsp)
+        a_span = (tf.gather(cum, start), tf.gather(cum, start + a_count))
+        other = other_documents(tf.cast(active, tf.int32), num_documents, draw(2))
+        b_target = target - (a_span[1] - a_span[0])
+        span_start, span_end = random_spans(cum, group.doc_starts, group.doc_ends, other, b_target, draw(3))
+        random_next = label == 1
+        b_span = (
+            tf.where(random_next, tf.gather(cum, span_start), a_span[1]),
+            tf.where(random_next, tf.gather(cum, span_end + 1), tf.gather(cum, end + 1)),
+        )
+        next_start = tf.where(random_next, start + a_count, end + 1)
+        return a_span, b_span, label, keep, next_start
+
+    @staticmethod
+    def _result(examples, short, dropped) -> dict:
+        """The call's dict from the examples `(token_ids, segment_ids, lengths, labels, forced)`."""
         token_ids, segment_ids, lengths, labels, forced = examples
         counts = tf.stack(
             [
@@ -259,21 +197,6 @@ class DocumentGroupPairer:
             "counts": tf.cast(counts, tf.int64),
         }
 
-    @staticmethod
-    def _drop_forced_negatives(examples, seed):
-        """Where the group has more random-next pairs than true ones even with
-        every eligible chunk made a true pair, drops that many forced ones (a
-        single sentence's, at random), at most half the group's examples, and
-        none in a group without a true pair (nothing to balance with)."""
-        labels, forced = examples[3], examples[4]
-        positives = tf.reduce_sum(1 - labels)
-        limit = tf.minimum(tf.reduce_sum(forced), tf.size(labels) // 2)
-        drop = tf.where(positives > 0, tf.clip_by_value(tf.reduce_sum(labels) - positives, 0, limit), 0)
-        # The `drop` forced examples with the lowest draws; the others draw above every forced one.
-        draws = tf.where(forced > 0, tf.random.stateless_uniform(tf.shape(labels), seed), 2.0)
-        keep = tf.argsort(tf.argsort(draws)) >= drop
-        return [tf.boolean_mask(part, keep) for part in examples], drop
-
     def empty(self) -> dict:
         """What a group without documents gives: no example."""
         token_ids, segment_ids, lengths, labels, _ = self._no_examples()
@@ -289,10 +212,171 @@ class DocumentGroupPairer:
         rows, flags = tf.zeros([0, self.sequence_length], tf.int32), tf.zeros([0], tf.int32)
         return rows, rows, flags, flags, flags
 
-    @staticmethod
-    def _binomial(counts, seed):
-        """Binomial(counts, 0.5) for each entry (how many cut tokens come off the front)."""
-        counts = tf.cast(counts, tf.float32)
-        return tf.cast(
-            tf.random.stateless_binomial(tf.shape(counts), seed, counts, 0.5, output_dtype=tf.int32), tf.int32
+    def _example_arrays(self) -> tuple:
+        """One `TensorArray` per example part, element 0 empty, so that
+        concatenating works for a group with no example."""
+        return tuple(
+            tf.TensorArray(
+                tf.int32, size=1, dynamic_size=True, infer_shape=False, element_shape=[None] + part.shape[1:]
+            ).write(0, part)
+            for part in self._no_examples()
         )
+
+
+class FlatGroup(NamedTuple):
+    """A group of documents laid flat, as the steps read it."""
+
+    tokens: tf.Tensor  # All the group's tokens, int32 (T,).
+    cum: tf.Tensor  # cum[j]: tokens before sentence j (the group's sentences in order), int32 (S + 1,).
+    doc_starts: tf.Tensor  # Each document's first sentence, int32 (D,).
+    doc_ends: tf.Tensor  # One past its last, int32 (D,).
+
+
+def flat_group(documents: tf.RaggedTensor) -> FlatGroup:
+    """`documents` `(documents, sentences, tokens)` laid flat (`FlatGroup`)."""
+    sentence_lengths = tf.cast(documents.values.row_lengths(), tf.int32)  # (S,)
+    return FlatGroup(
+        tokens=documents.flat_values,
+        cum=tf.concat([[0], tf.cumsum(sentence_lengths)], axis=0),
+        doc_starts=tf.cast(documents.row_splits[:-1], tf.int32),
+        doc_ends=tf.cast(documents.row_splits[1:], tf.int32),
+    )
+
+
+def target_lengths(num_documents, max_tokens: int, short_seq_prob: float, seed):
+    """Each document's target length, int32 `(documents,)`: `max_tokens`, or
+    with probability `short_seq_prob` a uniform one in `[2, max_tokens]` (one
+    draw per document, as the original's `target_seq_length`); and which
+    documents drew a short one, bool `(documents,)`."""
+    draw = tf.random.stateless_uniform([num_documents], tf.random.experimental.stateless_fold_in(seed, -1))
+    short = draw < short_seq_prob
+    short_length = tf.random.stateless_uniform(
+        [num_documents], tf.random.experimental.stateless_fold_in(seed, -2), 2, max_tokens + 1, tf.int32
+    )
+    return tf.where(short, short_length, max_tokens), short
+
+
+def chunk_ends(cum, start, target, last):
+    """The last sentence of each chunk that begins at sentence `start`: the
+    first whose running total of tokens reaches `target`, at most `last` (the
+    document's last sentence); at least `start`. `cum` `(S + 1,)`: tokens
+    before each sentence; the others `(n,)`."""
+    reach = tf.searchsorted(cum, tf.gather(cum, start) + target, side="left") - 1
+    return tf.clip_by_value(reach, start, last)
+
+
+def a_sentence_counts(chunk, uniform):
+    """How many of each chunk's `chunk` sentences go to segment A, from
+    uniform draws in [0, 1): uniform in `1 .. chunk - 1` (the original's
+    `randint(1, len(current_chunk) - 1)`), 1 for a chunk of one sentence."""
+    most = tf.maximum(chunk - 1, 1)
+    return tf.minimum(1 + tf.cast(uniform * tf.cast(most, tf.float32), tf.int32), most)
+
+
+def nsp_labels(chunk, uniform, num_documents, *, balanced: bool):
+    """Each chunk's label, int32 (0: B is the true continuation, 1: random
+    next), and whether it is kept, bool. A chunk of one sentence is random
+    next (it has no continuation); the others are true continuations with
+    probability 1/2, or balanced, the probability that makes the step's
+    labels 50/50 in expectation (at most 1). A group of one document (the
+    last of a pass) has no other document: its single-sentence chunks are
+    dropped, the rest are true pairs."""
+    single = chunk == 1
+    p_true = tf.constant(0.5)
+    if balanced:  # Expected true continuations = half the step's examples.
+        eligible = tf.reduce_sum(tf.cast(~single, tf.float32))
+        half = 0.5 * tf.cast(tf.size(chunk), tf.float32)
+        p_true = tf.minimum(1.0, tf.math.divide_no_nan(half, eligible))
+    alone = tf.convert_to_tensor(num_documents) < 2
+    label = tf.cast((single | (uniform >= p_true)) & ~alone, tf.int32)
+    return label, ~(single & alone)
+
+
+def other_documents(documents, num_documents, uniform):
+    """For each document index in `documents` `(n,)`, another document of the
+    group, uniform over the `num_documents - 1` others (in a group of one,
+    the document itself), from uniform draws in [0, 1)."""
+    other = tf.cast(uniform * tf.cast(num_documents - 1, tf.float32), tf.int32)
+    other = tf.minimum(other, num_documents - 2)
+    other = other + tf.cast(other >= documents, tf.int32)  # Skips the document itself.
+    return tf.clip_by_value(other, 0, num_documents - 1)
+
+
+def random_spans(cum, doc_starts, doc_ends, other, target, uniform):
+    """The random next segment B taken from each document `other` `(n,)`:
+    sentences `[span_start, span_end]` from a uniform random sentence on,
+    until `target` tokens or the document's end (the original's loop over
+    `random_document`), from uniform draws in [0, 1)."""
+    other_start, other_end = tf.gather(doc_starts, other), tf.gather(doc_ends, other)
+    span_start = other_start + tf.cast(uniform * tf.cast(other_end - other_start, tf.float32), tf.int32)
+    span_start = tf.minimum(span_start, other_end - 1)
+    return span_start, chunk_ends(cum, span_start, target, other_end - 1)
+
+
+def truncation_cuts(length_a, length_b, max_tokens: int):
+    """How many tokens the original's `truncate_seq_pair` cuts from A and
+    from B to fit `max_tokens`: the longer side loses a token (B on ties)
+    until the pair fits, in closed form; `(n,)` each."""
+    excess = tf.maximum(length_a + length_b - max_tokens, 0)
+    a_longer = length_a > length_b
+    first = tf.where(a_longer, tf.minimum(length_a - length_b, excess), tf.minimum(length_b - length_a + 1, excess))
+    rest = excess - first  # Then both sides in turn.
+    cut_a = tf.where(a_longer, first + rest // 2, (rest + 1) // 2)
+    cut_b = tf.where(a_longer, (rest + 1) // 2, first + rest // 2)
+    return cut_a, cut_b
+
+
+def cut_segment(tokens, start, end, cut, seed):
+    """The tokens `[start, end)` of each row less `cut` of them, each cut from
+    the front or the back with probability 1/2 (`seed`: a stateless seed):
+    ragged `(n, end - start - cut)`."""
+    counts = tf.cast(cut, tf.float32)
+    front = tf.random.stateless_binomial(tf.shape(counts), seed, counts, 0.5, output_dtype=tf.int32)
+    kept = tf.ragged.range(start + front, end - (cut - front)).flat_values
+    return tf.RaggedTensor.from_row_lengths(tf.gather(tokens, kept), end - start - cut)
+
+
+def truncated_pair(tokens, a_span, b_span, max_tokens: int, key):
+    """Segments A and B, token spans `(first, one past last)` into `tokens`,
+    truncated together to `max_tokens` (`truncation_cuts`, `cut_segment`):
+    two ragged `(n, tokens)`. An empty B leaves all the cuts to A."""
+    (a_start, a_end), (b_start, b_end) = a_span, b_span
+    cut_a, cut_b = truncation_cuts(a_end - a_start, b_end - b_start, max_tokens)
+    a = cut_segment(tokens, a_start, a_end, cut_a, tf.random.experimental.stateless_fold_in(key, 4))
+    b = cut_segment(tokens, b_start, b_end, cut_b, tf.random.experimental.stateless_fold_in(key, 5))
+    return a, b
+
+
+def packed_examples(a, b, *, cls_token_id: int, sep_token_id: int, pad_token_id: int, sequence_length: int):
+    """`[CLS] A [SEP] B [SEP]` (b None: `[CLS] A [SEP]`) of ragged `(n,
+    tokens)` segments, padded: int32 `token_ids` and `segment_ids` (0 up to
+    the first [SEP], then 1) `(n, sequence_length)`, and `lengths` `(n,)`."""
+    rows = a.nrows(out_type=tf.int32)
+    column = lambda value: tf.fill([rows, 1], value)  # noqa: E731
+    parts = [column(cls_token_id), a, column(sep_token_id)]
+    segments = [tf.zeros_like(parts[0]), tf.zeros_like(a), tf.zeros_like(parts[2])]
+    if b is not None:
+        parts += [b, column(sep_token_id)]
+        segments += [tf.ones_like(b), tf.ones([rows, 1], tf.int32)]
+    packed = tf.concat(parts, axis=1)
+    shape = [rows, sequence_length]
+    token_ids = packed.to_tensor(pad_token_id, shape=shape)
+    segment_ids = tf.concat(segments, axis=1).to_tensor(0, shape=shape)
+    return token_ids, segment_ids, tf.cast(packed.row_lengths(), tf.int32)
+
+
+def drop_forced_negatives(examples, seed):
+    """Where the group `examples` `(token_ids, segment_ids, lengths, labels,
+    forced)` has more random-next pairs than true ones even with every
+    eligible chunk made a true pair, drops that many forced ones (a single
+    sentence's, at random), at most half the group's examples, and none in a
+    group without a true pair (nothing to balance with). Returns the kept
+    examples and how many were dropped."""
+    labels, forced = examples[3], examples[4]
+    positives = tf.reduce_sum(1 - labels)
+    limit = tf.minimum(tf.reduce_sum(forced), tf.size(labels) // 2)
+    drop = tf.where(positives > 0, tf.clip_by_value(tf.reduce_sum(labels) - positives, 0, limit), 0)
+    # The `drop` forced examples with the lowest draws; the others draw above every forced one.
+    draws = tf.where(forced > 0, tf.random.stateless_uniform(tf.shape(labels), seed), 2.0)
+    keep = tf.argsort(tf.argsort(draws)) >= drop
+    return [tf.boolean_mask(part, keep) for part in examples], drop
