@@ -291,3 +291,36 @@ def test_single_segments_are_the_original_chunks_in_step_order(tokenizer):
         window = list(example[1 : length - 1])  # A window of the chunk: truncated at either end.
         assert any(tokens[f : f + len(window)] == window for f in range(len(tokens) - len(window) + 1))
     assert (made["labels"].numpy() == 0).all() and (made["segment_ids"].numpy() == 0).all()
+
+
+def test_nsp_segments_follow_the_original_a_and_b():
+    """One step's segments, as token spans: A the chunk's first sentences;
+    B the rest of the chunk (label 0, the chunk consumed) or, from another
+    document, the original's random span for `target - len(A)` tokens
+    (label 1, A's unused sentences put back)."""
+    rng = np.random.default_rng(5)
+    lengths, group = random_group(rng, documents=200)
+    cum, starts, ends = group.cum.numpy(), group.doc_starts.numpy(), group.doc_ends.numpy()
+    pairer = DocumentGroupPairer(sequence_length=64, cls_token_id=1, sep_token_id=2, pad_token_id=0)
+    active = tf.range(200, dtype=tf.int64)
+    target = tf.constant(rng.integers(2, 62, size=200), tf.int32)
+    end = steps.chunk_ends(group.cum, group.doc_starts, target, group.doc_ends - 1)
+    a_span, b_span, labels, keep, next_start = pairer._nsp_segments(
+        group, active, group.doc_starts, end, target, tf.constant([7, 8], tf.int64)
+    )
+    assert keep.numpy().all() and 0.3 < labels.numpy().mean() < 0.7
+    for d, label in enumerate(labels.numpy()):
+        start, last = starts[d], int(end[d])
+        a_count = list(cum).index(int(a_span[1][d])) - start
+        assert a_span[0][d] == cum[start] and 1 <= a_count <= max(last - start, 1)
+        if label == 0:
+            assert last > start and (b_span[0][d], b_span[1][d]) == (cum[start + a_count], cum[last + 1])
+            assert next_start[d] == last + 1
+            continue
+        assert next_start[d] == start + a_count
+        b_first = list(cum).index(int(b_span[0][d]))  # B starts at a sentence of another document.
+        other = np.searchsorted(ends, b_first, side="right")
+        assert other != d and starts[other] <= b_first < ends[other]
+        b_target = int(target[d]) - int(a_span[1][d] - a_span[0][d])
+        b_last = original_chunk_end(lengths, b_first, b_target, ends[other] - 1)
+        assert b_span[1][d] == cum[b_last + 1]
