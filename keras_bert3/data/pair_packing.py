@@ -100,6 +100,10 @@ def pack_pairs(
 ):
     """Packs a batch of pairs `(x, y, sample_weight)` into rows.
 
+    The steps: `pair_lengths`, `greedy_rows` (each pair's row and offset),
+    `pairs_in_rows`, `packed_tokens`, `row_prediction_indices` and
+    `row_predictions` (the masked positions, targets and weights), `packed_nsp`.
+
     Args:
         x: `token_ids`, `segment_ids`, `padding_mask` (1 for real tokens)
             int `(pairs, length)`; `mask_positions` int `(pairs, predictions)`.
@@ -129,7 +133,31 @@ def pack_pairs(
     >>> x, y, w = next(iter(pretraining_dataset(files, tokenizer, sequence_length=128, batch_size=64)))  # doctest: +SKIP
     >>> packed_x, packed_y, packed_w = pack_pairs(x, y, w, row_length=512)  # doctest: +SKIP
     """
-    lengths = tf.reduce_sum(tf.cast(tf.not_equal(x["padding_mask"], 0), tf.int32), axis=1)
+    lengths = pair_lengths(x["padding_mask"], row_length)
+    rows, offsets = greedy_rows(lengths, row_length, max_pairs_per_row)
+    num_rows, pair_in_row = pairs_in_rows(rows)
+    packed_x = packed_tokens(x, lengths, rows, offsets, num_rows, row_length, pair_in_row)
+    kept = row_prediction_indices(sample_weight["mlm"], rows, num_rows, max_predictions_per_row)
+
+    def predictions(values, default):
+        return row_predictions(values, kept, default, max_predictions_per_row)
+
+    moved = tf.cast(x["mask_positions"], tf.int32) + offsets[:, None]  # Positions in the row.
+    packed_x["mask_positions"] = predictions(moved, 0)
+    packed_y = {"mlm": predictions(tf.cast(y["mlm"], tf.int32), 0)}
+    packed_w = {"mlm": predictions(tf.cast(sample_weight["mlm"], tf.float32), 0.0)}
+    if "nsp" in y:
+        packed_x["nsp_positions"], packed_y["nsp"], packed_w["nsp"] = packed_nsp(
+            y["nsp"], rows, offsets, num_rows, max_pairs_per_row
+        )
+    return packed_x, packed_y, packed_w
+
+
+def pair_lengths(padding_mask, row_length: int):
+    """Each pair's real tokens, int32 `(pairs,)`, from its `padding_mask`
+    `(pairs, length)`; checked to fit a row of `row_length` (an
+    `InvalidArgumentError` where one does not, when they are used)."""
+    lengths = tf.reduce_sum(tf.cast(tf.not_equal(padding_mask, 0), tf.int32), axis=1)
     check = tf.debugging.assert_less_equal(
         lengths,
         row_length,
@@ -137,66 +165,13 @@ def pack_pairs(
         "or make pairs of at most that length (sequence_length)",
     )
     with tf.control_dependencies([check]):
-        rows, offsets = _greedy_rows(lengths, row_length, max_pairs_per_row)
-    num_rows = tf.reduce_max(tf.concat([rows, [-1]], axis=0)) + 1
-    first_pair_of_row = tf.math.unsorted_segment_min(tf.range(tf.size(rows)), rows, num_rows)
-    pair_in_row = tf.range(tf.size(rows)) - tf.gather(first_pair_of_row, rows)  # 0, 1, ... within each row.
-
-    # Tokens: each pair's real tokens to (its row, its offset + their index).
-    token_rows = tf.repeat(rows, lengths)
-    token_columns = tf.repeat(offsets, lengths) + tf.ragged.range(lengths).flat_values
-    where = tf.stack([token_rows, token_columns], axis=1)
-    shape = tf.stack([num_rows, row_length])
-
-    def scatter(values):
-        real = tf.RaggedTensor.from_tensor(values, lengths=lengths).flat_values
-        return tf.scatter_nd(where, tf.cast(real, tf.int32), shape)
-
-    packed_x = {
-        "token_ids": scatter(x["token_ids"]),
-        "segment_ids": scatter(x["segment_ids"]),
-        "padding_mask": scatter(tf.repeat((pair_in_row + 1)[:, None], tf.shape(x["token_ids"])[1], axis=1)),
-    }
-
-    def by_row(values):  # (pairs, ...) -> ragged (rows, pairs of the row, ...)
-        return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_rows)
-
-    # The real predictions (weight > 0) of each row's pairs, as indices into the flattened (pairs, predictions).
-    real = tf.cast(sample_weight["mlm"], tf.float32) > 0
-    flat_index = tf.reshape(tf.range(tf.size(real)), tf.shape(real))
-    kept = by_row(tf.ragged.boolean_mask(flat_index, real).with_row_splits_dtype(tf.int32)).merge_dims(1, 2)
-    if max_predictions_per_row is not None:  # `to_tensor` would cut a longer row short.
-        check = tf.debugging.assert_less_equal(
-            kept.row_lengths(),
-            max_predictions_per_row,
-            message=f"a packed row has more masked positions than its {max_predictions_per_row} prediction slots",
-        )
-        with tf.control_dependencies([check]):
-            kept = tf.identity(kept)
-
-    def row_predictions(
-        values, default
-    ):  # (pairs, predictions) -> (rows, real predictions of the row's pairs), padded.
-        picked = tf.gather(tf.reshape(values, [-1]), kept)
-        return picked.to_tensor(default_value=default, shape=[None, max_predictions_per_row])
-
-    moved = tf.cast(x["mask_positions"], tf.int32) + offsets[:, None]
-    packed_x["mask_positions"] = row_predictions(moved, 0)
-    packed_y = {"mlm": row_predictions(tf.cast(y["mlm"], tf.int32), 0)}
-    packed_w = {"mlm": row_predictions(tf.cast(sample_weight["mlm"], tf.float32), 0.0)}
-    if "nsp" in y:
-        pair_slots = [None, max_pairs_per_row]
-        packed_x["nsp_positions"] = by_row(offsets).to_tensor(default_value=0, shape=pair_slots)
-        packed_y["nsp"] = by_row(tf.reshape(tf.cast(y["nsp"], tf.int32), [-1])).to_tensor(
-            default_value=0, shape=pair_slots
-        )
-        packed_w["nsp"] = by_row(tf.ones_like(offsets, tf.float32)).to_tensor(default_value=0.0, shape=pair_slots)
-    return packed_x, packed_y, packed_w
+        return tf.identity(lengths)
 
 
-def _greedy_rows(lengths, row_length: int, max_pairs_per_row: int | None = None):
-    """Each pair's row and offset in it: pairs in order, a new row whenever
-    the next pair would not fit whole (or would be one pair too many)."""
+def greedy_rows(lengths, row_length: int, max_pairs_per_row: int | None = None):
+    """Each pair's row and offset in it, int32 `(pairs,)` each: pairs in
+    order, a new row whenever the next pair would not fit whole (or would be
+    one pair too many)."""
     most = tf.constant(max_pairs_per_row or 2**30, tf.int32)
 
     def place(state, length):
@@ -209,3 +184,77 @@ def _greedy_rows(lengths, row_length: int, max_pairs_per_row: int | None = None)
     initial = (tf.constant(-1, tf.int32), tf.constant(row_length, tf.int32), tf.constant(0, tf.int32))
     rows, ends, _ = tf.scan(place, lengths, initializer=initial)
     return rows, ends - lengths
+
+
+def pairs_in_rows(rows):
+    """The number of rows, and each pair's place in its row (0, 1, ...),
+    int32 `(pairs,)`, from each pair's row `(pairs,)` (in order)."""
+    num_rows = tf.reduce_max(tf.concat([rows, [-1]], axis=0)) + 1
+    first_pair_of_row = tf.math.unsorted_segment_min(tf.range(tf.size(rows)), rows, num_rows)
+    return num_rows, tf.range(tf.size(rows)) - tf.gather(first_pair_of_row, rows)
+
+
+def packed_tokens(x: dict, lengths, rows, offsets, num_rows, row_length: int, pair_in_row) -> dict:
+    """The token inputs of the rows, int32 `(rows, row_length)`: each pair's
+    real tokens of `token_ids` and `segment_ids` `(pairs, length)` moved to
+    its row at its offset, and `padding_mask` numbering the pairs of each row
+    1, 2, ... (0 for padding)."""
+    token_rows = tf.repeat(rows, lengths)
+    token_columns = tf.repeat(offsets, lengths) + tf.ragged.range(lengths).flat_values
+    where = tf.stack([token_rows, token_columns], axis=1)  # (real tokens, 2)
+    shape = tf.stack([num_rows, row_length])
+
+    def scatter(values):
+        real = tf.RaggedTensor.from_tensor(values, lengths=lengths).flat_values
+        return tf.scatter_nd(where, tf.cast(real, tf.int32), shape)
+
+    return {
+        "token_ids": scatter(x["token_ids"]),
+        "segment_ids": scatter(x["segment_ids"]),
+        "padding_mask": scatter(tf.repeat((pair_in_row + 1)[:, None], tf.shape(x["token_ids"])[1], axis=1)),
+    }
+
+
+def by_row(values, rows, num_rows) -> tf.RaggedTensor:
+    """Per-pair `values` `(pairs, ...)` grouped by row: ragged `(rows, pairs of the row, ...)`."""
+    return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_rows)
+
+
+def row_prediction_indices(weights, rows, num_rows, max_predictions_per_row: int | None) -> tf.RaggedTensor:
+    """The real predictions (weight > 0) of each row's pairs, in order, as
+    indices into the flattened `weights` `(pairs, predictions)`: ragged
+    `(rows, predictions of the row)`; checked to fit `max_predictions_per_row`
+    (where not None), as `to_tensor` would cut a longer row short."""
+    real = tf.cast(weights, tf.float32) > 0
+    flat_index = tf.reshape(tf.range(tf.size(real)), tf.shape(real))
+    kept = by_row(tf.ragged.boolean_mask(flat_index, real).with_row_splits_dtype(tf.int32), rows, num_rows)
+    kept = kept.merge_dims(1, 2)
+    if max_predictions_per_row is None:
+        return kept
+    check = tf.debugging.assert_less_equal(
+        kept.row_lengths(),
+        max_predictions_per_row,
+        message=f"a packed row has more masked positions than its {max_predictions_per_row} prediction slots",
+    )
+    with tf.control_dependencies([check]):
+        return tf.identity(kept)
+
+
+def row_predictions(values, kept: tf.RaggedTensor, default, width: int | None):
+    """Per-prediction `values` `(pairs, predictions)` picked by `kept`
+    (`row_prediction_indices`) into rows `(rows, width)` padded with
+    `default` (`width` None: the most predictions of a row)."""
+    picked = tf.gather(tf.reshape(values, [-1]), kept)
+    return picked.to_tensor(default_value=default, shape=[None, width])
+
+
+def packed_nsp(nsp, rows, offsets, num_rows, max_pairs_per_row: int | None):
+    """The rows' next sentence prediction parts, `(rows, max_pairs_per_row)`
+    (None: the most pairs of a row): each pair's first token (its [CLS]),
+    int32; its label `nsp` `(pairs,)` or `(pairs, 1)`, int32; and weights,
+    float32, 1 for a pair and 0 for an unused slot."""
+    slots = [None, max_pairs_per_row]
+    positions = by_row(offsets, rows, num_rows).to_tensor(default_value=0, shape=slots)
+    labels = by_row(tf.reshape(tf.cast(nsp, tf.int32), [-1]), rows, num_rows).to_tensor(default_value=0, shape=slots)
+    weights = by_row(tf.ones_like(offsets, tf.float32), rows, num_rows).to_tensor(default_value=0.0, shape=slots)
+    return positions, labels, weights
