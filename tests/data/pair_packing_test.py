@@ -65,6 +65,15 @@ def test_greedy_rows_lay_pairs_end_to_end_in_order(pairs, max_pairs):
         assert expected_places.max() == max_pairs - 1
 
 
+def test_greedy_rows_fill_rows_exactly_and_start_one_for_a_pair_that_does_not_fit():
+    lengths = np.array([100, 156, 10, 246, 1, 255, 256, 3, 254, 2], np.int32)  # Rows filled to the last token.
+    rows, offsets = steps.greedy_rows(tf.constant(lengths), ROW_LENGTH)
+    expected_rows, expected_offsets, _ = python_rows(lengths, ROW_LENGTH)
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_array_equal(offsets, expected_offsets)
+    np.testing.assert_array_equal(rows, [0, 0, 1, 1, 2, 2, 3, 4, 5, 5])
+
+
 def test_pairs_in_rows_of_no_pair():
     num_rows, pair_in_row = steps.pairs_in_rows(tf.zeros([0], tf.int32))
     assert int(num_rows) == 0 and pair_in_row.shape == (0,)
