@@ -1,0 +1,181 @@
+"""ONNX exports of the BERT tasks, served by onnxruntime on CPUs.
+
+The export is a folder: `model.onnx` on token ids (`onnx_graph.task_graph`,
+from the task's weights, on either backend) and `tokenizer.json`, the exact
+tokenizer and packer of the task's preprocessor for Hugging Face
+`tokenizers`. The tokenizer is not inside the ONNX graph: onnxruntime-extensions'
+`BertTokenizer` op gives other ids than BERT's (it neither splits Unicode
+punctuation such as "।" nor strips combining marks as BERT does; on the real
+lines of tests/real_text.py 16% of lines differ), while `tokenizers` gives
+exactly `BertTokenizer`'s ids. `OnnxTextModel` joins the two: strings in,
+the `serving_default` SavedModel signature's outputs out.
+
+    export_onnx(classifier, "onnx/classifier")                     # float32
+    export_onnx(classifier, "onnx/classifier-int8", quantize="int8")
+    OnnxTextModel("onnx/classifier")(["Some text."])["probabilities"]
+"""
+
+import os
+
+import numpy as np
+
+from keras_bert3.files.whole_folders import written_whole
+
+MODEL_FILE = "model.onnx"
+TOKENIZER_FILE = "tokenizer.json"
+QUANTIZATIONS = (None, "int8")
+
+
+def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
+    """Writes `model` (a fine-tuned BertClassifier, BertTokenClassifier or
+    BertQuestionAnswerer) to the folder `filepath` as `model.onnx` and
+    `tokenizer.json`, whole or not at all (`written_whole`).
+
+    `model.onnx` takes int32 `(batch, length)` `token_ids`, `segment_ids`,
+    `padding_mask` and returns the `serve_token_ids` signature's float32
+    outputs. With `quantize="int8"` its weights are int8 (onnxruntime's
+    dynamic quantization: int8 matrix products, activations quantized per
+    call), about 4 times smaller and faster on CPUs with int8 instructions.
+
+    Example:
+    >>> export_onnx(classifier, "onnx/classifier", quantize="int8")
+    """
+    import onnx
+
+    from keras_bert3.export.onnx_graph import task_graph
+
+    if quantize not in QUANTIZATIONS:
+        raise ValueError(f"Unknown quantization {quantize!r}: use one of {QUANTIZATIONS}.")
+    graph = task_graph(model, name=model.name)
+    with written_whole(filepath, "the ONNX export", marker=MODEL_FILE) as folder:
+        path = os.path.join(folder, MODEL_FILE)
+        if quantize is None:
+            onnx.save(graph, path)
+        else:
+            float_path = os.path.join(folder, "model.float32.onnx")
+            onnx.save(graph, float_path)
+            quantize_int8(float_path, path)
+            os.remove(float_path)
+        hugging_face_tokenizer(model.preprocessor).save(os.path.join(folder, TOKENIZER_FILE))
+
+
+def quantize_int8(source: str, target: str) -> None:
+    """onnxruntime's dynamic quantization of `source`'s matrix products
+    (signed int8 weights, per output channel) to `target`.
+
+    Example:
+    >>> quantize_int8("model.onnx", "model.int8.onnx")
+    """
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"])
+
+
+def hugging_face_tokenizer(preprocessor):
+    """The preprocessor's tokenizer and packer as a Hugging Face
+    `tokenizers.Tokenizer`: BERT normalizer and pre-tokenizer, WordPiece,
+    `[CLS] a [SEP] (b [SEP])` with segment ids, "longest_first" truncation to
+    `sequence_length`, padding to the batch's longest. Its ids equal the
+    preprocessor's (`tests/export/onnx_export_test.py`).
+
+    Example:
+    >>> hugging_face_tokenizer(classifier.preprocessor).encode("Some text.").ids
+    """
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+
+    tokenizer = preprocessor.tokenizer
+    vocabulary = {token: index for index, token in reversed(list(enumerate(tokenizer.vocabulary)))}
+    wordpiece = models.WordPiece(
+        vocabulary, unk_token=tokenizer.unk_token, max_input_chars_per_word=tokenizer.max_word_chars
+    )
+    result = Tokenizer(wordpiece)
+    result.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=tokenizer.strip_accents, lowercase=tokenizer.lowercase
+    )
+    result.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    result.decoder = decoders.WordPiece()
+    special = [tokenizer.pad_token, tokenizer.unk_token, tokenizer.cls_token, tokenizer.sep_token, tokenizer.mask_token]
+    if tokenizer.special_tokens_in_strings:
+        result.add_special_tokens(special)
+    cls, sep = tokenizer.cls_token, tokenizer.sep_token
+    result.post_processor = processors.TemplateProcessing(
+        single=f"{cls} $A {sep}",
+        pair=f"{cls} $A {sep} $B:1 {sep}:1",
+        special_tokens=[(cls, vocabulary[cls]), (sep, vocabulary[sep])],
+    )
+    result.enable_truncation(preprocessor.sequence_length, strategy="longest_first")
+    result.enable_padding(pad_id=vocabulary[tokenizer.pad_token], pad_token=tokenizer.pad_token)
+    return result
+
+
+def onnx_session(path: str, *, threads: int | None = None):
+    """An onnxruntime CPU session on `path` with every graph optimization
+    (onnxruntime fuses attention, LayerNorm and GELU) and `threads` intra-op
+    threads: by default the CPUs this process may run on.
+
+    Example:
+    >>> onnx_session("onnx/classifier/model.onnx").run(None, packed)
+    """
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = threads or len(os.sched_getaffinity(0))
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+
+class OnnxTextModel:
+    """An ONNX export (`export_onnx`) served on strings: `tokenizer.json`
+    then `model.onnx`. Outputs as the SavedModel's token-ids signature, per
+    input string (a classifier's `logits` and `probabilities`; a token
+    classifier's per-token ones, padded to the batch's longest).
+
+    Example:
+    >>> OnnxTextModel("onnx/classifier")(["Some text."])["probabilities"]  # (1, num_classes)
+    """
+
+    def __init__(self, folder: str, *, threads: int | None = None):
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(os.path.join(folder, TOKENIZER_FILE))
+        self.session = onnx_session(os.path.join(folder, MODEL_FILE), threads=threads)
+        self.output_names = [output.name for output in self.session.get_outputs()]
+
+    def packed(self, text, text_pair=None) -> dict:
+        """int32 `(batch, length)` model inputs for `text` (and `text_pair`)."""
+        text = _strings(text, "text")
+        if text_pair is None:
+            encodings = self.tokenizer.encode_batch(text)
+        else:
+            encodings = self.tokenizer.encode_batch(list(zip(text, _strings(text_pair, "text_pair"))))
+        return {
+            "token_ids": np.array([e.ids for e in encodings], "int32").reshape(len(text), -1),
+            "segment_ids": np.array([e.type_ids for e in encodings], "int32").reshape(len(text), -1),
+            "padding_mask": np.array([e.attention_mask for e in encodings], "int32").reshape(len(text), -1),
+        }
+
+    def __call__(self, text, text_pair=None) -> dict:
+        outputs = self.session.run(self.output_names, self.packed(text, text_pair))
+        return dict(zip(self.output_names, outputs))
+
+
+def _strings(texts, name: str) -> list[str]:
+    """`texts` (str or bytes, one or a list) as a list of str; bytes that are
+    not UTF-8 are refused with the index of the string."""
+    if isinstance(texts, (str, bytes)):
+        texts = [texts]
+    result = []
+    for index, text in enumerate(texts):
+        if isinstance(text, bytes):
+            try:
+                text = text.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"{name}[{index}] is not valid UTF-8 ({error.reason} at byte {error.start})."
+                ) from None
+        if not isinstance(text, str):
+            raise TypeError(f"{name}[{index}] is a {type(text).__name__}, not a string.")
+        result.append(text)
+    return result

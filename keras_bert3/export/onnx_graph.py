@@ -1,0 +1,182 @@
+"""A BERT task as an ONNX graph on token ids, written from the task's weights.
+
+The graph is the textbook BERT encoder (Devlin et al., 2019) in standard ONNX
+ops (opset 17: `LayerNormalization`, `Erf`), built from `model.weights` as
+numpy arrays, so that one path serves the TensorFlow and the JAX backend alike
+(tf2onnx reads only TensorFlow graphs, and misses `Erfc`, which TensorFlow's
+exact GELU uses; jax2onnx cannot reshape our symbolic shapes). Its numbers
+equal `model.predict`'s within float32 rounding: tests/export/onnx_export_test.py.
+Attention is written as separate query/key/value products so that
+onnxruntime's graph optimizer fuses it into its `Attention` kernel.
+"""
+
+import keras
+import numpy as np
+from onnx import TensorProto
+from onnx import helper
+from onnx import numpy_helper
+
+OPSET = 17
+INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
+MASKED_SCORE_DROP = 1e9  # As keras_bert3.ops.masked_softmax: masked keys' scores lowered by this.
+
+
+class GraphBuilder:
+    """Collects nodes and constant tensors; `op(...)` returns its output's name."""
+
+    def __init__(self):
+        self.nodes, self.initializers, self._count = [], [], 0
+
+    def name(self, hint: str) -> str:
+        self._count += 1
+        return f"{hint}_{self._count}"
+
+    def const(self, value, hint: str = "const") -> str:
+        name = self.name(hint)
+        self.initializers.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def op(self, op_type: str, inputs: list, hint: str | None = None, **attributes) -> str:
+        output = self.name(hint or op_type.lower())
+        self.nodes.append(helper.make_node(op_type, list(inputs), [output], name=output, **attributes))
+        return output
+
+
+def task_graph(model, *, name: str = "bert") -> "onnx.ModelProto":  # noqa: F821
+    """`model` (a BertClassifier, BertTokenClassifier or BertQuestionAnswerer)
+    as an ONNX model: inputs int32 `(batch, length)` `token_ids`,
+    `segment_ids`, `padding_mask`; outputs as the task's `serve_token_ids`
+    SavedModel signature (float32): `logits` and `probabilities`, or
+    `start_logits` and `end_logits`.
+
+    Example:
+    >>> onnx.save(task_graph(classifier), "classifier_token_ids.onnx")
+    """
+    weights = {w.path: _array(w) for w in model.weights}
+    backbone = model.backbone
+    g = GraphBuilder()
+    token_ids, segment_ids, padding_mask = INPUT_NAMES
+    sequence = _encoder(g, backbone, _backbone_weights(weights, backbone), token_ids, segment_ids, padding_mask)
+    outputs = _head(g, model, weights, sequence)
+    for key, value in outputs.items():  # Graph outputs named as the task's outputs.
+        g.nodes.append(helper.make_node("Identity", [value[0]], [key], name=f"output_{key}"))
+    graph = helper.make_graph(
+        g.nodes,
+        name,
+        [helper.make_tensor_value_info(key, TensorProto.INT32, ["batch", "length"]) for key in INPUT_NAMES],
+        [helper.make_tensor_value_info(key, TensorProto.FLOAT, shape) for key, (_, shape) in outputs.items()],
+        g.initializers,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="keras_bert3")
+
+
+def _backbone_weights(weights: dict, backbone) -> dict:
+    """The backbone's weights by their path inside the backbone."""
+    prefix = backbone.name + "/"
+    inner = {path[len(prefix) :]: value for path, value in weights.items() if path.startswith(prefix)}
+    return inner or weights  # Keras 3 paths may or may not carry the backbone's name.
+
+
+def _encoder(g: GraphBuilder, backbone, w: dict, token_ids: str, segment_ids: str, padding_mask: str) -> str:
+    """Embeddings and the encoder blocks: `(batch, length, hidden)`."""
+    tokens = g.op("Gather", [g.const(w["embeddings/token_embedding/embeddings"]), token_ids])
+    segments = g.op("Gather", [g.const(w["embeddings/segment_embedding/embeddings"]), segment_ids])
+    x = g.op("Add", [tokens, segments])
+    length = g.op("Slice", [g.op("Shape", [token_ids]), g.const(np.array([1])), g.const(np.array([2]))])
+    positions = g.op("Slice", [g.const(w["embeddings/position_embedding/embeddings"]), g.const(np.array([0])), length])
+    x = _layer_norm(g, g.op("Add", [x, positions]), w, "embeddings/layer_norm", backbone.layer_norm_epsilon)
+    # (batch, 1, 1, length): 0 where a key may be attended to, -1e9 where it is padding.
+    allowed = g.op("Cast", [padding_mask], to=TensorProto.FLOAT)
+    drop = g.op("Mul", [g.op("Sub", [allowed, g.const(np.float32(1.0))]), g.const(np.float32(MASKED_SCORE_DROP))])
+    drop = g.op("Unsqueeze", [drop, g.const(np.array([1, 2]))], hint="attention_drop")
+    for i in range(backbone.num_layers):
+        x = _encoder_block(g, backbone, w, f"encoder_block_{i}", x, drop)
+    return x
+
+
+def _encoder_block(g: GraphBuilder, backbone, w: dict, block: str, x: str, drop: str) -> str:
+    """One post-LayerNorm transformer block."""
+    hidden, heads = backbone.hidden_dim, backbone.num_heads
+    head_dim = hidden // heads
+    qkv_kernel, qkv_bias = w[f"{block}/qkv/kernel"], w[f"{block}/qkv/bias"]  # Columns: query, key, value.
+
+    def project(part: int, perm: list) -> str:
+        columns = slice(part * hidden, (part + 1) * hidden)
+        y = _dense(g, x, qkv_kernel[:, columns], qkv_bias[columns])
+        y = g.op("Reshape", [y, g.const(np.array([0, 0, heads, head_dim]))])  # (batch, length, heads, head_dim)
+        return g.op("Transpose", [y], perm=perm)
+
+    query = project(0, [0, 2, 1, 3])  # (batch, heads, length, head_dim)
+    key = project(1, [0, 2, 3, 1])  # (batch, heads, head_dim, length)
+    value = project(2, [0, 2, 1, 3])
+    query = g.op("Mul", [query, g.const(np.float32(1.0 / head_dim**0.5))])
+    scores = g.op("Add", [g.op("MatMul", [query, key]), drop])  # (batch, heads, length, length)
+    probs = g.op("Softmax", [scores], axis=-1)
+    context = g.op("Transpose", [g.op("MatMul", [probs, value])], perm=[0, 2, 1, 3])
+    context = g.op("Reshape", [context, g.const(np.array([0, 0, hidden]))])
+    attended = _dense(g, context, w[f"{block}/attention_output/kernel"], w[f"{block}/attention_output/bias"])
+    x = _layer_norm(g, g.op("Add", [x, attended]), w, f"{block}/attention_layer_norm", backbone.layer_norm_epsilon)
+    inner = _dense(g, x, w[f"{block}/intermediate/kernel"], w[f"{block}/intermediate/bias"])
+    inner = _activation(g, backbone.activation, inner)
+    out = _dense(g, inner, w[f"{block}/output/kernel"], w[f"{block}/output/bias"])
+    return _layer_norm(g, g.op("Add", [x, out]), w, f"{block}/output_layer_norm", backbone.layer_norm_epsilon)
+
+
+def _head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:
+    """The task's outputs from the encoder's `(batch, length, hidden)`: name -> (tensor, shape)."""
+    kind = type(model).__name__
+    if kind == "BertClassifier":
+        backbone = _backbone_weights(weights, model.backbone)
+        first = g.op("Gather", [sequence, g.const(np.array(0))], axis=1)  # (batch, hidden): [CLS]
+        pooled = g.op("Tanh", [_dense(g, first, backbone["pooler/kernel"], backbone["pooler/bias"])])
+        logits = _dense(g, pooled, *_layer_weights(model.output_dense))
+        shape = ["batch", model.num_classes]
+        return {"logits": (logits, shape), "probabilities": (g.op("Softmax", [logits], axis=-1), shape)}
+    if kind == "BertTokenClassifier":
+        logits = _dense(g, sequence, *_layer_weights(model.output_dense))
+        shape = ["batch", "length", model.num_labels]
+        return {"logits": (logits, shape), "probabilities": (g.op("Softmax", [logits], axis=-1), shape)}
+    if kind == "BertQuestionAnswerer":
+        logits = _dense(g, sequence, *_layer_weights(model.span_dense))  # (batch, length, 2)
+        start = g.op("Gather", [logits, g.const(np.array(0))], axis=2)
+        end = g.op("Gather", [logits, g.const(np.array(1))], axis=2)
+        return {"start_logits": (start, ["batch", "length"]), "end_logits": (end, ["batch", "length"])}
+    raise ValueError(f"No ONNX export for {kind}: use a BertClassifier, BertTokenClassifier or BertQuestionAnswerer.")
+
+
+def _array(variable) -> np.ndarray:
+    return np.asarray(keras.ops.convert_to_numpy(variable), dtype="float32")
+
+
+def _layer_weights(layer) -> tuple[np.ndarray, np.ndarray]:
+    """A Dense layer's kernel and bias."""
+    return _array(layer.kernel), _array(layer.bias)
+
+
+def _dense(g: GraphBuilder, x: str, kernel: np.ndarray, bias: np.ndarray) -> str:
+    return g.op("Add", [g.op("MatMul", [x, g.const(kernel, "kernel")]), g.const(bias, "bias")])
+
+
+def _layer_norm(g: GraphBuilder, x: str, w: dict, layer: str, epsilon: float) -> str:
+    gamma, beta = g.const(w[f"{layer}/gamma"], "gamma"), g.const(w[f"{layer}/beta"], "beta")
+    return g.op("LayerNormalization", [x, gamma, beta], axis=-1, epsilon=float(epsilon))
+
+
+def _activation(g: GraphBuilder, name: str, x: str) -> str:
+    """`keras_bert3.layers.activations` by name, in ONNX ops."""
+    half = g.const(np.float32(0.5))
+    if name == "gelu":  # 0.5 x (1 + erf(x / sqrt 2)), the form onnxruntime fuses into Gelu.
+        erf = g.op("Erf", [g.op("Div", [x, g.const(np.float32(np.sqrt(2.0)))])])
+        return g.op("Mul", [g.op("Mul", [x, half]), g.op("Add", [erf, g.const(np.float32(1.0))])])
+    if name == "gelu_approximate":  # 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))
+        cube = g.op("Mul", [g.op("Mul", [x, x]), x])
+        inner = g.op("Add", [x, g.op("Mul", [cube, g.const(np.float32(0.044715))])])
+        tanh = g.op("Tanh", [g.op("Mul", [inner, g.const(np.float32(np.sqrt(2.0 / np.pi)))])])
+        return g.op("Mul", [g.op("Mul", [x, half]), g.op("Add", [tanh, g.const(np.float32(1.0))])])
+    if name == "relu":
+        return g.op("Relu", [x])
+    if name == "silu":
+        return g.op("Mul", [x, g.op("Sigmoid", [x])])
+    if name == "tanh":
+        return g.op("Tanh", [x])
+    raise ValueError(f"No ONNX form for activation {name!r}.")

@@ -1,0 +1,134 @@
+"""ONNX exports (`keras_bert3.export.onnx_export`) served by onnxruntime: the
+outputs equal the task's within 1e-4 on real text (odd Unicode and texts past
+the length limit included), and `tokenizer.json` gives the preprocessor's ids."""
+
+import keras
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+
+from keras_bert3.export.onnx_export import OnnxTextModel
+from keras_bert3.export.onnx_export import export_onnx
+from keras_bert3.export.onnx_export import hugging_face_tokenizer
+from keras_bert3.models.bert_classifier import BertClassifier
+from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
+from keras_bert3.models.bert_token_classifier import BertTokenClassifier
+from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
+from tests.qa_passages import LENGTHS
+from tests.real_text import real_lines
+from tests.real_text import real_pairs
+from tests.test_case import tiny_backbone
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("tokenizers")
+
+ODD_TEXTS = [
+    "",
+    "Café naïve résumé — “quoted” 東京 タワー 🙂 e\u0301\u0327",
+    "\x00\x0b\u200b\ufeff zero-width and control characters\u2028",
+    "word " * 200,  # Past the sequence length.
+    "x" * 150,  # One word past max_word_chars: [UNK].
+]
+
+
+def task_of(kind: str, tokenizer, **kwargs):
+    backbone = tiny_backbone(tokenizer.vocabulary_size())
+    if kind == "classifier":
+        return BertClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=64, dropout=0.0, **kwargs)
+    if kind == "token_classifier":
+        return BertTokenClassifier(backbone, 5, tokenizer=tokenizer, sequence_length=64, dropout=0.0)
+    backbone = tiny_backbone(tokenizer.vocabulary_size(), max_sequence_length=128)
+    return BertQuestionAnswerer(backbone, tokenizer=tokenizer, **LENGTHS)
+
+
+def texts_to_check() -> list[str]:
+    return list(real_lines()[:: len(real_lines()) // 60]) + ODD_TEXTS
+
+
+def token_ids_outputs(task, packed: dict) -> dict:
+    outputs = task({key: packed[key] for key in INPUT_NAMES}, training=False)
+    if not isinstance(outputs, dict):
+        outputs = {"logits": outputs, "probabilities": keras.ops.softmax(outputs, axis=-1)}
+    return {key: keras.ops.convert_to_numpy(value) for key, value in outputs.items()}
+
+
+@pytest.mark.parametrize("kind", ["classifier", "token_classifier", "question_answerer"])
+def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp_path):
+    task = task_of(kind, tokenizer)
+    export_onnx(task, str(tmp_path / "onnx"))
+    served = OnnxTextModel(str(tmp_path / "onnx"))
+    texts = texts_to_check()
+    if kind == "question_answerer":  # The token-ids model on the preprocessor's windows.
+        features = task.preprocessor((texts, texts[::-1]))
+        packed = {key: np.asarray(value) for key, value in task.preprocessor.model_inputs(features).items()}
+        onnx_outputs = dict(zip(served.output_names, served.session.run(served.output_names, packed)))
+    else:
+        packed = served.packed(texts)
+        onnx_outputs = served(texts)
+    expected = token_ids_outputs(task, packed)
+    if kind == "classifier":
+        np.testing.assert_allclose(expected["logits"], task.predict(texts, verbose=0), atol=1e-4, rtol=0)
+    assert sorted(onnx_outputs) == sorted(expected)
+    for key in expected:
+        np.testing.assert_allclose(onnx_outputs[key], expected[key], atol=1e-4, rtol=0)
+
+
+def test_tokenizer_json_packs_as_the_preprocessor_on_all_real_lines(tokenizer):
+    task = task_of("classifier", tokenizer)
+    served = hugging_face_tokenizer(task.preprocessor)
+    lines = list(real_lines()) + ODD_TEXTS
+    ours = task.preprocessor(lines)
+    theirs = served.encode_batch(lines)
+    mask = np.asarray(ours["padding_mask"]).astype(bool)
+    ids, segments = np.asarray(ours["token_ids"]), np.asarray(ours["segment_ids"])
+    differing = [
+        line
+        for row, (line, encoding) in enumerate(zip(lines, theirs))
+        if list(ids[row][mask[row]]) != encoding.ids[: mask[row].sum()]
+        or sum(encoding.attention_mask) != mask[row].sum()
+        or list(segments[row][mask[row]]) != encoding.type_ids[: mask[row].sum()]
+    ]
+    assert not differing, f"{len(differing)} of {len(lines)} lines differ, e.g. {differing[:3]}"
+
+
+def test_pair_classifier_on_real_pairs(tokenizer, tmp_path):
+    task = task_of("classifier", tokenizer, sentence_pairs=True)
+    export_onnx(task, str(tmp_path / "onnx"))
+    served = OnnxTextModel(str(tmp_path / "onnx"))
+    first, second = (list(side) for side in zip(*real_pairs()[:200]))
+    first, second = first + ODD_TEXTS, second + ODD_TEXTS[::-1]
+    ours = {key: np.asarray(value) for key, value in task.preprocessor((first, second)).items()}
+    theirs = served.packed(first, second)
+    length = theirs["token_ids"].shape[1]
+    for key in INPUT_NAMES:
+        np.testing.assert_array_equal(theirs[key], ours[key][:, :length])
+    assert not ours["padding_mask"][:, length:].any()
+    expected = task.predict((first, second), verbose=0)
+    np.testing.assert_allclose(served(first, second)["logits"], expected, atol=1e-4, rtol=0)
+
+
+def test_int8_export_stays_close_to_float32(tokenizer, tmp_path):
+    task = task_of("classifier", tokenizer)
+    export_onnx(task, str(tmp_path / "float32"))
+    export_onnx(task, str(tmp_path / "int8"), quantize="int8")
+    texts = texts_to_check()
+    float32 = OnnxTextModel(str(tmp_path / "float32"))(texts)["probabilities"]
+    int8 = OnnxTextModel(str(tmp_path / "int8"))(texts)["probabilities"]
+    quantized = onnx.load(str(tmp_path / "int8" / "model.onnx"))
+    assert sum(node.op_type in ("MatMulInteger", "DynamicQuantizeMatMul") for node in quantized.graph.node) >= 12
+    np.testing.assert_allclose(int8, float32, atol=0.02, rtol=0)
+
+
+def test_bad_inputs(tokenizer, tmp_path):
+    task = task_of("classifier", tokenizer)
+    with pytest.raises(ValueError, match="Unknown quantization 'int4'"):
+        export_onnx(task, str(tmp_path / "int4"), quantize="int4")
+    export_onnx(task, str(tmp_path / "onnx"))
+    served = OnnxTextModel(str(tmp_path / "onnx"))
+    with pytest.raises(ValueError, match=r"text\[1\] is not valid UTF-8"):
+        served([b"fine", b"\xff\xfe broken"])
+    # An empty string and a 1 MB string are served: [CLS] [SEP], and the first 64 tokens.
+    outputs = served(["", "word " * 200_000])
+    assert outputs["probabilities"].shape == (2, 3)
+    assert served.packed(["", "word " * 200_000])["padding_mask"].sum(axis=1).tolist() == [2, 64]
