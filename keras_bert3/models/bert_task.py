@@ -465,6 +465,10 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         >>> classifier.export("serving/1")  # TF Serving's default executor.
         >>> classifier.export("serving-xla/1", jit_compile=True)
         """
+        if format == "onnx":  # A folder: model.onnx and tokenizer.json (keras_bert3.export.onnx_export).
+            from keras_bert3.export.onnx_export import export_onnx
+
+            return export_onnx(self, filepath, **kwargs)
         if format != "tf_saved_model":
             return super().export(filepath, format=format, verbose=verbose, **kwargs)
         import keras_bert3.export  # A floor up (tests/layout_test.py): the writers take a built task.

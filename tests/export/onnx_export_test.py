@@ -56,7 +56,7 @@ def token_ids_outputs(task, packed: dict) -> dict:
 @pytest.mark.parametrize("kind", ["classifier", "token_classifier", "question_answerer"])
 def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp_path):
     task = task_of(kind, tokenizer)
-    export_onnx(task, str(tmp_path / "onnx"))
+    task.export(str(tmp_path / "onnx"), format="onnx")
     served = OnnxTextModel(str(tmp_path / "onnx"))
     texts = texts_to_check()
     if kind == "question_answerer":  # The token-ids model on the preprocessor's windows.
@@ -123,7 +123,10 @@ def test_int8_export_stays_close_to_float32(tokenizer, tmp_path):
 def test_bad_inputs(tokenizer, tmp_path):
     task = task_of("classifier", tokenizer)
     with pytest.raises(ValueError, match="Unknown quantization 'int4'"):
-        export_onnx(task, str(tmp_path / "int4"), quantize="int4")
+        task.export(str(tmp_path / "int4"), format="onnx", quantize="int4")
+    with pytest.raises(ValueError, match="Unrecognized format=onnx-strings"):
+        task.export(str(tmp_path / "other"), format="onnx-strings")
+    assert not (tmp_path / "int4").exists() and not (tmp_path / "other").exists()
     export_onnx(task, str(tmp_path / "onnx"))
     served = OnnxTextModel(str(tmp_path / "onnx"))
     with pytest.raises(ValueError, match=r"text\[1\] is not valid UTF-8"):
