@@ -16,6 +16,7 @@ the `serving_default` SavedModel signature's outputs out.
 """
 
 import os
+import re
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from keras_bert3.files.whole_folders import written_whole
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 QUANTIZATIONS = (None, "int8")
+ASCII_WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")  # Where a token classifier's text splits into words.
 
 
 def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
@@ -142,6 +144,7 @@ class OnnxTextModel:
         self.tokenizer = Tokenizer.from_file(os.path.join(folder, TOKENIZER_FILE))
         self.session = onnx_session(os.path.join(folder, MODEL_FILE), threads=threads)
         self.output_names = [output.name for output in self.session.get_outputs()]
+        self.task = self.session.get_modelmeta().custom_metadata_map.get("task")
 
     def packed(self, text, text_pair=None) -> dict:
         """int32 `(batch, length)` model inputs for `text` (and `text_pair`)."""
@@ -150,15 +153,52 @@ class OnnxTextModel:
             encodings = self.tokenizer.encode_batch(text)
         else:
             encodings = self.tokenizer.encode_batch(list(zip(text, _strings(text_pair, "text_pair"))))
-        return {
-            "token_ids": np.array([e.ids for e in encodings], "int32").reshape(len(text), -1),
-            "segment_ids": np.array([e.type_ids for e in encodings], "int32").reshape(len(text), -1),
-            "padding_mask": np.array([e.attention_mask for e in encodings], "int32").reshape(len(text), -1),
-        }
+        return _packed(encodings, len(text))
 
     def __call__(self, text, text_pair=None) -> dict:
+        if self.task == "BertTokenClassifier":
+            return self.tagged(text)
         outputs = self.session.run(self.output_names, self.packed(text, text_pair))
         return dict(zip(self.output_names, outputs))
+
+    def tagged(self, text) -> dict:
+        """A token classifier's outputs per token and per word, as its
+        SavedModel's `serving_default`: the strings split into words at ASCII
+        whitespace, each word tokenized on its own (`align_words`)."""
+        words = [[word for word in ASCII_WHITESPACE.split(line) if word] for line in _strings(text, "text")]
+        encodings = self.tokenizer.encode_batch(words, is_pretokenized=True)
+        packed = _packed(encodings, len(words))
+        outputs = dict(zip(self.output_names, self.session.run(self.output_names, packed)))
+        most = max([len(line) for line in words], default=0)
+        positions = np.full((len(words), most), -1, "int32")
+        for row, encoding in enumerate(encodings):
+            for position, word in reversed(list(enumerate(encoding.word_ids))):
+                if word is not None:
+                    positions[row, word] = position
+        rows = np.arange(len(words))[:, None]
+        word_probabilities = np.where(
+            positions[..., None] >= 0, outputs["probabilities"][rows, np.maximum(positions, 0)], np.float32(0)
+        )
+        outputs.update(
+            words=np.array([line + [""] * (most - len(line)) for line in words], dtype=object).reshape(
+                len(words), most
+            ),
+            num_words=np.array([len(line) for line in words], "int32"),
+            word_positions=positions,
+            word_labels=np.where(positions >= 0, word_probabilities.argmax(-1), -1).astype("int32"),
+            word_probabilities=word_probabilities.astype("float32"),
+        )
+        return outputs
+
+
+def _packed(encodings, rows: int) -> dict:
+    """int32 `(rows, length)` model inputs from `tokenizers` encodings (padded alike)."""
+    length = len(encodings[0].ids) if encodings else 2
+    return {
+        "token_ids": np.array([e.ids for e in encodings], "int32").reshape(rows, length),
+        "segment_ids": np.array([e.type_ids for e in encodings], "int32").reshape(rows, length),
+        "padding_mask": np.array([e.attention_mask for e in encodings], "int32").reshape(rows, length),
+    }
 
 
 def _strings(texts, name: str) -> list[str]:

@@ -67,7 +67,9 @@ def task_graph(model, *, name: str = "bert") -> "onnx.ModelProto":  # noqa: F821
         [helper.make_tensor_value_info(key, TensorProto.FLOAT, shape) for key, (_, shape) in outputs.items()],
         g.initializers,
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="keras_bert3")
+    result = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="keras_bert3")
+    helper.set_model_props(result, {"task": type(model).__name__})  # For the serving side (`OnnxTextModel`).
+    return result
 
 
 def _backbone_weights(weights: dict, backbone) -> dict:

@@ -5,6 +5,7 @@ the length limit included), and `tokenizer.json` gives the preprocessor's ids.""
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 onnx = pytest.importorskip("onnx")
 
@@ -59,19 +60,37 @@ def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp
     task.export(str(tmp_path / "onnx"), format="onnx")
     served = OnnxTextModel(str(tmp_path / "onnx"))
     texts = texts_to_check()
-    if kind == "question_answerer":  # The token-ids model on the preprocessor's windows.
-        features = task.preprocessor((texts, texts[::-1]))
-        packed = {key: np.asarray(value) for key, value in task.preprocessor.model_inputs(features).items()}
-        onnx_outputs = dict(zip(served.output_names, served.session.run(served.output_names, packed)))
-    else:
+    if kind == "classifier":  # Strings in.
         packed = served.packed(texts)
         onnx_outputs = served(texts)
+    else:  # The token-ids model on the preprocessor's words, or its question-and-passage windows.
+        if kind == "question_answerer":
+            packed = task.preprocessor.model_inputs(task.preprocessor((texts, texts[::-1])))
+        else:
+            packed = task.preprocessor(task.preprocessor.as_words(tf.constant(texts)))
+        packed = {key: np.asarray(packed[key]) for key in INPUT_NAMES}
+        onnx_outputs = dict(zip(served.output_names, served.session.run(served.output_names, packed)))
     expected = token_ids_outputs(task, packed)
     if kind == "classifier":
         np.testing.assert_allclose(expected["logits"], task.predict(texts, verbose=0), atol=1e-4, rtol=0)
     assert sorted(onnx_outputs) == sorted(expected)
     for key in expected:
         np.testing.assert_allclose(onnx_outputs[key], expected[key], atol=1e-4, rtol=0)
+
+
+def test_token_classifier_words_as_predict(tokenizer, tmp_path):
+    task = task_of("token_classifier", tokenizer)
+    task.export(str(tmp_path / "onnx"), format="onnx")
+    served = OnnxTextModel(str(tmp_path / "onnx"))
+    texts = texts_to_check() + ["Call  os.walk\tfirst", "\x00 only\x00 \x00"]
+    outputs = served(texts)
+    packed = task.preprocessor(task.preprocessor.as_words(tf.constant(texts)))
+    np.testing.assert_array_equal(outputs["word_positions"], np.asarray(packed["word_positions"]))
+    for row, word_logits in enumerate(task.predict(texts, verbose=0)):
+        assert outputs["num_words"][row] == len(word_logits) == len(texts[row].split())
+        expected = keras.ops.convert_to_numpy(keras.ops.softmax(np.nan_to_num(word_logits), axis=-1))
+        expected[np.isnan(word_logits).any(-1)] = 0
+        np.testing.assert_allclose(outputs["word_probabilities"][row, : len(word_logits)], expected, atol=1e-4, rtol=0)
 
 
 def test_tokenizer_json_packs_as_the_preprocessor_on_all_real_lines(tokenizer):
