@@ -151,6 +151,7 @@ def test_bad_inputs(tokenizer, tmp_path):
     with pytest.raises(ValueError, match=r"text\[1\] is not valid UTF-8"):
         served([b"fine", b"\xff\xfe broken"])
     # An empty string and a 1 MB string are served: [CLS] [SEP], and the first 64 tokens.
+    assert served([])["probabilities"].shape == (0, 3)  # No strings: no rows.
     outputs = served(["", "word " * 200_000])
     assert outputs["probabilities"].shape == (2, 3)
     assert served.packed(["", "word " * 200_000])["padding_mask"].sum(axis=1).tolist() == [2, 64]
