@@ -6,7 +6,8 @@ tokenizer and packer of the task's preprocessor for Hugging Face
 `tokenizers`. The tokenizer is not inside the ONNX graph: onnxruntime-extensions'
 `BertTokenizer` op gives other ids than BERT's (it neither splits Unicode
 punctuation such as "।" nor strips combining marks as BERT does; on the real
-lines of tests/real_text.py 16% of lines differ), while `tokenizers` gives
+lines of tests/real_text.py 16% of lines differ, and a NUL character ends
+the text), while `tokenizers` gives
 exactly `BertTokenizer`'s ids. `OnnxTextModel` joins the two: strings in,
 the `serving_default` SavedModel signature's outputs out.
 
@@ -130,9 +131,10 @@ def onnx_session(path: str, *, threads: int | None = None):
 
 class OnnxTextModel:
     """An ONNX export (`export_onnx`) served on strings: `tokenizer.json`
-    then `model.onnx`. Outputs as the SavedModel's token-ids signature, per
-    input string (a classifier's `logits` and `probabilities`; a token
-    classifier's per-token ones, padded to the batch's longest).
+    then `model.onnx`. Outputs as the SavedModel's `serving_default`: a
+    classifier's `logits` and `probabilities`; a token classifier's per token
+    and per word (`tagged`). A question answerer's export is served on token
+    ids only (`session.run`): its windows and span decoding are not here yet.
 
     Example:
     >>> OnnxTextModel("onnx/classifier")(["Some text."])["probabilities"]  # (1, num_classes)
