@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's test command: installs keras_bert3 with its jax, beam and test
+# The README's test command: installs keras_bert3 with its jax, beam, onnx and test
 # extras (torch CPU, transformers, the MiniLM checkpoint), then runs the whole suite on
 # the TensorFlow backend and on the JAX backend. The two passes run side by
 # side (most of a test's time is single-threaded tracing, compiling and process
@@ -8,7 +8,7 @@
 # `bash tests/run_all.sh -k tokenizer`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install --quiet --disable-pip-version-check -e ".[jax,beam,test]" || exit 1
+python -m pip install --quiet --disable-pip-version-check -e ".[jax,beam,onnx,test]" || exit 1
 # The corpora derived from this machine's Python (tests/derived_corpora.py),
 # beside the TensorFlow that TF Serving runs, where the export tests load their
 # exports (a virtual environment: tests/serving_runtime.py). Both are cached,

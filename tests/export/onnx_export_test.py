@@ -4,10 +4,9 @@ the length limit included), and `tokenizer.json` gives the preprocessor's ids.""
 
 import keras
 import numpy as np
+import onnx
 import pytest
 import tensorflow as tf
-
-onnx = pytest.importorskip("onnx")
 
 from keras_bert3.export.onnx_export import OnnxTextModel
 from keras_bert3.export.onnx_export import export_onnx
@@ -20,9 +19,6 @@ from tests.qa_passages import LENGTHS
 from tests.real_text import real_lines
 from tests.real_text import real_pairs
 from tests.test_case import tiny_backbone
-
-pytest.importorskip("onnxruntime")
-pytest.importorskip("tokenizers")
 
 ODD_TEXTS = [
     "",
