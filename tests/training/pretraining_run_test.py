@@ -143,9 +143,10 @@ def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus
         (
             "--max-predictions-per-seq",
             "64",
-            "--max-predictions-per-seq 64 must be below --sequence-length 64 (BERT masks 15% of tokens: 10 here)",
+            "--max-predictions-per-seq 64 is larger than the sequence: --sequence-length 64 leaves at most 61 "
+            "maskable tokens (BERT masks 15% of tokens: 10 here)",
         ),
-        ("--sequence-length", "3", "--sequence-length 3 must be at least 4"),
+        ("--sequence-length", "3", "--sequence-length 3 must be at least 5"),
         ("--learning-rate", "0", "--learning-rate 0.0 must be positive"),
         ("--warmup-steps", "60", "--warmup-steps 60 must be at least 0 and below --steps 60"),
         ("--vocabulary-size", "0", "--vocabulary-size 0 must be at least 1"),
