@@ -64,6 +64,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from bench.model_flops import pretraining_flops_per_step  # noqa: E402
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")  # "auto" rows: a float32 model, compile's choice.
 # Fine-tuning first: its first epoch then pays what a new process pays (device start-up included).
@@ -306,10 +309,9 @@ def run_pretrain(row: dict, args) -> dict:
     dataset = pretraining_dataset(
         default_corpus_path(),
         tokenizer,
-        sequence_length=length,
-        batch_size=batch_size,
-        max_predictions_per_seq=row["predictions"],
-        drop_remainder=True,
+        PairingConfig(sequence_length=length),
+        MaskingConfig(max_predictions_per_seq=row["predictions"]),
+        BatchingConfig(batch_size=batch_size, drop_remainder=True),
     ).repeat()
     pipeline = input_rate(dataset, batches=5 if args.tiny else -(-16384 // batch_size))
     progress(f"input pipeline alone: {pipeline:,.0f} examples/s")

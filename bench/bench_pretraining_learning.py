@@ -36,6 +36,9 @@ import tempfile
 import time
 
 import numpy as np
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS, WARMUP, PEAK_LEARNING_RATE, WEIGHT_DECAY = 300, 30, 1e-3, 0.01
@@ -72,11 +75,10 @@ def draw_batches(path: str, count: int, batch_size: int, seed: int) -> dict:
     dataset = pretraining_dataset(
         path,
         BertTokenizer(minilm_vocabulary()),
-        sequence_length=SEQUENCE_LENGTH,
-        max_predictions_per_seq=PREDICTIONS,
-        batch_size=batch_size,
+        PairingConfig(sequence_length=SEQUENCE_LENGTH),
+        MaskingConfig(max_predictions_per_seq=PREDICTIONS),
+        BatchingConfig(batch_size=batch_size, drop_remainder=True),
         seed=seed,
-        drop_remainder=True,
     )
     batches = list(dataset.repeat().take(count).as_numpy_iterator())
     stacked = {}

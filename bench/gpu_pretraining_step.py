@@ -54,6 +54,9 @@ sys.path.insert(0, REPO)
 
 from bench.accelerator_huggingface import SIZES  # noqa: E402  (layers, hidden, heads; no Keras, no PyTorch import)
 from bench.accelerator_huggingface import pretraining_config  # noqa: E402
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 VOCABULARY_SIZE = 30522
 PEAK_BF16_TFLOPS = {"H100": 989.4, "H200": 989.4}  # Dense datasheet peaks.
@@ -87,11 +90,9 @@ def prepare(folder: str, batches: int) -> None:
         dataset = pretraining_dataset(
             default_corpus_path(),
             tokenizer,
-            sequence_length=sequence_length,
-            max_predictions_per_seq=PREDICTIONS[sequence_length],
-            batch_size=batch_size,
-            drop_remainder=True,
-            packed_length=512 if packed else None,
+            PairingConfig(sequence_length=sequence_length),
+            MaskingConfig(max_predictions_per_seq=PREDICTIONS[sequence_length]),
+            BatchingConfig(batch_size=batch_size, packed_length=512 if packed else None, drop_remainder=True),
         )
         arrays = {}
         for i, (x, y, weights) in zip(range(batches), dataset):

@@ -16,6 +16,8 @@ import os
 import keras
 
 import keras_bert3
+from keras_bert3.data import BatchingConfig
+from keras_bert3.data import PairingConfig
 from keras_bert3.data import document_dataset
 from keras_bert3.data import pretraining_dataset
 from keras_bert3_demo import default_corpus_path
@@ -44,7 +46,11 @@ def main():
 
     # 2. Pretraining examples streamed from raw text: NSP pairs, 80/10/10 masks.
     dataset = pretraining_dataset(
-        corpus, tokenizer, sequence_length=args.sequence_length, batch_size=args.batch_size, seed=0
+        corpus,
+        tokenizer,
+        PairingConfig(sequence_length=args.sequence_length),
+        batching=BatchingConfig(batch_size=args.batch_size),
+        seed=0,
     ).repeat()
 
     # 3. The model and the BERT recipe (AdamW, warmup then linear decay, clipping).
@@ -53,7 +59,13 @@ def main():
     pretrainer.compile(learning_rate=args.learning_rate, total_steps=args.steps, warmup_steps=args.steps // 10)
 
     # 4. Train; evaluate the same fixed batches before and after.
-    probe = pretraining_dataset(corpus, tokenizer, sequence_length=args.sequence_length, batch_size=64, seed=1).take(4)
+    probe = pretraining_dataset(
+        corpus,
+        tokenizer,
+        PairingConfig(sequence_length=args.sequence_length),
+        batching=BatchingConfig(batch_size=64),
+        seed=1,
+    ).take(4)
     before = pretrainer.evaluate(probe, verbose=0, return_dict=True)
     pretrainer.fit(dataset, steps_per_epoch=max(args.steps // 10, 1), epochs=min(10, args.steps), verbose=2)
     after = pretrainer.evaluate(probe, verbose=0, return_dict=True)

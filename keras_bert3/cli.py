@@ -21,11 +21,14 @@ import shlex
 import signal
 import sys
 
-from keras_bert3.distribution.strategy import STRATEGIES
+from keras_bert3.data.pairing_config import PairingConfig
+from keras_bert3.data.setting_fields import add_flags
+from keras_bert3.data.setting_fields import from_flags
 from keras_bert3.files.whole_folders import check_replaceable
 from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.files.write_failed import WriteFailed
 from keras_bert3.training.deferred_signals import TrainingStopped
+from keras_bert3.training.pretraining_config import PretrainingConfig
 from keras_bert3.training.pretraining_config import add_flags as add_pretraining_flags
 from keras_bert3.training.pretraining_config import from_flags as pretraining_config_from_flags
 from keras_bert3_demo.demo_commands import demo
@@ -84,29 +87,24 @@ def prepare_data(args) -> None:
             sentences = document_dataset(args.corpus, file_format=args.file_format, seed=args.seed).unbatch()
             learn_wordpiece_vocabulary(sentences, args.vocabulary_size, vocabulary_output_file=path)
         tokenizer = BertTokenizer(path)
-    settings = dict(
-        num_shards=args.num_shards,
-        workers=args.workers,
-        sequence_length=args.sequence_length,
-        seed=args.seed,
-        next_sentence_prediction=not args.no_nsp,
-        balanced_nsp=not args.original_nsp,
-        file_format=args.file_format,
-    )
+    pairing = from_flags(PairingConfig, args)
+    settings = dict(seed=args.seed, num_shards=args.num_shards, workers=args.workers)
     if args.beam or args.beam_options:
         from keras_bert3.data.beam_shards import prepare_pretraining_data_beam
 
         beam_options = shlex.split(args.beam_options) if args.beam_options else None
+        log_level = "INFO" if debug_asked(args) else "ERROR"
         prepare_pretraining_data_beam(
             args.corpus,
             tokenizer,
             args.output,
+            pairing,
             beam_options=beam_options,
-            harness_log_level="INFO" if debug_asked(args) else "ERROR",
+            harness_log_level=log_level,
             **settings,
         )
     else:
-        prepare_pretraining_data(args.corpus, tokenizer, args.output, **settings)
+        prepare_pretraining_data(args.corpus, tokenizer, args.output, pairing, **settings)
     print(
         f"Train on them with: keras-bert3 pretrain --corpus {args.output} --sequence-length {args.sequence_length} ..."
     )
@@ -298,7 +296,7 @@ def debug_asked(args) -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The `keras-bert3` command's parser: one subcommand per job."""
+    """The `keras-bert3` command's parser: one subcommand per job, each added by its `_add_*` function."""
     parser = argparse.ArgumentParser(prog="keras-bert3", description=__doc__.split("\n")[0])
     parser.add_argument(
         "--debug",
@@ -306,13 +304,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="show the traceback of an error instead of its one line (also KERAS_BERT3_DEBUG=1)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    for add_command in (
+        _add_pretrain,
+        _add_data_service,
+        _add_prepare_data,
+        _add_demo,
+        _add_convert,
+        _add_export_hf,
+        _add_embed,
+        _add_finetune,
+        _add_export,
+        _add_predict,
+        _add_topics,
+        _add_pipeline,
+    ):
+        add_command(commands)
+    return parser
 
+
+def _add_pretrain(commands) -> None:
     p = commands.add_parser("pretrain", help="pretrain BERT (MLM + NSP); resumes if OUTPUT has a checkpoint")
     add_pretraining_flags(p)  # One per PretrainingConfig field.
     p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
     p.set_defaults(run=pretrain)
 
+
+def _add_data_service(commands) -> None:
     p = commands.add_parser(
         "data-service", help="run a tf.data service dispatcher or worker for pretrain --data-service"
     )
@@ -327,20 +345,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--work-dir", help="dispatcher: journal its state here, so that a restarted dispatcher resumes")
     p.set_defaults(run=data_service)
 
+
+# The prepare-data flags that are `PretrainingConfig`'s too (default and help written there).
+PREPARE_DATA_RUN_FLAGS = ("vocabulary_size", "seed")
+
+
+def _add_prepare_data(commands) -> None:
     p = commands.add_parser(
         "prepare-data", help="pair a corpus into shards, N processes, resumable; pretrain reads them"
     )
     p.add_argument("--corpus", required=True, help="files or glob")
     p.add_argument("--output", required=True, help="directory for the shards, prepared.json and the tokenizer")
     p.add_argument("--preset", help="the tokenizer of this preset; default: a vocabulary learnt on the corpus")
-    p.add_argument("--vocabulary-size", type=int, default=8000)
-    p.add_argument("--file-format", default="sentences", choices=["sentences", "paragraphs"])
+    add_flags(p, PairingConfig)  # One per PairingConfig field.
+    add_flags(p, PretrainingConfig, names=PREPARE_DATA_RUN_FLAGS)
     p.add_argument("--workers", type=int, help="processes (default: one per 8 cores; with --beam, one per core)")
     p.add_argument("--num-shards", type=int, help="default: a multiple of 64, at most 256 MB of text each")
-    p.add_argument("--sequence-length", type=int, default=128)
-    p.add_argument("--no-nsp", action="store_true", help="single segments for MLM only")
-    p.add_argument("--original-nsp", action="store_true", help="the original's coin flip instead of 50%% true")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument(
         "--beam",
         action="store_true",
@@ -353,21 +373,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=prepare_data)
 
+
+def _add_demo(commands) -> None:
     p = commands.add_parser("demo", help="tokenizer and preset tour on the embedded corpus")
     p.add_argument("--output", default="runs/demo", help="directory for the presets it writes")
     p.add_argument("--vocabulary-size", type=int, default=4000)
     p.set_defaults(run=demo)
 
+
+def _add_convert(commands) -> None:
     p = commands.add_parser("convert", help="any preset -> keras_bert3 preset")
     p.add_argument("preset")
     p.add_argument("output_dir")
     p.set_defaults(run=convert)
 
+
+def _add_export_hf(commands) -> None:
     p = commands.add_parser("export-hf", help="any preset -> Hugging Face checkpoint")
     p.add_argument("preset")
     p.add_argument("output_dir")
     p.set_defaults(run=export_hf)
 
+
+def _add_embed(commands) -> None:
     p = commands.add_parser("embed", help="print text vectors")
     p.add_argument("preset")
     p.add_argument("texts", nargs="+")
@@ -375,6 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--normalize", action="store_true")
     p.set_defaults(run=embed)
 
+
+def _add_finetune(commands) -> None:
     p = commands.add_parser("finetune", help="fine-tune a classifier on a CSV or JSON-lines file")
     p.add_argument("--preset", required=True, help="the pretrained preset (any BertBackbone.from_preset source)")
     p.add_argument("--train", required=True, help=".csv or .jsonl file")
@@ -397,6 +427,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", type=int, default=2)
     p.set_defaults(run=finetune)
 
+
+def _add_export(commands) -> None:
     p = commands.add_parser("export", help="fine-tuned task preset -> SavedModel that takes strings")
     p.add_argument("--model", required=True, help="a preset written by finetune")
     p.add_argument("--output", required=True)
@@ -415,22 +447,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(run=export)
 
+
+def _add_predict(commands) -> None:
     p = commands.add_parser("predict", help="classify texts with a fine-tuned preset or its exported SavedModel")
     p.add_argument("--model", required=True, help="a preset written by finetune, or a SavedModel written by export")
     p.add_argument("texts", nargs="+")
     p.set_defaults(run=predict)
 
+
+def _add_topics(commands) -> None:
     p = commands.add_parser("topics", help="write the embedded labelled set (docstring sentences by topic) as CSV")
     p.add_argument("--output", required=True, help="directory for train.csv and test.csv")
     p.set_defaults(run=topics)
 
+
+def _add_pipeline(commands) -> None:
     p = commands.add_parser("pipeline", help="the main job: pretrain, fine-tune, export, predict from the export")
     p.add_argument("--output", required=True, help="run directory")
     p.add_argument("--pretrain-steps", type=int, default=1500)
     p.add_argument("--finetune-epochs", type=int, default=3)
     p.set_defaults(run=pipeline)
-
-    return parser
 
 
 def main(argv=None) -> int:

@@ -25,26 +25,38 @@ and differ only where the stream ends:
 - `write_pretraining_shards` (`pretraining_shards`): masked examples in the
   original's static-mask format, read back by `read_pretraining_shards`.
 
+The settings are three frozen dataclasses, each field with its default, its
+flag's help and its check (`setting_fields`): `PairingConfig` (the pairs,
+recorded in the shards' `prepared.json`), `MaskingConfig` (the masks) and
+`BatchingConfig` (the batches); the entry points take them and end in one
+function, `training_batches` (shuffle -> batch -> masks -> rows).
+
 `document_dataset` reads documents alone (e.g. to learn a vocabulary);
 `DataCounters` counts what the stages read, skipped and made. The demo
 corpora are outside the library, in `keras_bert3_demo`.
 """
 
+from keras_bert3.data.batching_config import BatchingConfig
 from keras_bert3.data.corpus_reader import document_dataset
 from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
+from keras_bert3.data.masking_config import MaskingConfig
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
+from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.data.pretraining_shards import read_pretraining_shards
 from keras_bert3.data.pretraining_shards import write_pretraining_shards
 from keras_bert3.data.sentence_splitter import split_sentences
 
 __all__ = [
+    "BatchingConfig",
     "DataCounters",
     "DocumentGroupPairer",
+    "MaskingConfig",
     "MlmMasker",
+    "PairingConfig",
     "document_dataset",
     "prepare_pretraining_data",
     "pretraining_dataset",

@@ -20,6 +20,7 @@ try:
 except ImportError as error:  # pragma: no cover
     raise ImportError('Building shards with Beam needs Apache Beam: pip install "keras-bert3[beam]".') from error
 
+from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.paired_shards import plan_shards
 from keras_bert3.data.paired_shards import read_prepared_info
 from keras_bert3.data.paired_shards import shard_paths
@@ -31,18 +32,13 @@ def prepare_pretraining_data_beam(
     files,
     tokenizer,
     output_dir: str,
+    pairing: PairingConfig = PairingConfig(),
     *,
+    seed: int = 0,
+    num_shards: int | None = None,
     beam_options: list[str] | None = None,
     workers: int | None = None,
     harness_log_level: str = "ERROR",
-    num_shards: int | None = None,
-    sequence_length: int = 128,
-    seed: int = 0,
-    short_seq_prob: float = 0.1,
-    next_sentence_prediction: bool = True,
-    balanced_nsp: bool = True,
-    pairing_group: int = 256,
-    file_format: str = "sentences",
     verbose: bool = True,
 ) -> list[str]:
     """Pairs a corpus into TFRecord shards with an Apache Beam pipeline.
@@ -53,9 +49,8 @@ def prepare_pretraining_data_beam(
     `output_dir` are kept: a failed pipeline, run again, builds the rest.
 
     Args:
-        files, tokenizer, output_dir, num_shards, sequence_length, seed,
-            short_seq_prob, next_sentence_prediction, balanced_nsp,
-            pairing_group, file_format, verbose: as `prepare_pretraining_data`.
+        files, tokenizer, output_dir, pairing, seed, num_shards, verbose: as
+            `prepare_pretraining_data`.
             On a distributed runner, `files` and `output_dir` must be paths
             every worker reads and writes (`gs://...`, a shared file system).
         beam_options: Beam pipeline flags, e.g. `["--runner=DataflowRunner",
@@ -73,19 +68,7 @@ def prepare_pretraining_data_beam(
     Example:
     >>> prepare_pretraining_data_beam("corpus/*.txt", tokenizer, "prepared", workers=8)  # doctest: +SKIP
     """
-    tasks, num_shards, info = plan_shards(
-        files,
-        tokenizer,
-        output_dir,
-        num_shards=num_shards,
-        sequence_length=sequence_length,
-        seed=seed,
-        short_seq_prob=short_seq_prob,
-        next_sentence_prediction=next_sentence_prediction,
-        balanced_nsp=balanced_nsp,
-        pairing_group=pairing_group,
-        file_format=file_format,
-    )
+    tasks, num_shards, info = plan_shards(files, tokenizer, output_dir, pairing, seed=seed, num_shards=num_shards)
     if not tasks:
         return shard_paths(output_dir, num_shards)
     if beam_options is None:

@@ -35,15 +35,6 @@ def max_predictions_per_row(row_length: int, max_pairs_per_row: int, masked_lm_p
     return math.ceil(masked_lm_prob * row_length) + max_pairs_per_row
 
 
-def check_packed_length(packed_length: int | None, sequence_length: int) -> None:
-    """Refuses rows too short for the pairs (None: not packed)."""
-    if packed_length is not None and packed_length < sequence_length:
-        raise ValueError(
-            f"packed_length={packed_length} is shorter than the pairs (sequence_length={sequence_length}): "
-            "a pair is never split, so rows must hold the longest one. Pack into longer rows, or make shorter pairs."
-        )
-
-
 def pair_batches(
     pairs: tf.data.Dataset, batch_size: int, drop_remainder: bool, packed_length: int | None
 ) -> tf.data.Dataset:
@@ -72,7 +63,8 @@ def packed_rows(
     batch is packed on its own (`pack_pairs`), in order.
 
     Example:
-    >>> rows = packed_rows(pretraining_dataset(files, tokenizer, batch_size=PACKING_WINDOW), 512, 32)  # doctest: +SKIP
+    >>> pairs = pretraining_dataset(files, tokenizer, batching=BatchingConfig(batch_size=PACKING_WINDOW))  # doctest: +SKIP
+    >>> rows = packed_rows(pairs, 512, 32)  # doctest: +SKIP
     """
     if row_length is None:
         return masked
@@ -130,7 +122,7 @@ def pack_pairs(
             predictions do not fit in `max_predictions_per_row`.
 
     Example:
-    >>> x, y, w = next(iter(pretraining_dataset(files, tokenizer, sequence_length=128, batch_size=64)))  # doctest: +SKIP
+    >>> x, y, w = next(iter(pretraining_dataset(files, tokenizer, batching=BatchingConfig(batch_size=64))))  # doctest: +SKIP
     >>> packed_x, packed_y, packed_w = pack_pairs(x, y, w, row_length=512)  # doctest: +SKIP
     """
     lengths = pair_lengths(x["padding_mask"], row_length)

@@ -23,19 +23,21 @@ import time
 
 import tensorflow as tf
 
-from keras_bert3.data import pair_packing
+from keras_bert3.data.batching_config import BatchingConfig
 from keras_bert3.data.corpus_reader import corpus_ranges
 from keras_bert3.data.corpus_reader import expand_files
-from keras_bert3.data.masked_batches import masked_batches
-from keras_bert3.data.mlm_masker import MlmMasker
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
+from keras_bert3.data.pairing_config import raise_problems
+from keras_bert3.data.setting_fields import from_dict
 from keras_bert3.data.shard_worker import write_shards
-from keras_bert3.distribution.data_service_client import served_by_data_service
+from keras_bert3.data.training_batches import training_batches
 from keras_bert3.distribution.worker_input import files_for_worker
-from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
 
 LOGGER = logging.getLogger(__name__)
 
 INFO_FILE = "prepared.json"
+INFO_FORMAT = "keras_bert3 paired shards 2"
 SHARD_NAME = "paired-{index:05d}-of-{count:05d}.tfrecord"
 
 
@@ -61,16 +63,11 @@ def prepare_pretraining_data(
     files,
     tokenizer,
     output_dir: str,
+    pairing: PairingConfig = PairingConfig(),
     *,
+    seed: int = 0,
     num_shards: int | None = None,
     workers: int | None = None,
-    sequence_length: int = 128,
-    seed: int = 0,
-    short_seq_prob: float = 0.1,
-    next_sentence_prediction: bool = True,
-    balanced_nsp: bool = True,
-    pairing_group: int = 256,
-    file_format: str = "sentences",
     verbose: bool = True,
 ) -> list[str]:
     """Pairs a corpus into `num_shards` TFRecord shards, `workers` processes at once.
@@ -87,12 +84,12 @@ def prepare_pretraining_data(
         files: a path, glob or list of them (see `document_dataset`).
         tokenizer: a `BertTokenizer`.
         output_dir: str. Created if needed.
+        pairing: `PairingConfig`, as `pretraining_dataset`.
+        seed: int. As `pretraining_dataset`: the shards hold its first pass's pairs.
         num_shards: int. Default: a multiple of 64 (see `default_num_shards`).
         workers: int. Processes (default: `default_workers()`); this one is
             one of them, the others are started with `python -m
             keras_bert3.data.shard_worker`.
-        sequence_length, seed, short_seq_prob, next_sentence_prediction,
-            balanced_nsp, pairing_group, file_format: as `pretraining_dataset`.
         verbose: bool. Log a line per finished shard and a summary (INFO, the
             `keras_bert3` logger: `logging.basicConfig(level=logging.INFO)` shows them).
 
@@ -101,24 +98,12 @@ def prepare_pretraining_data(
 
     Example:
     >>> prepare_pretraining_data("corpus/*.txt", tokenizer, "prepared", workers=8)  # doctest: +SKIP
-    >>> dataset = read_paired_shards("prepared", tokenizer, batch_size=256)  # doctest: +SKIP
+    >>> dataset = read_paired_shards("prepared", tokenizer, batching=BatchingConfig(batch_size=256))  # doctest: +SKIP
     """
     workers = workers or default_workers()
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}.")
-    tasks, num_shards, info = plan_shards(
-        files,
-        tokenizer,
-        output_dir,
-        num_shards=num_shards,
-        sequence_length=sequence_length,
-        seed=seed,
-        short_seq_prob=short_seq_prob,
-        next_sentence_prediction=next_sentence_prediction,
-        balanced_nsp=balanced_nsp,
-        pairing_group=pairing_group,
-        file_format=file_format,
-    )
+    tasks, num_shards, info = plan_shards(files, tokenizer, output_dir, pairing, seed=seed, num_shards=num_shards)
     if verbose and len(tasks) < num_shards:
         LOGGER.info(
             f"prepare_pretraining_data: {num_shards - len(tasks)} of {num_shards} shards already written; building {len(tasks)}."
@@ -141,18 +126,7 @@ def prepare_pretraining_data(
 
 
 def plan_shards(
-    files,
-    tokenizer,
-    output_dir: str,
-    *,
-    num_shards: int | None,
-    sequence_length: int,
-    seed: int,
-    short_seq_prob: float,
-    next_sentence_prediction: bool,
-    balanced_nsp: bool,
-    pairing_group: int,
-    file_format: str,
+    files, tokenizer, output_dir: str, pairing: PairingConfig, *, seed: int, num_shards: int | None
 ) -> tuple[list[dict], int, dict]:
     """Sets up `output_dir` for the shards of a corpus (or checks that it was
     set up with the same settings), and lists the shards still to build.
@@ -162,40 +136,47 @@ def plan_shards(
     Returns:
         (tasks, num_shards, info): a task per missing shard, {"range": a
         `CorpusRange` as a dict, "path", "index"} (see `write_shards`); the
-        shard count; the settings recorded in `prepared.json`.
+        shard count; the settings recorded in `prepared.json` (`prepared_info`).
     """
+    pairing.validate()
     paths = expand_files(files)
     total = sum(tf.io.gfile.stat(path).length for path in paths)
     num_shards = num_shards or default_num_shards(total)
     if num_shards < 1:
         raise ValueError(f"num_shards must be at least 1, got {num_shards}.")
-    info = {
-        "format": "keras_bert3 paired shards 2",
-        "tokenizer": tokenizer_fingerprint(tokenizer),
-        "vocabulary_size": tokenizer.vocabulary_size(),
-        "lowercase": tokenizer.lowercase,
-        "sequence_length": sequence_length,
-        "next_sentence_prediction": next_sentence_prediction,
-        "num_shards": num_shards,
-        "seed": seed,
-        "short_seq_prob": short_seq_prob,
-        "balanced_nsp": balanced_nsp,
-        "pairing_group": pairing_group,
-        "file_format": file_format,
-        "corpus": [[os.path.basename(path), tf.io.gfile.stat(path).length] for path in paths],
-    }
+    info = prepared_info(tokenizer, pairing, seed, num_shards, paths)
     tf.io.gfile.makedirs(output_dir)
     _write_or_check_info(output_dir, info)
     tokenizer.save_to_preset(output_dir)  # So that training finds the tokenizer of the shards.
     for path in tf.io.gfile.glob(os.path.join(output_dir, "*.partial*")):
         tf.io.gfile.remove(path)  # Left by a killed run: never read, rebuilt below.
-    ranges = corpus_ranges(paths, num_shards, file_format)
+    ranges = corpus_ranges(paths, num_shards, pairing.file_format)
     tasks = [
         {"range": dataclasses.asdict(ranges[i]), "path": path, "index": i}
         for i, path in enumerate(shard_paths(output_dir, num_shards))
         if not tf.io.gfile.exists(path)
     ]
     return tasks, num_shards, info
+
+
+def prepared_info(tokenizer, pairing: PairingConfig, seed: int, num_shards: int, paths: list[str]) -> dict:
+    """What `prepared.json` records: the tokenizer, the pairing's fields
+    (`PairingConfig`, read back by `pairing_of`), the seed, the shard count and the corpus's files."""
+    return {
+        "format": INFO_FORMAT,
+        "tokenizer": tokenizer_fingerprint(tokenizer),
+        "vocabulary_size": tokenizer.vocabulary_size(),
+        "lowercase": tokenizer.lowercase,
+        **dataclasses.asdict(pairing),
+        "num_shards": num_shards,
+        "seed": seed,
+        "corpus": [[os.path.basename(path), tf.io.gfile.stat(path).length] for path in paths],
+    }
+
+
+def pairing_of(info: dict, where: str = INFO_FILE) -> PairingConfig:
+    """The `PairingConfig` that a `prepared.json` records."""
+    return from_dict(PairingConfig, info, where)
 
 
 def shard_paths(directory: str, num_shards: int) -> list[str]:
@@ -296,7 +277,8 @@ def _write_or_check_info(output_dir: str, info: dict) -> None:
 
 
 def read_prepared_info(directory: str) -> dict:
-    """The settings `prepare_pretraining_data` wrote, after checking that all shards are there."""
+    """The settings `prepare_pretraining_data` wrote, after checking that all
+    shards are there; refuses a `prepared.json` of another format."""
     path = os.path.join(directory, INFO_FILE)
     if not tf.io.gfile.exists(path):
         raise ValueError(
@@ -304,6 +286,12 @@ def read_prepared_info(directory: str) -> dict:
         )
     with tf.io.gfile.GFile(path) as f:
         info = json.load(f)
+    if info.get("format") != INFO_FORMAT:
+        raise ValueError(
+            f"{path} is of the format {info.get('format')!r}, this keras_bert3 reads {INFO_FORMAT!r}: "
+            "prepare the data again with this version (`keras-bert3 prepare-data`)."
+        )
+    pairing_of(info, path)  # Raises if a setting is missing.
     count = info["num_shards"]
     missing = [i for i, path in enumerate(shard_paths(directory, count)) if not tf.io.gfile.exists(path)]
     if missing:
@@ -337,45 +325,64 @@ def damaged_shard(directory: str) -> tuple[str, str] | None:
 def read_paired_shards(
     directory: str,
     tokenizer,
-    *,
-    batch_size: int = 32,
-    sequence_length: int | None = None,
-    max_predictions_per_seq: int = 20,
-    masked_lm_prob: float = 0.15,
-    whole_word_masking: bool = False,
+    masking: MaskingConfig = MaskingConfig(),
+    batching: BatchingConfig = BatchingConfig(),
     seed: int = 0,
-    shuffle_buffer: int = 4096,
-    drop_remainder: bool = False,
-    next_sentence_prediction: bool | None = None,
+    *,
+    pairing: PairingConfig | None = None,
     input_context: tf.distribute.InputContext | None = None,
     data_service: str | None = None,
-    packed_length: int | None = None,
 ) -> tf.data.Dataset:
     """Reads the shards of `prepare_pretraining_data` into the same `(x, y,
-    sample_weight)` batches as `pretraining_dataset`, with new masks every pass.
+    sample_weight)` batches as `pretraining_dataset` (`training_batches`), with new masks every pass.
 
     Args:
         directory: the `output_dir` of `prepare_pretraining_data`.
         tokenizer: the `BertTokenizer` of the run: it must be the one the
             shards were written with (its `[MASK]` id and vocabulary draw the masks).
-        sequence_length: int or None. If given, must be the shards' length.
-        batch_size, max_predictions_per_seq, masked_lm_prob, whole_word_masking,
-            seed, drop_remainder, input_context: as `pretraining_dataset`
+        masking, batching, seed, input_context: as `pretraining_dataset`
             (with `input_context`, this worker reads its own shards).
-        shuffle_buffer: int. Examples held by the shuffle buffer.
-        next_sentence_prediction: bool or None. If given, must be the shards'.
+        pairing: optional `PairingConfig` of the run: its `sequence_length` and
+            `next_sentence_prediction` must be the shards' (the pairs are the shards').
         data_service: optional "host:port" of a `tf.data` service dispatcher
             whose workers read the shards (see `pretraining_dataset`).
-        packed_length: pairs packed into rows, as `pretraining_dataset`.
 
     Raises:
         ValueError: shards missing (an unfinished `prepare-data`), or written by
             another tokenizer or for another sequence length than the run's.
 
     Example:
-    >>> dataset = read_paired_shards("prepared", tokenizer, batch_size=256)  # doctest: +SKIP
+    >>> dataset = read_paired_shards("prepared", tokenizer, batching=BatchingConfig(batch_size=256))  # doctest: +SKIP
     """
     info = read_prepared_info(directory)
+    _check_tokenizer(directory, info, tokenizer)
+    shards = pairing_of(info)
+    if pairing is not None:
+        _check_pairing(directory, shards, pairing)
+    raise_problems(masking.problems(shards) + batching.problems(shards))
+    paths = files_for_worker(shard_paths(directory, info["num_shards"]), input_context, "shards")
+    records = tf.data.Dataset.from_tensor_slices(paths).shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
+    records = records.interleave(
+        tf.data.TFRecordDataset,
+        cycle_length=min(8, len(paths)),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
+    )
+    parse = _record_parser(shards.sequence_length, tokenizer.pad_token_id)
+    return training_batches(
+        records,
+        tokenizer,
+        shards,
+        masking,
+        batching,
+        seed,
+        parse=parse,
+        input_context=input_context,
+        data_service=data_service,
+    )
+
+
+def _check_tokenizer(directory: str, info: dict, tokenizer) -> None:
     fingerprint = tokenizer_fingerprint(tokenizer)
     if info["tokenizer"] != fingerprint:
         raise ValueError(
@@ -384,22 +391,28 @@ def read_paired_shards(
             f"(fingerprint {fingerprint}, {tokenizer.vocabulary_size()} tokens, lowercase={tokenizer.lowercase}): "
             "their ids would mean other words. Prepare the data again with this tokenizer, or train with theirs."
         )
-    if sequence_length is not None and sequence_length != info["sequence_length"]:
+
+
+def _check_pairing(directory: str, shards: PairingConfig, run: PairingConfig) -> None:
+    """Refuses a run whose pairs' length or NSP are not the shards'."""
+    if run.sequence_length != shards.sequence_length:
         raise ValueError(
-            f"The shards in {directory} hold pairs of length {info['sequence_length']}, "
-            f"the run asks for {sequence_length}: prepare the data again with "
-            f"--sequence-length {sequence_length}, or train at {info['sequence_length']}."
+            f"The shards in {directory} hold pairs of length {shards.sequence_length}, "
+            f"the run asks for {run.sequence_length}: prepare the data again with "
+            f"--sequence-length {run.sequence_length}, or train at {shards.sequence_length}."
         )
-    nsp = info["next_sentence_prediction"]
-    if next_sentence_prediction is not None and next_sentence_prediction != nsp:
+    nsp, wanted = shards.next_sentence_prediction, run.next_sentence_prediction
+    if wanted != nsp:
         raise ValueError(
             f"The shards in {directory} were prepared {'with' if nsp else 'without'} next sentence prediction, "
-            f"the run {'needs' if next_sentence_prediction else 'has no'} NSP labels: prepare the data again "
-            f"{'without --no-nsp' if next_sentence_prediction else 'with --no-nsp'}, or train {'with' if nsp else 'without'} NSP."
+            f"the run {'needs' if wanted else 'has no'} NSP labels: prepare the data again "
+            f"{'without --no-nsp' if wanted else 'with --no-nsp'}, or train {'with' if nsp else 'without'} NSP."
         )
-    sequence_length = info["sequence_length"]
-    pair_packing.check_packed_length(packed_length, sequence_length)
-    paths = files_for_worker(shard_paths(directory, info["num_shards"]), input_context, "shards")
+
+
+def _record_parser(sequence_length: int, pad_token_id: int):
+    """A function of a batch of serialized records to a batch of pairs
+    `(token_ids, segment_ids, lengths, labels)`, padded to `sequence_length`."""
     features = {
         "input_ids": tf.io.RaggedFeature(tf.int64),
         "segment_ids": tf.io.RaggedFeature(tf.int64),
@@ -411,32 +424,8 @@ def read_paired_shards(
         parsed = tf.io.parse_example(records, features)
         token_ids = tf.cast(parsed["input_ids"], tf.int32)
         lengths = tf.cast(token_ids.row_lengths(), tf.int32)
-        pad = tokenizer.pad_token_id
-        token_ids = token_ids.to_tensor(default_value=pad, shape=[None, sequence_length])
+        token_ids = token_ids.to_tensor(default_value=pad_token_id, shape=[None, sequence_length])
         segment_ids = tf.cast(parsed["segment_ids"], tf.int32).to_tensor(shape=[None, sequence_length])
         return token_ids, segment_ids, lengths, tf.cast(parsed["next_sentence_labels"][:, 0], tf.int32)
 
-    dataset = tf.data.Dataset.from_tensor_slices(paths).shuffle(len(paths), seed=seed, reshuffle_each_iteration=True)
-    dataset = dataset.interleave(
-        tf.data.TFRecordDataset,
-        cycle_length=min(8, len(paths)),
-        num_parallel_calls=tf.data.AUTOTUNE,
-        deterministic=True,
-    )
-    dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
-    batches = pair_packing.pair_batches(dataset, batch_size, drop_remainder, packed_length).map(
-        parse, num_parallel_calls=tf.data.AUTOTUNE
-    )
-    masker = MlmMasker(
-        tokenizer,
-        max_predictions_per_seq=max_predictions_per_seq,
-        masked_lm_prob=masked_lm_prob,
-        whole_word_masking=whole_word_masking,
-    )
-    dataset = masked_batches(batches, masker, sequence_length, nsp, seed, reproducible=data_service is None)
-    dataset = pair_packing.packed_rows(
-        dataset, packed_length, batch_size, masked_lm_prob=masked_lm_prob, drop_remainder=drop_remainder
-    )
-    if data_service is not None:
-        dataset = served_by_data_service(dataset, data_service)
-    return dataset if input_context is None else unsharded_by_tf_distribute(dataset)
+    return parse

@@ -9,7 +9,10 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from keras_bert3.data.batching_config import BatchingConfig
 from keras_bert3.data.corpus_reader import expand_files
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.masked_batches import model_inputs
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 
@@ -30,14 +33,13 @@ def write_pretraining_shards(
     files,
     tokenizer,
     output_dir: str,
+    pairing: PairingConfig = PairingConfig(),
+    masking: MaskingConfig = MaskingConfig(),
     *,
     dupe_factor: int = 10,
     num_shards: int = 4,
-    sequence_length: int = 128,
-    max_predictions_per_seq: int = 20,
     seed: int = 0,
     verbose: bool = True,
-    **kwargs,
 ) -> list[str]:
     """Writes `dupe_factor` passes of pretraining examples, each with its own NSP
     pairs and masks, to TFRecord shards (the original's static masking).
@@ -54,9 +56,8 @@ def write_pretraining_shards(
         output_dir: str. Created if needed.
         dupe_factor: int. Masked copies (passes) of the corpus.
         num_shards: int.
-        sequence_length, max_predictions_per_seq, seed: as `pretraining_dataset`.
+        pairing, masking, seed: as `pretraining_dataset`.
         verbose: bool. Log a line per pass (INFO, the `keras_bert3` logger).
-        **kwargs: other `pretraining_dataset` options (e.g. `whole_word_masking`).
 
     Returns:
         list of the shard paths.
@@ -68,15 +69,7 @@ def write_pretraining_shards(
     """
     if dupe_factor < 1 or num_shards < 1:
         raise ValueError(f"dupe_factor and num_shards must be at least 1, got {dupe_factor} and {num_shards}.")
-    dataset = pretraining_dataset(
-        files,
-        tokenizer,
-        sequence_length=sequence_length,
-        batch_size=256,
-        seed=seed,
-        max_predictions_per_seq=max_predictions_per_seq,
-        **kwargs,
-    )
+    dataset = pretraining_dataset(files, tokenizer, pairing, masking, BatchingConfig(batch_size=256), seed)
     tf.io.gfile.makedirs(output_dir)
     paths = [os.path.join(output_dir, f"pretraining-{i:05d}-of-{num_shards:05d}.tfrecord") for i in range(num_shards)]
     writers = [tf.io.TFRecordWriter(path) for path in paths]

@@ -15,6 +15,8 @@ from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from keras_bert3.data.document_groups import corpus_groups
 from keras_bert3.data.example_records import pair_records
 from keras_bert3.data.paired_examples import pair_group
+from keras_bert3.data.pairing_config import PairingConfig
+from keras_bert3.data.setting_fields import from_dict
 
 
 def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
@@ -37,14 +39,9 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
             return positions
         return positions.filter(lambda position, seed: tf.py_function(lambda p: claim(int(p)), [position], tf.bool))
 
-    groups = corpus_groups(ranges, info["pairing_group"], seed=info["seed"], select=select, in_order=True)
-    pairer = DocumentGroupPairer.for_tokenizer(
-        tokenizer,
-        sequence_length=info["sequence_length"],
-        short_seq_prob=info["short_seq_prob"],
-        next_sentence_prediction=info["next_sentence_prediction"],
-        balanced_nsp=info["balanced_nsp"],
-    )
+    pairing = from_dict(PairingConfig, info, "the shards' settings")  # As `prepared.json` records them.
+    groups = corpus_groups(ranges, pairing.pairing_group, seed=info["seed"], select=select, in_order=True)
+    pairer = DocumentGroupPairer.for_tokenizer(tokenizer, **pairing.pairer_settings())
 
     @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def to_records(position, end, group, group_seed):

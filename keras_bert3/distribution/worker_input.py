@@ -21,7 +21,7 @@ def worker_dataset(make_dataset, global_batch_size: int):
     Args:
         make_dataset: `make_dataset(input_context, batch_size)` returns a batched
             `tf.data.Dataset` of this worker's share (e.g. `pretraining_dataset(files,
-            tokenizer, batch_size=batch_size, input_context=input_context)`).
+            tokenizer, batching=BatchingConfig(batch_size=batch_size), input_context=input_context)`).
         global_batch_size: int. The batch size of one step across all workers.
 
     Returns:
@@ -32,7 +32,7 @@ def worker_dataset(make_dataset, global_batch_size: int):
     >>> with distribution_scope("multi_worker_mirrored"):
     ...     pretrainer = BertPretrainer(backbone); pretrainer.compile()
     ...     data = worker_dataset(lambda context, batch_size: pretraining_dataset(
-    ...         files, tokenizer, batch_size=batch_size, input_context=context), 256)
+    ...         files, tokenizer, batching=BatchingConfig(batch_size=batch_size), input_context=context), 256)
     >>> pretrainer.fit(data, steps_per_epoch=1000)  # doctest: +SKIP
     """
     if keras.backend.backend() == "tensorflow" and tf.distribute.has_strategy():

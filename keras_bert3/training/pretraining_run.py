@@ -209,26 +209,12 @@ def one_pass(config: PretrainingConfig, tokenizer, corpus: str, batch_size: int,
     from keras_bert3.data.paired_shards import read_paired_shards
     from keras_bert3.data.pretraining_dataset import pretraining_dataset
 
-    options = dict(
-        batch_size=batch_size,
-        seed=config.seed,
-        drop_remainder=True,
-        max_predictions_per_seq=config.max_predictions_per_seq,
-        input_context=input_context,
-        data_service=config.data_service,
-        packed_length=config.packed_length,
-    )
+    batching = dataclasses.replace(config.batching, batch_size=batch_size)
+    options = dict(seed=config.seed, input_context=input_context, data_service=config.data_service)
     if _is_prepared(corpus):
-        return read_paired_shards(
-            corpus, tokenizer, sequence_length=config.sequence_length, next_sentence_prediction=config.nsp, **options
-        )
+        return read_paired_shards(corpus, tokenizer, config.masking, batching, pairing=config.pairing, **options)
     return pretraining_dataset(
-        corpus,
-        tokenizer,
-        sequence_length=config.sequence_length,
-        next_sentence_prediction=config.nsp,
-        counters=counters,
-        **options,
+        corpus, tokenizer, config.pairing, config.masking, batching, counters=counters, **options
     )
 
 

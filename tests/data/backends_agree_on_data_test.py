@@ -25,9 +25,10 @@ import sys, keras, numpy as np
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.tokenizers import BertTokenizer
 from tests.data.conftest import collect
+from keras_bert3.data import BatchingConfig
 vocabulary, corpus, output = sys.argv[1:]
 keras.utils.set_random_seed({GLOBAL_SEED})
-dataset = pretraining_dataset(corpus, BertTokenizer.from_preset(vocabulary), batch_size=32, seed=5)
+dataset = pretraining_dataset(corpus, BertTokenizer.from_preset(vocabulary), batching=BatchingConfig(batch_size=32), seed=5)
 np.savez(output, **collect(dataset.take(6)))
 """
 
@@ -36,6 +37,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 @pytest.mark.both_backends
 def test_the_pipeline_gives_the_same_batches_under_either_backend(tmp_path, minilm_dir, tokenizer, corpus_path):
+    from keras_bert3.data import BatchingConfig
     from keras_bert3.data import pretraining_dataset
 
     other = {"tensorflow": "jax", "jax": "tensorflow"}[keras.backend.backend()]
@@ -47,7 +49,7 @@ def test_the_pipeline_gives_the_same_batches_under_either_backend(tmp_path, mini
     )
     theirs = np.load(tmp_path / "other.npz")
     keras.utils.set_random_seed(GLOBAL_SEED)
-    ours = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=32, seed=5).take(6))
+    ours = collect(pretraining_dataset(corpus_path, tokenizer, batching=BatchingConfig(batch_size=32), seed=5).take(6))
     assert sorted(ours) == sorted(theirs.files) and "mask_positions" in ours
     assert len(ours["token_ids"]) == 6 * 32
     for key in ours:

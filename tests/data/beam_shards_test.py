@@ -12,6 +12,8 @@ from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path
 from tests.data.bert_statistics import assert_bert_statistics
 from tests.reference import import_reference
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
 
 pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
@@ -52,7 +54,9 @@ def test_beam_shards_equal_local_shards_and_keep_the_statistics(tmp_path, corpus
     assert filecmp.cmp(tmp_path / "beam" / "prepared.json", tmp_path / "local" / "prepared.json", shallow=False)
     assert not [name for name in os.listdir(tmp_path / "beam") if ".partial" in name]
 
-    dataset = read_paired_shards(str(tmp_path / "beam"), tokenizer, batch_size=256, max_predictions_per_seq=40)
+    dataset = read_paired_shards(
+        str(tmp_path / "beam"), tokenizer, MaskingConfig(max_predictions_per_seq=40), BatchingConfig(batch_size=256)
+    )
     assert_bert_statistics(dataset, tokenizer, min_examples=10_000)
 
 

@@ -28,6 +28,8 @@ from tests.data.conftest import write_corpus_parts
 from tests.data.one_batch_then_exit import seconds_to_read_one_batch_and_exit
 from tests.distribution.distribution_test import free_port
 from tests.distribution.worker_examples import example_hashes
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -83,13 +85,17 @@ def test_a_served_pass_is_a_local_pass(service, tmp_path, corpus, tokenizer):
     pass has the local pass's size and balanced NSP."""
     address, _ = service
     prepare_pretraining_data(corpus, tokenizer, str(tmp_path), num_shards=6, workers=1, verbose=False)
-    local = example_counts(read_paired_shards(str(tmp_path), tokenizer, batch_size=16))
-    served = example_counts(read_paired_shards(str(tmp_path), tokenizer, batch_size=16, data_service=address))
+    local = example_counts(read_paired_shards(str(tmp_path), tokenizer, batching=BatchingConfig(batch_size=16)))
+    served = example_counts(
+        read_paired_shards(str(tmp_path), tokenizer, batching=BatchingConfig(batch_size=16), data_service=address)
+    )
     assert served == local and sum(local.values()) > 4000
 
     labels = {}
     for name, data_service in (("local", None), ("served", address)):
-        dataset = pretraining_dataset(corpus, tokenizer, batch_size=64, seed=5, data_service=data_service)
+        dataset = pretraining_dataset(
+            corpus, tokenizer, batching=BatchingConfig(batch_size=64), seed=5, data_service=data_service
+        )
         labels[name] = np.concatenate([y["nsp"] for _, y, _ in dataset.as_numpy_iterator()])
     # A pass's size depends on its draws (target lengths, random next segments):
     # local passes of this corpus with seeds 0-3 made 4,402 to 4,854 examples.
@@ -104,7 +110,7 @@ def test_served_passes_have_fresh_masks(service, tmp_path, corpus, tokenizer):
     new masks on the same examples, and two workers do not share their draws."""
     address, _ = service
     prepare_pretraining_data(corpus, tokenizer, str(tmp_path), num_shards=6, workers=1, verbose=False)
-    dataset = read_paired_shards(str(tmp_path), tokenizer, batch_size=16, data_service=address)
+    dataset = read_paired_shards(str(tmp_path), tokenizer, batching=BatchingConfig(batch_size=16), data_service=address)
     masks = []  # For each pass: example (unmasked) -> its masked positions.
     for _ in range(2):
         masks.append(
@@ -124,7 +130,9 @@ def test_a_pass_without_examples_raises(service, tmp_path, tokenizer):
     """A document of one sentence makes no NSP pair: the served pass says so
     instead of `repeat()` waiting for batches forever."""
     (tmp_path / "one.txt").write_text("A single document of a single sentence.\n", encoding="utf-8")
-    dataset = pretraining_dataset(str(tmp_path / "one.txt"), tokenizer, batch_size=8, data_service=service[0]).repeat()
+    dataset = pretraining_dataset(
+        str(tmp_path / "one.txt"), tokenizer, batching=BatchingConfig(batch_size=8), data_service=service[0]
+    ).repeat()
     with pytest.raises(Exception, match="gave no batch"):
         next(iter(dataset))
 
@@ -233,4 +241,4 @@ def test_what_service_workers_cannot_run_is_refused(corpus, tokenizer):
     with pytest.raises(ValueError, match="counters= cannot be used with a tf.data service"):
         pretraining_dataset(corpus, tokenizer, counters=DataCounters(), data_service="localhost:1")
     with pytest.raises(ValueError, match="splits sentences in Python"):
-        pretraining_dataset(corpus, tokenizer, file_format="paragraphs", data_service="localhost:1")
+        pretraining_dataset(corpus, tokenizer, PairingConfig(file_format="paragraphs"), data_service="localhost:1")

@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_bert3.data import BatchingConfig
+from keras_bert3.data import MaskingConfig
+from keras_bert3.data import PairingConfig
 from keras_bert3.data.corpus_reader import corpus_ranges
 from keras_bert3.data.document_groups import corpus_groups
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
@@ -58,10 +61,11 @@ def test_workers_shares_of_a_pass_hold_its_pairs(tmp_path, tokenizer):
     (over the same four ranges) holds the same pairs, masks aside."""
     files = write_corpus_parts(tmp_path, 2)
     size = sum(os.path.getsize(tmp_path / f"part{k}.txt") for k in range(2))
-    options = dict(sequence_length=64, max_predictions_per_seq=8, batch_size=64, seed=5, range_bytes=size // 4 + 1)
-    stream = pairs_of(pretraining_dataset(files, tokenizer, **options))
+    configs = PairingConfig(sequence_length=64), MaskingConfig(max_predictions_per_seq=8), BatchingConfig(batch_size=64)
+    options = dict(seed=5, range_bytes=size // 4 + 1)
+    stream = pairs_of(pretraining_dataset(files, tokenizer, *configs, **options))
     shares = []
     for index in range(2):
         context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=index, num_replicas_in_sync=2)
-        shares += pairs_of(pretraining_dataset(files, tokenizer, input_context=context, **options))
+        shares += pairs_of(pretraining_dataset(files, tokenizer, *configs, input_context=context, **options))
     assert sorted(shares) == stream and len(stream) > 1000

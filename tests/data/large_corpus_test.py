@@ -13,6 +13,8 @@ from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path
 from tests.data.bert_statistics import assert_bert_statistics
 from tests.data.one_batch_then_exit import seconds_to_read_one_batch_and_exit
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
 
 pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
@@ -47,11 +49,20 @@ def test_statistics_on_the_large_corpus(request, large_corpus, tokenizer, path):
     counters = DataCounters()
     if path == "streaming":
         dataset = pretraining_dataset(
-            large_corpus, tokenizer, max_predictions_per_seq=40, batch_size=256, seed=11, counters=counters
+            large_corpus,
+            tokenizer,
+            masking=MaskingConfig(max_predictions_per_seq=40),
+            batching=BatchingConfig(batch_size=256),
+            seed=11,
+            counters=counters,
         )
     else:
         dataset = read_paired_shards(
-            request.getfixturevalue("prepared"), tokenizer, max_predictions_per_seq=40, batch_size=256, seed=11
+            request.getfixturevalue("prepared"),
+            tokenizer,
+            MaskingConfig(max_predictions_per_seq=40),
+            BatchingConfig(batch_size=256),
+            seed=11,
         )
     # Half true continuations although most chunks here are a single sentence
     # (always random next), which the original would leave at about 38%.

@@ -7,6 +7,9 @@ tests/models/packed_pretraining_test.py)."""
 import numpy as np
 import pytest
 
+from keras_bert3.data import BatchingConfig
+from keras_bert3.data import MaskingConfig
+from keras_bert3.data import PairingConfig
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.data import prepare_pretraining_data
 from keras_bert3.data import read_paired_shards
@@ -19,7 +22,7 @@ from keras_bert3_demo import default_corpus_documents
 pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
 ROW_LENGTH, ROWS = 256, 8
-OPTIONS = dict(sequence_length=64, max_predictions_per_seq=10, seed=3)
+PAIRS, MASKS = PairingConfig(sequence_length=64), MaskingConfig(max_predictions_per_seq=10)
 
 
 def assert_packs_the_unpacked_stream(packed, unpacked_windows):
@@ -60,10 +63,12 @@ def assert_packs_the_unpacked_stream(packed, unpacked_windows):
 
 
 def test_packed_stream_is_the_unpacked_stream_packed(tokenizer, corpus_path):
-    packed = pretraining_dataset(
-        corpus_path, tokenizer, batch_size=ROWS, packed_length=ROW_LENGTH, drop_remainder=True, **OPTIONS
+    rows = BatchingConfig(batch_size=ROWS, packed_length=ROW_LENGTH, drop_remainder=True)
+    packed = pretraining_dataset(corpus_path, tokenizer, PAIRS, MASKS, rows, seed=3)
+    unpacked = pretraining_dataset(
+        corpus_path, tokenizer, PAIRS, MASKS, BatchingConfig(batch_size=PACKING_WINDOW), seed=3
     )
-    unpacked = pretraining_dataset(corpus_path, tokenizer, batch_size=PACKING_WINDOW, **OPTIONS).take(2)
+    unpacked = unpacked.take(2)
     assert_packs_the_unpacked_stream(packed, unpacked)
 
 
@@ -76,20 +81,21 @@ def test_packed_shards_are_the_unpacked_shards_packed(tmp_path, tokenizer):
         str(corpus),
         tokenizer,
         str(tmp_path / "shards"),
+        PairingConfig(sequence_length=64),
         num_shards=2,
         workers=1,
-        sequence_length=64,
         seed=3,
         verbose=False,
     )
-    shards = dict(max_predictions_per_seq=10, seed=3)
-    packed = read_paired_shards(
-        str(tmp_path / "shards"), tokenizer, batch_size=ROWS, packed_length=ROW_LENGTH, drop_remainder=True, **shards
+    rows = BatchingConfig(batch_size=ROWS, packed_length=ROW_LENGTH, drop_remainder=True)
+    packed = read_paired_shards(str(tmp_path / "shards"), tokenizer, MASKS, rows, seed=3)
+    unpacked = read_paired_shards(
+        str(tmp_path / "shards"), tokenizer, MASKS, BatchingConfig(batch_size=PACKING_WINDOW), seed=3
     )
-    unpacked = read_paired_shards(str(tmp_path / "shards"), tokenizer, batch_size=PACKING_WINDOW, **shards).take(2)
+    unpacked = unpacked.take(2)
     assert_packs_the_unpacked_stream(packed, unpacked)
 
 
 def test_rows_shorter_than_the_pairs_are_refused(tokenizer, corpus_path):
-    with pytest.raises(ValueError, match=r"packed_length=32 is shorter than the pairs \(sequence_length=64\)"):
-        pretraining_dataset(corpus_path, tokenizer, packed_length=32, **OPTIONS)
+    with pytest.raises(ValueError, match=r"--packed-length 32 must be at least --sequence-length 64"):
+        pretraining_dataset(corpus_path, tokenizer, PAIRS, MASKS, BatchingConfig(packed_length=32), seed=3)

@@ -21,6 +21,8 @@ from tests.data.conftest import collect
 from tests.data.conftest import write_corpus_parts
 from tests.data.corpus_reader_test import MESSY
 from tests.data.document_groups_test import pairs_of
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
@@ -50,7 +52,7 @@ def test_shards_are_the_same_with_two_workers_and_read_with_new_masks(tmp_path, 
     prepare_pretraining_data(str(corpus / "*.txt"), tokenizer, one, num_shards=8, workers=1, verbose=False)
     prepare_pretraining_data(str(corpus / "*.txt"), tokenizer, two, num_shards=8, workers=2, verbose=False)
     assert shard_bytes(one) == shard_bytes(two) and len(shard_bytes(one)) == 8
-    dataset = read_paired_shards(one, tokenizer, batch_size=64)
+    dataset = read_paired_shards(one, tokenizer, batching=BatchingConfig(batch_size=64))
     first, second = collect(dataset), collect(dataset)
     assert len(first["token_ids"]) == len(second["token_ids"]) > 1000
     assert not np.array_equal(first["mask_positions"], second["mask_positions"])  # Dynamic masking.
@@ -60,7 +62,9 @@ def test_shards_are_the_same_with_two_workers_and_read_with_new_masks(tmp_path, 
     size = sum(os.path.getsize(path) for path in corpus.glob("*.txt"))
     tf.random.set_seed(1234)
     try:
-        stream = pretraining_dataset(str(corpus / "*.txt"), tokenizer, batch_size=64, range_bytes=-(-size // 8))
+        stream = pretraining_dataset(
+            str(corpus / "*.txt"), tokenizer, batching=BatchingConfig(batch_size=64), range_bytes=-(-size // 8)
+        )
         first_pass, second_pass = pairs_of(stream), pairs_of(stream)
     finally:
         tf.random.set_seed(None)
@@ -111,7 +115,7 @@ def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir,
 def test_shards_of_another_tokenizer_length_or_settings_are_refused(tmp_path, corpus, tokenizer):
     directory = str(tmp_path / "prepared")
     prepare_pretraining_data(
-        str(corpus / "part2.txt"), tokenizer, directory, num_shards=2, sequence_length=64, verbose=False
+        str(corpus / "part2.txt"), tokenizer, directory, PairingConfig(sequence_length=64), num_shards=2, verbose=False
     )
     other = BertTokenizer(tokenizer.get_vocabulary(), lowercase=False)
     with pytest.raises(
@@ -119,9 +123,9 @@ def test_shards_of_another_tokenizer_length_or_settings_are_refused(tmp_path, co
     ):
         read_paired_shards(directory, other)
     with pytest.raises(ValueError, match="hold pairs of length 64, the run asks for 128"):
-        read_paired_shards(directory, tokenizer, sequence_length=128)
+        read_paired_shards(directory, tokenizer, pairing=PairingConfig(sequence_length=128))
     with pytest.raises(ValueError, match="prepared with next sentence prediction"):
-        read_paired_shards(directory, tokenizer, next_sentence_prediction=False)
+        read_paired_shards(directory, tokenizer, pairing=PairingConfig(next_sentence_prediction=False))
     with pytest.raises(ValueError, match="holds shards prepared with other settings .*sequence_length: 64 -> 128"):
         prepare_pretraining_data(str(corpus / "part2.txt"), tokenizer, directory, num_shards=2, verbose=False)
     with pytest.raises(ValueError, match="holds no prepared shards"):

@@ -11,6 +11,9 @@ from keras_bert3.data import pretraining_dataset
 from keras_bert3.tokenizers import BertTokenizer
 from keras_bert3_demo import default_corpus_documents
 from tests.data.conftest import collect
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
@@ -56,7 +59,7 @@ def test_a_single_document(tokenizer, tmp_path):
     path = real_corpus(tmp_path / "one.txt", documents=1)
     with pytest.raises(tf.errors.InvalidArgumentError, match="single document.*next_sentence_prediction=False"):
         collect(pretraining_dataset(path, tokenizer))
-    data = collect(pretraining_dataset(path, tokenizer, next_sentence_prediction=False))
+    data = collect(pretraining_dataset(path, tokenizer, PairingConfig(next_sentence_prediction=False)))
     assert len(data["token_ids"]) and (data["segment_ids"] == 0).all()
 
 
@@ -75,7 +78,7 @@ def test_a_sentence_of_100000_characters(tokenizer, tmp_path):
     with open(path, "a") as f:
         f.write(f"\nShort start.\n{long_sentence}\nShort end.\n")
     counters = DataCounters()
-    data = collect(pretraining_dataset(path, tokenizer, batch_size=64, counters=counters))
+    data = collect(pretraining_dataset(path, tokenizer, batching=BatchingConfig(batch_size=64), counters=counters))
     assert data["padding_mask"].sum(axis=1).max() == 128 and len(data["token_ids"]) > 10
     # Cut to fit, and counted: every line of more tokens than an NSP example's 128 - 3 holds.
     lines = [line for line in open(path, encoding="utf-8").read().split("\n") if line.strip()]
@@ -85,7 +88,9 @@ def test_a_sentence_of_100000_characters(tokenizer, tmp_path):
 
 def test_max_predictions_larger_than_the_sequence(tokenizer, corpus_path):
     with pytest.raises(ValueError, match="larger than the sequence"):
-        pretraining_dataset(corpus_path, tokenizer, sequence_length=32, max_predictions_per_seq=40)
+        pretraining_dataset(
+            corpus_path, tokenizer, PairingConfig(sequence_length=32), MaskingConfig(max_predictions_per_seq=40)
+        )
 
 
 def test_vocabulary_without_mask(minilm_dir):

@@ -5,6 +5,8 @@ import pytest
 
 from keras_bert3.data import pretraining_dataset
 from tests.data.conftest import collect
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
@@ -14,24 +16,36 @@ def first_batches(dataset, count: int = 3) -> list:
 
 
 def test_same_seed_same_examples(tokenizer, corpus_path):
-    one = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=3).take(5))
-    two = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=3).take(5))
+    one = collect(pretraining_dataset(corpus_path, tokenizer, batching=BatchingConfig(batch_size=64), seed=3).take(5))
+    two = collect(pretraining_dataset(corpus_path, tokenizer, batching=BatchingConfig(batch_size=64), seed=3).take(5))
     for key in one:
         np.testing.assert_array_equal(one[key], two[key])
 
 
 def test_different_seeds_different_masks(tokenizer, corpus_path):
-    one = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=3).take(2))
-    two = collect(pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=4).take(2))
+    one = collect(pretraining_dataset(corpus_path, tokenizer, batching=BatchingConfig(batch_size=64), seed=3).take(2))
+    two = collect(pretraining_dataset(corpus_path, tokenizer, batching=BatchingConfig(batch_size=64), seed=4).take(2))
     assert not np.array_equal(one["mask_positions"], two["mask_positions"])
 
 
 def test_each_pass_has_new_masks(tokenizer, corpus_path):
-    dataset = pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=3, next_sentence_prediction=False)
+    dataset = pretraining_dataset(
+        corpus_path,
+        tokenizer,
+        PairingConfig(next_sentence_prediction=False),
+        batching=BatchingConfig(batch_size=64),
+        seed=3,
+    )
     first, second = first_batches(dataset), first_batches(dataset)
     assert not all(np.array_equal(a, b) for a, b in zip(first, second))
     # A new dataset with the same seed replays the same sequence of passes.
-    again = pretraining_dataset(corpus_path, tokenizer, batch_size=64, seed=3, next_sentence_prediction=False)
+    again = pretraining_dataset(
+        corpus_path,
+        tokenizer,
+        PairingConfig(next_sentence_prediction=False),
+        batching=BatchingConfig(batch_size=64),
+        seed=3,
+    )
     for a, b in zip(first + second, first_batches(again) + first_batches(again)):
         np.testing.assert_array_equal(a, b)
 

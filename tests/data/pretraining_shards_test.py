@@ -6,6 +6,7 @@ import pytest
 from keras_bert3.data import pretraining_dataset, read_pretraining_shards, write_pretraining_shards
 from tests.data.conftest import collect
 from tests.data.pretraining_bad_input_test import real_corpus
+from keras_bert3.data.batching_config import BatchingConfig
 
 pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
@@ -24,8 +25,9 @@ def test_shards_equal_the_dynamic_passes(tokenizer, tmp_path):
     paths = write_pretraining_shards(corpus, tokenizer, str(tmp_path / "shards"), dupe_factor=2, num_shards=3, seed=5)
     assert len(paths) == 3
     static = read_pretraining_shards(str(tmp_path / "shards" / "*.tfrecord"), batch_size=32)
-    dynamic = pretraining_dataset(corpus, tokenizer, batch_size=256, seed=5)
-    assert static.element_spec == pretraining_dataset(corpus, tokenizer, batch_size=32).element_spec
+    dynamic = pretraining_dataset(corpus, tokenizer, batching=BatchingConfig(batch_size=256), seed=5)
+    per_32 = pretraining_dataset(corpus, tokenizer, batching=BatchingConfig(batch_size=32))
+    assert static.element_spec == per_32.element_spec
     from_shards, from_passes = collect(static), collect(dynamic, passes=2)
     assert rows(from_shards) == rows(from_passes)
     assert len(from_shards["token_ids"]) == len(from_passes["token_ids"])

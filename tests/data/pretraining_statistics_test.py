@@ -11,6 +11,9 @@ from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from keras_bert3_demo import default_corpus_documents
 from tests.data.conftest import collect
 from tests.data.sentence_pairer import SentencePairer
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
@@ -20,7 +23,12 @@ def run(tokenizer, corpus_path):
     """Three passes (about 14,000 examples) with a cap that never binds."""
     counters = DataCounters()
     dataset = pretraining_dataset(
-        corpus_path, tokenizer, max_predictions_per_seq=40, batch_size=256, seed=7, counters=counters
+        corpus_path,
+        tokenizer,
+        masking=MaskingConfig(max_predictions_per_seq=40),
+        batching=BatchingConfig(batch_size=256),
+        seed=7,
+        counters=counters,
     )
     return collect(dataset, passes=3), counters
 
@@ -76,7 +84,14 @@ def test_original_nsp_coin_flip(tokenizer, corpus_path):
     two or more sentences), so fewer than half the pairs are true continuations."""
     counters = DataCounters()
     data = collect(
-        pretraining_dataset(corpus_path, tokenizer, batch_size=256, seed=5, balanced_nsp=False, counters=counters)
+        pretraining_dataset(
+            corpus_path,
+            tokenizer,
+            PairingConfig(balanced_nsp=False),
+            batching=BatchingConfig(batch_size=256),
+            seed=5,
+            counters=counters,
+        )
     )
     labels = data["y_nsp"]
     eligible = len(labels) - counters.forced_random_next
@@ -157,7 +172,13 @@ def test_python_pairs_come_from_the_right_documents(tokenizer):
 
 
 def test_whole_word_masking_never_splits_a_word(tokenizer, corpus_path):
-    dataset = pretraining_dataset(corpus_path, tokenizer, whole_word_masking=True, batch_size=256, seed=1)
+    dataset = pretraining_dataset(
+        corpus_path,
+        tokenizer,
+        masking=MaskingConfig(whole_word_masking=True),
+        batching=BatchingConfig(batch_size=256),
+        seed=1,
+    )
     data = collect(dataset)
     original = original_tokens(data)
     selected = np.zeros_like(original, dtype=bool)

@@ -25,6 +25,7 @@ from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.distribution import distribution_scope
 from keras_bert3.distribution.worker_input import worker_dataset
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3.data.batching_config import BatchingConfig
 
 BATCH = 16
 
@@ -53,8 +54,12 @@ def main(tokenizer_dir: str, strategy: str, out: str, *datas: str) -> None:
 def worker_pass(data: str, tokenizer) -> list[int]:
     def make_dataset(input_context, batch_size):
         if os.path.isfile(os.path.join(data, INFO_FILE)):
-            return read_paired_shards(data, tokenizer, batch_size=batch_size, input_context=input_context)
-        return pretraining_dataset(data.split(","), tokenizer, batch_size=batch_size, input_context=input_context)
+            return read_paired_shards(
+                data, tokenizer, batching=BatchingConfig(batch_size=batch_size), input_context=input_context
+            )
+        return pretraining_dataset(
+            data.split(","), tokenizer, batching=BatchingConfig(batch_size=batch_size), input_context=input_context
+        )
 
     hashes = []
     dataset = worker_dataset(make_dataset, BATCH)

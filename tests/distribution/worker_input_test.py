@@ -17,6 +17,7 @@ from tests.data.conftest import write_corpus_parts
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.distribution.worker_input import files_for_worker
 from tests.distribution.distribution_test import free_port
+from keras_bert3.data.batching_config import BatchingConfig
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -88,7 +89,10 @@ def share_in_this_process(corpus, tokenizer_dir, index) -> collections.Counter:
     keras.utils.set_random_seed(0)
     context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=index, num_replicas_in_sync=2)
     dataset = pretraining_dataset(
-        corpus, BertTokenizer.from_preset(tokenizer_dir), batch_size=BATCH, input_context=context
+        corpus,
+        BertTokenizer.from_preset(tokenizer_dir),
+        batching=BatchingConfig(batch_size=BATCH),
+        input_context=context,
     )
     return collections.Counter(hash for batch in dataset.as_numpy_iterator() for hash in example_hashes(*batch))
 

@@ -12,6 +12,8 @@ import numpy as np
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert3_demo.default_corpus import default_corpus_path
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CPU_ONLY = {"jax": {"JAX_PLATFORMS": "cpu"}, "tensorflow": {"CUDA_VISIBLE_DEVICES": "-1"}}
@@ -19,7 +21,13 @@ CPU_ONLY = {"jax": {"JAX_PLATFORMS": "cpu"}, "tensorflow": {"CUDA_VISIBLE_DEVICE
 
 def write_batches(path, minilm_dir, steps=3):
     tokenizer = BertTokenizer.from_preset(minilm_dir)
-    dataset = pretraining_dataset(default_corpus_path(), tokenizer, sequence_length=128, batch_size=16, seed=3)
+    dataset = pretraining_dataset(
+        default_corpus_path(),
+        tokenizer,
+        PairingConfig(sequence_length=128),
+        batching=BatchingConfig(batch_size=16),
+        seed=3,
+    )
     arrays = {"steps": steps}
     for step, (x, y, w) in enumerate(dataset.take(steps).as_numpy_iterator()):
         arrays.update({f"{step}_{k}": v for k, v in x.items()})

@@ -16,12 +16,15 @@ from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert3_demo.default_corpus import default_corpus_path
 from keras_bert3_demo.docstring_topics import docstring_topics
+from keras_bert3.data.batching_config import BatchingConfig
 
 
 def test_float16_pretraining_with_loss_scaling_learns(minilm_dir):
     keras.utils.set_random_seed(0)
     tokenizer = BertTokenizer.from_preset(minilm_dir)
-    dataset = pretraining_dataset(default_corpus_path(), tokenizer, batch_size=32, drop_remainder=True).repeat()
+    dataset = pretraining_dataset(
+        default_corpus_path(), tokenizer, batching=BatchingConfig(batch_size=32, drop_remainder=True)
+    ).repeat()
     backbone = BertBackbone.from_size("mini", vocabulary_size=tokenizer.vocabulary_size(), dtype="mixed_float16")
     pretrainer = BertPretrainer(backbone)
     pretrainer.compile(learning_rate=1e-3, total_steps=60, warmup_steps=6)

@@ -14,6 +14,9 @@ from keras_bert3.tokenizers import BertTokenizer
 from keras_bert3_demo import default_corpus_path
 from tests.hf_helpers import tiny_hf_config
 from tests.reference import import_reference
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 STEPS, WARMUP, PEAK_LEARNING_RATE, WEIGHT_DECAY = 50, 5, 1e-3, 0.01
 SEQUENCE_LENGTH, PREDICTIONS, BATCH_SIZE = 64, 10, 16
@@ -69,9 +72,9 @@ def test_fifty_steps_of_the_recipe_equal_hugging_face(tmp_path, run_vocabulary):
     dataset = pretraining_dataset(
         default_corpus_path(),
         tokenizer,
-        sequence_length=SEQUENCE_LENGTH,
-        max_predictions_per_seq=PREDICTIONS,
-        batch_size=BATCH_SIZE,
+        PairingConfig(sequence_length=SEQUENCE_LENGTH),
+        MaskingConfig(max_predictions_per_seq=PREDICTIONS),
+        BatchingConfig(batch_size=BATCH_SIZE),
         seed=3,
     )
     batches = list(dataset.take(STEPS).as_numpy_iterator())

@@ -15,6 +15,8 @@ from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.data.pair_packing import pack_pairs
 from keras_bert3_demo import default_corpus_path
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 ROW_LENGTH = 512
 
@@ -23,7 +25,11 @@ ROW_LENGTH = 512
 def pairs(tokenizer):
     """One batch of 48 masked pairs of at most 128 tokens, many shorter (short_seq_prob 0.5)."""
     dataset = pretraining_dataset(
-        default_corpus_path(), tokenizer, sequence_length=128, batch_size=48, short_seq_prob=0.5, seed=3
+        default_corpus_path(),
+        tokenizer,
+        PairingConfig(sequence_length=128, short_seq_prob=0.5),
+        batching=BatchingConfig(batch_size=48),
+        seed=3,
     )
     return next(iter(dataset))
 
@@ -111,16 +117,13 @@ def test_sequences_cannot_see_each_other_whatever_their_numbers():
 
 
 def test_a_packed_pretrainer_trains_on_the_packed_stream(tokenizer):
-    """`pretraining_dataset(packed_length=...)` rows, one shape for every batch, train."""
+    """`pretraining_dataset(..., batching=BatchingConfig(packed_length=...))` rows, one shape for every batch, train."""
     rows = pretraining_dataset(
         default_corpus_path(),
         tokenizer,
-        sequence_length=128,
-        batch_size=2,
-        short_seq_prob=0.5,
+        PairingConfig(sequence_length=128, short_seq_prob=0.5),
+        batching=BatchingConfig(batch_size=2, packed_length=ROW_LENGTH, drop_remainder=True),
         seed=3,
-        packed_length=ROW_LENGTH,
-        drop_remainder=True,
     )
     _, packed = pretrainers(tokenizer)
     packed.compile(learning_rate=1e-3, total_steps=4, precision="float32")

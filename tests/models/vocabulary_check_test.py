@@ -18,6 +18,9 @@ from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert3_demo.default_corpus import default_corpus_documents
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.masking_config import MaskingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -30,7 +33,13 @@ def corpus(tmp_path_factory):
 
 
 def test_batches_of_a_larger_vocabulary_end_fit_before_they_are_trained_on(tokenizer, corpus):
-    data = pretraining_dataset(corpus, tokenizer, batch_size=8, sequence_length=64, max_predictions_per_seq=10).repeat()
+    data = pretraining_dataset(
+        corpus,
+        tokenizer,
+        PairingConfig(sequence_length=64),
+        MaskingConfig(max_predictions_per_seq=10),
+        BatchingConfig(batch_size=8),
+    ).repeat()
     for call in ("fit", "evaluate"):
         # A new model each time: on JAX, Keras leaves a model whose `fit` failed at its first batch without
         # its variables' values (it takes them out of the variables before it reads the batch).

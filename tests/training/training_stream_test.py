@@ -9,6 +9,8 @@ import sys
 import numpy as np
 import pytest
 
+from keras_bert3.data.pairing_config import PairingConfig
+
 pytestmark = pytest.mark.backend_free  # The stream is the data pipeline's: TensorFlow under either backend.
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -63,7 +65,12 @@ def test_resumed_stream_equals_the_uninterrupted_one(tmp_path, minilm_dir, data)
 
         prepared = str(tmp_path / "prepared")
         prepare_pretraining_data(
-            corpus, BertTokenizer.from_preset(minilm_dir), prepared, num_shards=4, sequence_length=64, verbose=False
+            corpus,
+            BertTokenizer.from_preset(minilm_dir),
+            prepared,
+            PairingConfig(sequence_length=64),
+            num_shards=4,
+            verbose=False,
         )
         corpus = prepared
     # The stream runs past the end of a pass (30 batches of 8 here, shards a few less): step 45 is in the second pass.
