@@ -125,7 +125,9 @@ def test_shards_of_another_tokenizer_length_or_settings_are_refused(tmp_path, co
     with pytest.raises(ValueError, match="hold pairs of length 64, the run asks for 128"):
         read_paired_shards(directory, tokenizer, pairing=PairingConfig(sequence_length=128))
     with pytest.raises(ValueError, match="prepared with next sentence prediction"):
-        read_paired_shards(directory, tokenizer, pairing=PairingConfig(next_sentence_prediction=False))
+        read_paired_shards(
+            directory, tokenizer, pairing=PairingConfig(sequence_length=64, next_sentence_prediction=False)
+        )
     with pytest.raises(ValueError, match="holds shards prepared with other settings .*sequence_length: 64 -> 128"):
         prepare_pretraining_data(str(corpus / "part2.txt"), tokenizer, directory, num_shards=2, verbose=False)
     with pytest.raises(ValueError, match="holds no prepared shards"):
