@@ -18,77 +18,19 @@ import sys
 import numpy as np
 
 
+SMALL = dict(sequence_length=64, short_seq_prob=0.2, balanced_nsp=False, pairing_group=32)
+
+
 def write(out: str) -> None:
-    from keras_bert3_demo import default_corpus_documents
-
-    from keras_bert3.data import paired_shards
-    from keras_bert3.data.pretraining_dataset import pretraining_dataset
-    from keras_bert3.tokenizers import BertTokenizer
-    from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
-
-    os.makedirs(out, exist_ok=True)
-    documents = default_corpus_documents()[:400]
-    corpus = os.path.join(out, "corpus")
-    os.makedirs(corpus, exist_ok=True)
-    for k in range(2):
-        with open(os.path.join(corpus, f"part{k}.txt"), "w", encoding="utf-8") as f:
-            f.write("\n\n".join("\n".join(document) for document in documents[k::2]) + "\n")
-    tokenizer = BertTokenizer(learn_wordpiece_vocabulary([s for d in documents for s in d], 512))
-    files = os.path.join(corpus, "*.txt")
-    small = dict(sequence_length=64, short_seq_prob=0.2, balanced_nsp=False, pairing_group=32)
+    """Shards (`out/default`, `out/small`) and the first 3 batches of three
+    streams (`out/NAME.npz`) of this checkout's entry points."""
+    files, tokenizer = _corpus_and_tokenizer(out)
     try:
-        from keras_bert3.data.batching_config import BatchingConfig
-        from keras_bert3.data.masking_config import MaskingConfig
-        from keras_bert3.data.pairing_config import PairingConfig
+        from keras_bert3.data.pairing_config import PairingConfig  # noqa: F401
     except ImportError:  # The old entry points, each setting a parameter.
-        paired_shards.prepare_pretraining_data(
-            files, tokenizer, f"{out}/default", num_shards=4, workers=1, verbose=False
-        )
-        paired_shards.prepare_pretraining_data(
-            files, tokenizer, f"{out}/small", num_shards=3, workers=1, seed=7, verbose=False, **small
-        )
-        streams = {
-            "stream_default": pretraining_dataset(files, tokenizer, batch_size=16, seed=3),
-            "stream_small": pretraining_dataset(
-                files,
-                tokenizer,
-                batch_size=16,
-                seed=3,
-                max_predictions_per_seq=8,
-                whole_word_masking=True,
-                packed_length=128,
-                **small,
-            ),
-            "shards_small": paired_shards.read_paired_shards(
-                f"{out}/small", tokenizer, batch_size=16, seed=3, max_predictions_per_seq=8, packed_length=128
-            ),
-        }
+        streams = _old_entry_points(files, tokenizer, out)
     else:
-        paired_shards.prepare_pretraining_data(
-            files, tokenizer, f"{out}/default", num_shards=4, workers=1, verbose=False
-        )
-        paired_shards.prepare_pretraining_data(
-            files, tokenizer, f"{out}/small", PairingConfig(**small), num_shards=3, workers=1, seed=7, verbose=False
-        )
-        masking = MaskingConfig(max_predictions_per_seq=8, whole_word_masking=True)
-        streams = {
-            "stream_default": pretraining_dataset(files, tokenizer, batching=BatchingConfig(batch_size=16), seed=3),
-            "stream_small": pretraining_dataset(
-                files,
-                tokenizer,
-                PairingConfig(**small),
-                masking,
-                BatchingConfig(batch_size=16, packed_length=128),
-                seed=3,
-            ),
-            "shards_small": paired_shards.read_paired_shards(
-                f"{out}/small",
-                tokenizer,
-                MaskingConfig(max_predictions_per_seq=8),
-                BatchingConfig(batch_size=16, packed_length=128),
-                seed=3,
-            ),
-        }
+        streams = _config_entry_points(files, tokenizer, out)
     for name, dataset in streams.items():
         arrays = {}
         for i, batch in enumerate(dataset.take(3).as_numpy_iterator()):
@@ -96,6 +38,77 @@ def write(out: str) -> None:
                 for key, value in values.items():
                     arrays[f"{i}_{part}_{key}"] = value
         np.savez(os.path.join(out, f"{name}.npz"), **arrays)
+
+
+def _corpus_and_tokenizer(out: str):
+    """The embedded corpus's first 400 documents in two files under `out/corpus`, and a 512-token vocabulary."""
+    from keras_bert3_demo import default_corpus_documents
+
+    from keras_bert3.tokenizers import BertTokenizer
+    from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
+
+    documents = default_corpus_documents()[:400]
+    corpus = os.path.join(out, "corpus")
+    os.makedirs(corpus, exist_ok=True)
+    for k in range(2):
+        with open(os.path.join(corpus, f"part{k}.txt"), "w", encoding="utf-8") as f:
+            f.write("\n\n".join("\n".join(document) for document in documents[k::2]) + "\n")
+    tokenizer = BertTokenizer(learn_wordpiece_vocabulary([s for d in documents for s in d], 512))
+    return os.path.join(corpus, "*.txt"), tokenizer
+
+
+def _old_entry_points(files, tokenizer, out: str) -> dict:
+    from keras_bert3.data import paired_shards
+    from keras_bert3.data.pretraining_dataset import pretraining_dataset
+
+    paired_shards.prepare_pretraining_data(files, tokenizer, f"{out}/default", num_shards=4, workers=1, verbose=False)
+    paired_shards.prepare_pretraining_data(
+        files, tokenizer, f"{out}/small", num_shards=3, workers=1, seed=7, verbose=False, **SMALL
+    )
+    return {
+        "stream_default": pretraining_dataset(files, tokenizer, batch_size=16, seed=3),
+        "stream_small": pretraining_dataset(
+            files,
+            tokenizer,
+            batch_size=16,
+            seed=3,
+            max_predictions_per_seq=8,
+            whole_word_masking=True,
+            packed_length=128,
+            **SMALL,
+        ),
+        "shards_small": paired_shards.read_paired_shards(
+            f"{out}/small", tokenizer, batch_size=16, seed=3, max_predictions_per_seq=8, packed_length=128
+        ),
+    }
+
+
+def _config_entry_points(files, tokenizer, out: str) -> dict:
+    from keras_bert3.data import paired_shards
+    from keras_bert3.data.batching_config import BatchingConfig
+    from keras_bert3.data.masking_config import MaskingConfig
+    from keras_bert3.data.pairing_config import PairingConfig
+    from keras_bert3.data.pretraining_dataset import pretraining_dataset
+
+    paired_shards.prepare_pretraining_data(files, tokenizer, f"{out}/default", num_shards=4, workers=1, verbose=False)
+    paired_shards.prepare_pretraining_data(
+        files, tokenizer, f"{out}/small", PairingConfig(**SMALL), num_shards=3, workers=1, seed=7, verbose=False
+    )
+    rows = BatchingConfig(batch_size=16, packed_length=128)
+    return {
+        "stream_default": pretraining_dataset(files, tokenizer, batching=BatchingConfig(batch_size=16), seed=3),
+        "stream_small": pretraining_dataset(
+            files,
+            tokenizer,
+            PairingConfig(**SMALL),
+            MaskingConfig(max_predictions_per_seq=8, whole_word_masking=True),
+            rows,
+            seed=3,
+        ),
+        "shards_small": paired_shards.read_paired_shards(
+            f"{out}/small", tokenizer, MaskingConfig(max_predictions_per_seq=8), rows, seed=3
+        ),
+    }
 
 
 def compare(old: str, new: str) -> int:
