@@ -10,14 +10,14 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READ_ONE_BATCH = """
 import os, sys, time
-from keras_bert3.data import pretraining_dataset
+from keras_bert3.data import BatchingConfig, pretraining_dataset
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.tokenizers import BertTokenizer
 print("imported", time.monotonic(), flush=True)
 tokenizer = BertTokenizer.from_preset(sys.argv[2])
 service = {"data_service": sys.argv[3]} if len(sys.argv) > 3 else {}
 read = read_paired_shards if os.path.isdir(sys.argv[1]) else pretraining_dataset
-x, _, _ = next(iter(read(sys.argv[1], tokenizer, batch_size=64, **service)))
+x, _, _ = next(iter(read(sys.argv[1], tokenizer, batching=BatchingConfig(batch_size=64), **service)))
 print(x["token_ids"].shape)
 """
 
