@@ -7,6 +7,8 @@ import pytest
 import tensorflow as tf
 
 from keras_bert3.data import pair_packing as steps
+from keras_bert3.data.batching_config import BatchingConfig
+from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3_demo import default_corpus_path
 
@@ -19,7 +21,11 @@ ROW_LENGTH = 256
 def pairs(tokenizer):
     """A batch of 96 masked pairs of at most 64 tokens, many shorter, as numpy arrays."""
     dataset = pretraining_dataset(
-        default_corpus_path(), tokenizer, sequence_length=64, batch_size=96, short_seq_prob=0.5, seed=11
+        default_corpus_path(),
+        tokenizer,
+        PairingConfig(sequence_length=64, short_seq_prob=0.5),
+        batching=BatchingConfig(batch_size=96),
+        seed=11,
     )
     return next(dataset.as_numpy_iterator())
 
