@@ -8,8 +8,8 @@ keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
 keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
 keras-bert3 embed PRESET TEXT [TEXT ...]    print sentence vectors
 keras-bert3 finetune --preset DIR --train FILE [--validation FILE] --text-column C --label-column L --output DIR
-keras-bert3 export --model DIR --output DIR   fine-tuned task -> SavedModel taking strings
-keras-bert3 predict --model DIR TEXT [TEXT ...]  DIR: a fine-tuned preset or its SavedModel
+keras-bert3 export --model DIR --output DIR [--format onnx]   fine-tuned task -> SavedModel (or ONNX) taking strings
+keras-bert3 predict --model DIR TEXT [TEXT ...]  DIR: a fine-tuned preset or its export
 keras-bert3 topics --output DIR               the embedded labelled set as train.csv, test.csv
 keras-bert3 pipeline --output DIR             the main job: pretrain, topics, finetune, export, predict
 """
@@ -237,25 +237,44 @@ def check_exists(path: str, what: str) -> None:
 
 
 def export(args) -> None:
-    import shutil
-
+    if args.quantize and args.format != "onnx":
+        raise ValueError(f"--quantize {args.quantize} applies to --format onnx only; the SavedModel keeps its weights.")
+    if args.format == "onnx" and args.dtype != "float32":
+        raise ValueError(
+            f"--dtype {args.dtype} applies to the SavedModel; an ONNX export is float32 (or --quantize int8)."
+        )
     task = load_task(args.model, dtype=args.dtype)
-    task.export(args.output, warmup=not args.no_warmup, jit_compile=args.jit_compile)
-    names = os.path.join(args.model, "class_names.json")
-    if os.path.isfile(names):  # Beside the SavedModel, for `predict` and clients.
-        try:
-            shutil.copy(names, os.path.join(args.output, "class_names.json"))
-        except OSError as error:
-            raise WriteFailed(
-                "the class names beside the export",
-                args.output,
-                error,
-                kept="The SavedModel itself is complete; copy class_names.json beside it.",
-            ) from error
+    if args.format == "onnx":
+        task.export(args.output, format="onnx", quantize=args.quantize)
+    else:
+        task.export(args.output, warmup=not args.no_warmup, jit_compile=args.jit_compile)
+    _copy_class_names(args.model, args.output)
+    if args.format == "onnx":
+        quantized = ", int8 weights" if args.quantize else ""
+        print(f"Wrote {args.output}/model.onnx (token ids in{quantized}) and tokenizer.json (strings to ids).")
+        return
     warmup = "" if args.no_warmup else ", with TF Serving warm-up records in assets.extra/"
     print(f"Wrote a SavedModel to {args.output}: serving_default takes strings, serve_token_ids takes ids{warmup}.")
     if args.jit_compile:
         print("The model is compiled by XLA: run TF Serving with --xla_cpu_compilation_enabled=true on a CPU.")
+
+
+def _copy_class_names(model_dir: str, export_dir: str) -> None:
+    """The preset's class_names.json beside the export, for `predict` and clients."""
+    import shutil
+
+    names = os.path.join(model_dir, "class_names.json")
+    if not os.path.isfile(names):
+        return
+    try:
+        shutil.copy(names, os.path.join(export_dir, "class_names.json"))
+    except OSError as error:
+        raise WriteFailed(
+            "the class names beside the export",
+            export_dir,
+            error,
+            kept="The export itself is complete; copy class_names.json beside it.",
+        ) from error
 
 
 def _is_saved_model(path: str) -> bool:
@@ -271,12 +290,26 @@ def _saved_model_probabilities(export_dir: str, texts: list[str]):
     return serve(text=tf.constant(texts))["probabilities"].numpy()
 
 
+def _onnx_probabilities(export_dir: str, texts: list[str]):
+    """Probabilities from an ONNX export, served by onnxruntime (`OnnxTextModel`)."""
+    from keras_bert3.export.onnx_export import OnnxTextModel
+
+    model = OnnxTextModel(export_dir)
+    if model.task != "BertClassifier":
+        raise ValueError(f"{export_dir} is an ONNX export of a {model.task}; keras-bert3 predict runs classifiers.")
+    return model(texts)["probabilities"]
+
+
 def predict(args) -> None:
     import numpy as np
 
-    check_exists(args.model, "a fine-tuned preset (keras-bert3 finetune) or its SavedModel (keras-bert3 export)")
+    from keras_bert3.export.onnx_export import MODEL_FILE
+
+    check_exists(args.model, "a fine-tuned preset (keras-bert3 finetune) or its export (keras-bert3 export)")
     if _is_saved_model(args.model):
         probabilities = _saved_model_probabilities(args.model, args.texts)
+    elif os.path.isfile(os.path.join(args.model, MODEL_FILE)):
+        probabilities = _onnx_probabilities(args.model, args.texts)
     else:
         from keras_bert3.models.bert_classifier import BertClassifier
 
@@ -429,9 +462,16 @@ def _add_finetune(commands) -> None:
 
 
 def _add_export(commands) -> None:
-    p = commands.add_parser("export", help="fine-tuned task preset -> SavedModel that takes strings")
+    p = commands.add_parser("export", help="fine-tuned task preset -> SavedModel (or ONNX) that takes strings")
     p.add_argument("--model", required=True, help="a preset written by finetune")
     p.add_argument("--output", required=True)
+    p.add_argument(
+        "--format",
+        choices=["tf_saved_model", "onnx"],
+        default="tf_saved_model",
+        help="onnx: model.onnx on token ids and tokenizer.json, for onnxruntime (docs/serving.md)",
+    )
+    p.add_argument("--quantize", choices=["int8"], help="onnx only: int8 weights (onnxruntime dynamic quantization)")
     p.add_argument("--no-warmup", action="store_true", help="leave out TF Serving's warm-up records")
     p.add_argument(
         "--jit-compile",
@@ -449,8 +489,10 @@ def _add_export(commands) -> None:
 
 
 def _add_predict(commands) -> None:
-    p = commands.add_parser("predict", help="classify texts with a fine-tuned preset or its exported SavedModel")
-    p.add_argument("--model", required=True, help="a preset written by finetune, or a SavedModel written by export")
+    p = commands.add_parser("predict", help="classify texts with a fine-tuned preset or its export")
+    p.add_argument(
+        "--model", required=True, help="a preset written by finetune, or a SavedModel or ONNX folder written by export"
+    )
     p.add_argument("texts", nargs="+")
     p.set_defaults(run=predict)
 

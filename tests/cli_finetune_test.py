@@ -73,6 +73,17 @@ def test_finetune_export_predict(files, capsys):
     # The export, loaded with TensorFlow and tf-text, predicts the same labels and probabilities.
     from_export = cli(capsys, "predict", "--model", str(files / "export"), "Open the URL and return the response.", "")
     assert from_export.strip().splitlines() == lines
+    # An ONNX export, served by onnxruntime: the same labels, the probabilities within the printed rounding.
+    cli(capsys, "export", "--model", str(files / "finetuned"), "--output", str(files / "onnx"), "--format", "onnx")
+    assert os.path.isfile(files / "onnx" / "model.onnx") and os.path.isfile(files / "onnx" / "class_names.json")
+    from_onnx = cli(capsys, "predict", "--model", str(files / "onnx"), "Open the URL and return the response.", "")
+    for ours, theirs in zip(lines, from_onnx.strip().splitlines(), strict=True):
+        (label, probability), (onnx_label, onnx_probability) = ours.split("\t")[:2], theirs.split("\t")[:2]
+        assert onnx_label == label and abs(float(onnx_probability) - float(probability)) <= 1e-3
+    int8_flags = ["--output", str(files / "onnx8"), "--format", "onnx", "--quantize", "int8"]
+    cli(capsys, "export", "--model", str(files / "finetuned"), *int8_flags)
+    int8_lines = cli(capsys, "predict", "--model", str(files / "onnx8"), "Open the URL and return the response.")
+    assert int8_lines.split("\t")[0] in docstring_topics()["class_names"]
     # A bfloat16 export (for CPUs with AMX or AVX512-BF16): bfloat16 weights, the same probabilities within 1e-2.
     cli(
         capsys,
@@ -101,6 +112,18 @@ def test_finetune_export_predict(files, capsys):
 
     weights = tf.train.load_checkpoint(str(files / "export_bf16" / "variables" / "variables"))
     assert tf.bfloat16 in set(weights.get_variable_to_dtype_map().values())
+
+
+def test_export_options_that_do_not_apply_are_refused(files, capsys):
+    """--quantize is for ONNX exports, --dtype bfloat16 for SavedModels: each
+    refused with the other format, before anything is loaded or written."""
+    for flags, message in [
+        (["--quantize", "int8"], "--quantize int8 applies to --format onnx only"),
+        (["--format", "onnx", "--dtype", "bfloat16"], "--dtype bfloat16 applies to the SavedModel"),
+    ]:
+        output = files / "refused"
+        assert main(["export", "--model", str(files / "pretrained"), "--output", str(output), *flags]) == 2
+        assert message in capsys.readouterr().err and not output.exists()
 
 
 def test_topics_writes_the_embedded_labelled_set(tmp_path):
