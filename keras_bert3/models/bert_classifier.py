@@ -8,10 +8,12 @@ from keras import ops
 from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
-from keras_bert3.models.bert_task import HuggingFaceHead
-from keras_bert3.models.bert_task import dense_head
-from keras_bert3.models.bert_task import is_dataset
-from keras_bert3.models.bert_task import packed_inputs
+from keras_bert3.models.task_inputs import is_dataset
+from keras_bert3.models.task_parts import HuggingFaceHead
+from keras_bert3.models.task_parts import TaskSpec
+from keras_bert3.models.task_parts import dense_head
+from keras_bert3.models.task_parts import packed_inputs
+from keras_bert3.models.task_parts import task_preprocessor
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 
 
@@ -80,14 +82,16 @@ class BertClassifier(BertTask):
     """
 
     preprocessor_cls = BertTextPreprocessor
-    preset_settings = ("sequence_length", "pad_to_multiple_of", "sentence_pairs", "dropout")
-    fine_tuned_settings = ("sentence_pairs",)
-    head_size_argument = ("num_classes", "classes")
-    huggingface_head = HuggingFaceHead("BertForSequenceClassification", prefix="classifier.", layer="output_dense")
-    saved_model_writer = "export_text_classifier"  # keras_bert3.export.export_text_classifier
-    raw_inputs = "texts (a list, numpy array or tf.string tensor of strings; a tuple of two for sentence pairs)"
-    takes_text_datasets = True
-    per_token_outputs = False
+    spec = TaskSpec(
+        saved_model_writer="export_text_classifier",  # keras_bert3.export.export_text_classifier
+        raw_inputs="texts (a list, numpy array or tf.string tensor of strings; a tuple of two for sentence pairs)",
+        preset_settings=("sequence_length", "pad_to_multiple_of", "sentence_pairs", "dropout"),
+        fine_tuned_settings=("sentence_pairs",),
+        head_size_argument=("num_classes", "classes"),
+        huggingface_head=HuggingFaceHead("BertForSequenceClassification", prefix="classifier.", layer="output_dense"),
+        takes_text_datasets=True,
+        per_token_outputs=False,
+    )
 
     def __init__(
         self,
@@ -104,7 +108,8 @@ class BertClassifier(BertTask):
     ):
         if int(num_classes) < 2:
             raise ValueError(f"num_classes={num_classes}: a classifier needs at least 2 classes.")
-        preprocessor = self.task_preprocessor(
+        preprocessor = task_preprocessor(
+            type(self),
             backbone,
             preprocessor,
             tokenizer,
@@ -140,39 +145,35 @@ class BertClassifier(BertTask):
 
     # === Raw text in ===
 
-    def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False, bucket=True):
-        """A tf.data pipeline of packed batches for texts (or a dataset of them) and their labels."""
+    def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
+        """A tf.data pipeline of packed batches for texts (or a dataset of them) and their labels,
+        grouped by length unless `keep_order`."""
         from keras_bert3.preprocessing.text_classification_dataset import text_classification_dataset
 
         if not is_dataset(x) and y is not None and not isinstance(y, (np.ndarray, list, tuple)):
             y = np.asarray(y)  # e.g. a pandas Series.
-        options = dict(batch_size=batch_size or 32, shuffle=shuffle, bucket=bucket, sample_weight=sample_weight)
+        options = dict(batch_size=batch_size, shuffle=shuffle, bucket=not keep_order, sample_weight=sample_weight)
         return text_classification_dataset(
             x, y, preprocessor=self.preprocessor, num_classes=self.num_classes, **options
         )
 
     # === Predict (`BertTask.predict`): logits `(n, num_classes)` for texts or pairs ===
 
-    def _packed_for_predict(self, x):
-        """Texts or pairs packed `TOKENIZE_CHUNK` at a time, each chunk run on its own."""
+    def predict_examples(self, x, run) -> np.ndarray:
+        """Logits `(n, num_classes)` (float32 `(0, num_classes)` for no texts):
+        texts or pairs packed `TOKENIZE_CHUNK` at a time, each chunk `run` on its own."""
         import tensorflow as tf
 
         from keras_bert3.preprocessing.text_classification_dataset import TOKENIZE_CHUNK
         from keras_bert3.preprocessing.text_classification_dataset import text_arrays
 
         arrays = text_arrays(x, self.preprocessor)
+        chunks = [np.zeros((0, self.num_classes), "float32")]
         for start in range(0, len(arrays[0]), TOKENIZE_CHUNK):
             texts = tuple(tf.constant(array[start : start + TOKENIZE_CHUNK], tf.string) for array in arrays)
             packed = self.preprocessor(texts if len(texts) == 2 else texts[0])
-            yield {name: value.numpy() for name, value in packed.items()}, None
-
-    def _predictions(self, logits, examples):
-        """The logits `(chunk, num_classes)` as they are."""
-        return logits
-
-    def _joined_predictions(self, chunks: list) -> np.ndarray:
-        """Logits `(n, num_classes)`; float32 `(0, num_classes)` for no texts."""
-        return np.concatenate([np.zeros((0, self.num_classes), "float32"), *chunks])
+            chunks.append(run({name: value.numpy() for name, value in packed.items()}))
+        return np.concatenate(chunks)
 
     def predict_proba(self, x, **kwargs) -> np.ndarray:
         """Class probabilities `(n, num_classes)` (softmax of `predict`)."""

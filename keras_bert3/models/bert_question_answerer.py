@@ -7,11 +7,12 @@ import numpy as np
 
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
-from keras_bert3.models.bert_task import HuggingFaceHead
-from keras_bert3.models.bert_task import dense_head
-from keras_bert3.models.bert_task import is_dataset
-from keras_bert3.models.bert_task import packed_inputs
 from keras_bert3.models.task_inputs import check_task_input
+from keras_bert3.models.task_parts import HuggingFaceHead
+from keras_bert3.models.task_parts import TaskSpec
+from keras_bert3.models.task_parts import dense_head
+from keras_bert3.models.task_parts import packed_inputs
+from keras_bert3.models.task_parts import task_preprocessor
 from keras_bert3.preprocessing.question_answering_dataset import SQUAD_FIELDS
 from keras_bert3.preprocessing.question_answering_dataset import check_questions_and_contexts
 from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
@@ -80,21 +81,23 @@ class BertQuestionAnswerer(BertTask):
     """
 
     preprocessor_cls = QuestionAnsweringPreprocessor
-    preset_settings = (
-        "sequence_length",
-        "doc_stride",
-        "max_query_length",
-        "max_windows",
-        "pad_to_multiple_of",
-        "max_answer_length",
+    spec = TaskSpec(
+        saved_model_writer="export_question_answerer",  # keras_bert3.export.export_question_answerer
+        raw_inputs=(
+            "SQuAD-style examples for fit (a dict of lists question, context, answer_text, answer_start, or a "
+            "list of such dicts), questions and their contexts for predict (lists of strings)"
+        ),
+        preset_settings=(
+            "sequence_length",
+            "doc_stride",
+            "max_query_length",
+            "max_windows",
+            "pad_to_multiple_of",
+            "max_answer_length",
+        ),
+        huggingface_head=HuggingFaceHead("BertForQuestionAnswering", prefix="qa_outputs.", layer="span_dense"),
+        raw_dict_keys=SQUAD_FIELDS,
     )
-    huggingface_head = HuggingFaceHead("BertForQuestionAnswering", prefix="qa_outputs.", layer="span_dense")
-    saved_model_writer = "export_question_answerer"  # keras_bert3.export.export_question_answerer
-    raw_inputs = (
-        "SQuAD-style examples for fit (a dict of lists question, context, answer_text, answer_start, or a "
-        "list of such dicts), questions and their contexts for predict (lists of strings)"
-    )
-    raw_dict_keys = SQUAD_FIELDS
 
     def __init__(
         self,
@@ -110,7 +113,8 @@ class BertQuestionAnswerer(BertTask):
         max_answer_length: int = 15,
         **kwargs,
     ):
-        preprocessor = self.task_preprocessor(
+        preprocessor = task_preprocessor(
+            type(self),
             backbone,
             preprocessor,
             tokenizer,
@@ -154,25 +158,16 @@ class BertQuestionAnswerer(BertTask):
 
     # === SQuAD examples in ===
 
-    def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
-        """A tf.data pipeline of packed windows and their labels (`question_answering_dataset`)."""
+    def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
+        """A tf.data pipeline of packed windows and their labels (`question_answering_dataset`),
+        in the examples' order unless `shuffle` (so `keep_order` asks nothing more)."""
         from keras_bert3.preprocessing.question_answering_dataset import question_answering_dataset
 
         if y is not None or sample_weight is not None:
             raise ValueError("Pass the answers inside x (answer_text, answer_start), not as y or sample_weight.")
         return question_answering_dataset(
-            x, preprocessor=self.preprocessor, batch_size=batch_size or 32, shuffle=shuffle, seed=0
+            x, preprocessor=self.preprocessor, batch_size=batch_size, shuffle=shuffle, seed=0
         )
-
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, *, validation_data=None, **kwargs):
-        """As `keras.Model.fit`; `x` (and `validation_data`) may be SQuAD-style examples.
-
-        Example:
-        >>> qa.fit({"question": qs, "context": cs, "answer_text": ts, "answer_start": ss}, epochs=2)
-        """
-        if validation_data is not None and not is_dataset(validation_data) and not isinstance(validation_data, tuple):
-            validation_data = self.batches(validation_data, batch_size=batch_size)
-        return super().fit(x, y, batch_size=batch_size, epochs=epochs, validation_data=validation_data, **kwargs)
 
     def predict(self, x, contexts=None, batch_size=None, verbose="auto", **kwargs):
         """Answers: `predict(questions, contexts)` -> one dict per example.
@@ -191,19 +186,15 @@ class BertQuestionAnswerer(BertTask):
             x = (x, contexts)
         return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
 
-    def _packed_for_predict(self, x):
-        """The windows of `(questions, contexts)` packed in one call, with the
-        features and contexts that decoding needs; nothing for no questions."""
+    def predict_examples(self, x, run) -> list[dict]:
+        """The best answer of each example over its windows (`best_spans`), as a
+        dict: the windows of `(questions, contexts)` packed in one call and `run`."""
         questions, contexts = x if isinstance(x, tuple) and len(x) == 2 else (x, None)  # Without contexts: refused.
         questions, contexts = check_questions_and_contexts(questions, contexts)
-        if questions:
-            features = self.preprocessor((questions, contexts))
-            inputs = {name: np.asarray(value) for name, value in self.preprocessor.model_inputs(features).items()}
-            yield inputs, (features, contexts)
-
-    def _predictions(self, logits, examples) -> list[dict]:
-        """The best answer of each example over its windows (`best_spans`), as a dict."""
-        features, contexts = examples
+        if not questions:
+            return []
+        features = self.preprocessor((questions, contexts))
+        logits = run({name: np.asarray(value) for name, value in self.preprocessor.model_inputs(features).items()})
         spans = self.best_spans(features, logits["start_logits"], logits["end_logits"], contexts)
         return [
             {"answer": answer.decode("utf-8"), "start": int(start), "end": int(end), "score": float(score)}

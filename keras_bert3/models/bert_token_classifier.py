@@ -9,9 +9,11 @@ from keras import ops
 from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
-from keras_bert3.models.bert_task import HuggingFaceHead
-from keras_bert3.models.bert_task import dense_head
-from keras_bert3.models.bert_task import packed_inputs
+from keras_bert3.models.task_parts import HuggingFaceHead
+from keras_bert3.models.task_parts import TaskSpec
+from keras_bert3.models.task_parts import dense_head
+from keras_bert3.models.task_parts import packed_inputs
+from keras_bert3.models.task_parts import task_preprocessor
 from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.preprocessing.word_piece_alignment import IGNORED_LABEL
 
@@ -79,12 +81,14 @@ class BertTokenClassifier(BertTask):
     """
 
     preprocessor_cls = BertTokenClassifierPreprocessor
-    preset_settings = ("sequence_length", "pad_to_multiple_of", "dropout")
-    head_size_argument = ("num_labels", "labels")
-    loss_over_labelled_tokens = True  # Empty rows and unlabelled pieces carry label -100.
-    huggingface_head = HuggingFaceHead("BertForTokenClassification", prefix="classifier.", layer="output_dense")
-    saved_model_writer = "export_token_classifier"  # keras_bert3.export.export_token_classifier
-    raw_inputs = "sentences (a list of word lists or of strings, or a numpy array or tf.string tensor of them)"
+    spec = TaskSpec(
+        saved_model_writer="export_token_classifier",  # keras_bert3.export.export_token_classifier
+        raw_inputs="sentences (a list of word lists or of strings, or a numpy array or tf.string tensor of them)",
+        preset_settings=("sequence_length", "pad_to_multiple_of", "dropout"),
+        head_size_argument=("num_labels", "labels"),
+        huggingface_head=HuggingFaceHead("BertForTokenClassification", prefix="classifier.", layer="output_dense"),
+        loss_over_labelled_tokens=True,  # Empty rows and unlabelled pieces carry label -100.
+    )
 
     def __init__(
         self,
@@ -100,8 +104,13 @@ class BertTokenClassifier(BertTask):
     ):
         if int(num_labels) < 2:
             raise ValueError(f"num_labels={num_labels}: a token classifier needs at least 2 labels.")
-        preprocessor = self.task_preprocessor(
-            backbone, preprocessor, tokenizer, sequence_length=sequence_length, pad_to_multiple_of=pad_to_multiple_of
+        preprocessor = task_preprocessor(
+            type(self),
+            backbone,
+            preprocessor,
+            tokenizer,
+            sequence_length=sequence_length,
+            pad_to_multiple_of=pad_to_multiple_of,
         )
 
         # === Layers ===
@@ -134,30 +143,29 @@ class BertTokenClassifier(BertTask):
 
     # === Words in ===
 
-    def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False, bucket=True):
-        """A tf.data pipeline of packed batches for sentences and their word labels."""
+    def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
+        """A tf.data pipeline of packed batches for sentences and their word labels,
+        grouped by length unless `keep_order`."""
         from keras_bert3.preprocessing.token_classification_dataset import token_classification_dataset
 
-        options = dict(batch_size=batch_size or 32, shuffle=shuffle, bucket=bucket, sample_weight=sample_weight)
+        options = dict(batch_size=batch_size, shuffle=shuffle, bucket=not keep_order, sample_weight=sample_weight)
         return token_classification_dataset(x, y, preprocessor=self.preprocessor, num_labels=self.num_labels, **options)
 
     # === Predict (`BertTask.predict`): logits per word ===
 
-    def _packed_for_predict(self, x):
-        """The sentences packed in one call, with each word's first piece
-        (`word_positions`) and the words a sentence; nothing for no sentences."""
+    def predict_examples(self, x, run) -> list[np.ndarray]:
+        """Per-word logits: a list (input order) of float32 `(num_words,
+        num_labels)` arrays, each word's first piece (`word_positions`) in the
+        per-token logits of the sentences packed in one call; NaN rows for words
+        without a piece in the sequence."""
         from keras_bert3.preprocessing.token_classification_dataset import word_batch
 
         words = word_batch(x)
-        if int(words.nrows()) > 0:
-            packed = {name: value.numpy() for name, value in self.preprocessor(words).items()}
-            yield packed, (packed["word_positions"], words.row_lengths().numpy())
-
-    def _predictions(self, logits, words) -> list[np.ndarray]:
-        """Per-word logits from per-token `logits` `(n, length, num_labels)`: a
-        list (input order) of float32 `(num_words, num_labels)` arrays, each
-        word's first piece, NaN rows for words without a piece in the sequence."""
-        positions, counts = words
+        if int(words.nrows()) == 0:
+            return []
+        packed = {name: value.numpy() for name, value in self.preprocessor(words).items()}
+        logits = run(packed)  # (n, length, num_labels)
+        positions, counts = packed["word_positions"], words.row_lengths().numpy()
         results = []
         for row, count in enumerate(counts):
             where = positions[row, :count]

@@ -3,16 +3,20 @@ place so that a wrong input gets one clear error, the same for every task.
 
 Every task takes packed inputs (a dict of int `(batch, length)` `token_ids`,
 `segment_ids`, `padding_mask`, all of one shape), a `tf.data.Dataset` of
-them, or its own raw inputs (`BertTask.raw_inputs` says which): lists,
+them, or its own raw inputs (`TaskSpec.raw_inputs` says which): lists,
 numpy arrays or `tf.string` tensors of texts, and for some tasks a dict of
 examples or a dataset of texts. The task's own preprocessing then checks
-what only it can (labels, pairs, answers).
+what only it can (labels, pairs, answers). Also here: what kind of input a
+dataset is, and how many batches an epoch of it holds.
 """
+
+import math
 
 import numpy as np
 import tensorflow as tf
 
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
 
 PACKED = "packed inputs (a dict of int (batch, length) arrays token_ids, segment_ids, padding_mask)"
 RAW_CONTAINERS = (list, tuple, np.ndarray, tf.Tensor, tf.RaggedTensor)
@@ -27,11 +31,11 @@ def check_task_input(task, x, method: str) -> None:
     TypeError: BertClassifier.predict takes texts (...), packed inputs (...) or a tf.data.Dataset of them; got int.
     """
     where = f"{type(task).__name__}.{method}"
-    takes = f"{where} takes {task.raw_inputs}, {PACKED} or a tf.data.Dataset of them"
+    takes = f"{where} takes {task.spec.raw_inputs}, {PACKED} or a tf.data.Dataset of them"
     if isinstance(x, tf.data.Dataset):
         _check_dataset(task, x, where)
     elif isinstance(x, dict):
-        if any(name in x for name in INPUT_NAMES) or task.raw_dict_keys is None:
+        if any(name in x for name in INPUT_NAMES) or task.spec.raw_dict_keys is None:
             check_packed(x, where)
     elif isinstance(x, (str, bytes)):
         raise TypeError(f"{takes}; got one {type(x).__name__}: wrap a single text in a list.")
@@ -67,7 +71,7 @@ def _check_dataset(task, dataset, where: str) -> None:
             raise ValueError(
                 f"{where}: a tf.data.Dataset of packed inputs yields batches of {PACKED}; this one yields {spec}."
             )
-    elif task.takes_text_datasets:
+    elif task.spec.takes_text_datasets:
         if not any(part.dtype == tf.string for part in tf.nest.flatten(first) if hasattr(part, "dtype")):
             raise TypeError(
                 f"{where} takes a tf.data.Dataset of texts ((texts, labels) for fit) or of packed batches "
@@ -76,7 +80,7 @@ def _check_dataset(task, dataset, where: str) -> None:
     else:
         raise TypeError(
             f"{where} takes a tf.data.Dataset of packed batches ({PACKED}, with labels for fit); "
-            f"this one yields {spec}. Pass raw inputs as {task.raw_inputs} instead."
+            f"this one yields {spec}. Pass raw inputs as {task.spec.raw_inputs} instead."
         )
 
 
@@ -86,4 +90,43 @@ def _numeric_dtype(x) -> str | None:
         return None if x.dtype == tf.string else x.dtype.name
     if isinstance(x, np.ndarray):
         return x.dtype.name if x.dtype.kind in "biufc" else None
+    return None
+
+
+def is_dataset(x) -> bool:
+    return isinstance(x, tf.data.Dataset)
+
+
+def yields_packed(dataset) -> bool:
+    """True when a dataset's elements (or their `x`) are packed BERT inputs."""
+    spec = dataset.element_spec
+    first = spec[0] if isinstance(spec, tuple) else spec
+    return is_packed(first)
+
+
+def with_known_length(dataset):
+    """`dataset` with its number of batches declared, when tf.data cannot infer it.
+
+    Batches built from texts in memory declare their number themselves; those
+    from a dataset of texts of unknown length have a fixed number per epoch
+    (the same examples whatever the shuffle), so it is counted once, by a pass
+    over the pipeline; Keras then knows where an epoch ends instead of warning
+    that the input "ran out of data".
+    """
+    if int(dataset.cardinality()) != tf.data.UNKNOWN_CARDINALITY:
+        return dataset
+    return dataset.apply(tf.data.experimental.assert_cardinality(count_steps(dataset)))
+
+
+def count_steps(data, batch_size=None) -> int | None:
+    """Batches per epoch: a dataset's cardinality (counted when unknown), or from array length."""
+    if isinstance(data, tf.data.Dataset):
+        cardinality = int(data.cardinality())
+        if cardinality >= 0:
+            return cardinality
+        if cardinality == tf.data.INFINITE_CARDINALITY:
+            return None
+        return int(data.reduce(0, lambda count, _: count + 1))  # Bucketed text batches: cheap to count.
+    if is_packed(data):
+        return math.ceil(len(data["token_ids"]) / (batch_size or 32))
     return None

@@ -37,6 +37,38 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         self.warmup_steps = warmup_steps
         self.total_steps = total_steps
         self.end_learning_rate = end_learning_rate
+        self.warmup_ratio_to_size = None  # Set by `sized_by_first_fit`: the schedule's length is not known yet.
+
+    @classmethod
+    def for_fine_tuning(cls, peak_learning_rate: float, warmup_ratio: float, total_steps: int | None):
+        """`warmup_ratio` of `total_steps` for warmup; `total_steps` None: `sized_by_first_fit`."""
+        if total_steps is None:
+            return cls.sized_by_first_fit(peak_learning_rate, warmup_ratio)
+        return cls(peak_learning_rate, int(warmup_ratio * total_steps), total_steps)
+
+    @classmethod
+    def sized_by_first_fit(cls, peak_learning_rate: float, warmup_ratio: float) -> "LinearWarmupLinearDecay":
+        """A schedule whose length is set by `size_to` (a task's first `fit`,
+        once it knows its epochs times batches), with `warmup_ratio` of it for
+        warmup; until then a placeholder of a million steps.
+
+        Example:
+        >>> schedule = LinearWarmupLinearDecay.sized_by_first_fit(5e-5, warmup_ratio=0.1)
+        >>> schedule.size_to(300); schedule.warmup_steps, schedule.total_steps
+        (30, 300)
+        """
+        schedule = cls(peak_learning_rate, int(warmup_ratio * 1_000_000), 1_000_000)
+        schedule.warmup_ratio_to_size = warmup_ratio
+        return schedule
+
+    def size_to(self, total_steps: int) -> None:
+        """Sets the length of a schedule made by `sized_by_first_fit`, the first
+        time only (a later fit goes on with it); other schedules keep theirs."""
+        if self.warmup_ratio_to_size is None or not total_steps:
+            return
+        self.total_steps = max(int(total_steps), 1)
+        self.warmup_steps = int(self.warmup_ratio_to_size * self.total_steps)
+        self.warmup_ratio_to_size = None
 
     def __call__(self, step):
         step = ops.cast(step, "float32")
@@ -52,3 +84,12 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
             "total_steps": self.total_steps,
             "end_learning_rate": self.end_learning_rate,
         }
+
+
+def size_schedule_to_fit(optimizer, epochs: int, steps_per_epoch: int | None) -> None:
+    """Sizes `optimizer`'s schedule to a fit of `epochs` times `steps_per_epoch`
+    when it was made by `sized_by_first_fit` and no step has been taken yet."""
+    inner = getattr(optimizer, "inner_optimizer", optimizer)  # Under loss scaling, the optimizer it wraps.
+    schedule = inner._learning_rate  # Keras keeps the schedule object here (`learning_rate` is its value).
+    if isinstance(schedule, LinearWarmupLinearDecay) and int(optimizer.iterations) == 0 and steps_per_epoch:
+        schedule.size_to(epochs * steps_per_epoch)

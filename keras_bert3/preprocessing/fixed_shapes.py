@@ -8,7 +8,12 @@ texts' lengths.
 An empty row has an all-zero `padding_mask` (a real row always holds
 [CLS]), so the model knows it: `real_rows` finds them, and `BertTask` gives
 them zero weight in its losses and metrics (`row_weights`).
+
+`FixedShapeBatches` is the one adapter a task applies to its batches,
+fixed or not.
 """
+
+import dataclasses
 
 import keras
 import numpy as np
@@ -67,6 +72,22 @@ def check_length_buckets(buckets, sequence_length: int) -> tuple[int, ...]:
             "preprocessor's sequence_length)."
         )
     return buckets
+
+
+def task_length_buckets(setting, sequence_length: int) -> tuple[int, ...] | None:
+    """The lengths of `BertTask.compile(length_buckets=setting)`: "auto" gives
+    `default_length_buckets` for this machine's accelerator, None none (shapes
+    as they come), a list those lengths (`check_length_buckets`).
+
+    Example:
+    >>> task_length_buckets([128, 32], 128)
+    (32, 128)
+    """
+    if setting == "auto":
+        from keras_bert3.distribution.devices import accelerator_type
+
+        return default_length_buckets(sequence_length, accelerator_type())
+    return None if setting is None else check_length_buckets(setting, sequence_length)
 
 
 def bucket_width(width, buckets: tuple[int, ...]):
@@ -144,6 +165,46 @@ def fixed_shape_arrays(packed: dict, *, batch_size: int, buckets: tuple[int, ...
     return {
         name: np.pad(np.asarray(value), [(0, batch_size - rows), (0, target - width)]) for name, value in packed.items()
     }
+
+
+@dataclasses.dataclass(frozen=True)
+class FixedShapeBatches:
+    """How a task's batches are shaped: padded to `buckets` and filled with
+    empty rows (`fixed_shape_batches`), or, with `buckets` None, as they come
+    (every method then passes its input through).
+
+    Example:
+    >>> shapes = FixedShapeBatches((32, 64, 128))
+    >>> outputs = model.predict_on_batch(shapes.arrays(batch, batch_size=32))
+    >>> shapes.cut(outputs, rows=len(batch["token_ids"]))  # The batch's own rows.
+    """
+
+    buckets: tuple[int, ...] | None = None
+
+    def dataset(self, dataset: tf.data.Dataset, *, batch_size: int | None) -> tf.data.Dataset:
+        """A task pipeline's batches, fixed (rows filled to `batch_size` unless None)."""
+        if self.buckets is None:
+            return dataset
+        return fixed_shape_batches(dataset, batch_size=batch_size, buckets=self.buckets)
+
+    def arrays(self, packed: dict, *, batch_size: int) -> dict:
+        """One batch of packed numpy inputs, fixed (`fixed_shape_arrays`)."""
+        return (
+            packed if self.buckets is None else fixed_shape_arrays(packed, batch_size=batch_size, buckets=self.buckets)
+        )
+
+    def cut(self, outputs, *, rows: int, length: int | None = None):
+        """The outputs of an `arrays` batch back to its `rows` (and, for per-token outputs, its `length`)."""
+        if self.buckets is None:
+            return outputs
+        cut = (slice(rows),) if length is None else (slice(rows), slice(length))
+        return keras.tree.map_structure(lambda output: np.asarray(output)[cut], outputs)
+
+    def step_specs(self, element_spec, *, batch_size: int) -> list:
+        """The batches `dataset` can yield, one per bucket (`fixed_shape_specs`); none unless fixed."""
+        return (
+            [] if self.buckets is None else fixed_shape_specs(element_spec, batch_size=batch_size, buckets=self.buckets)
+        )
 
 
 def real_rows(inputs: dict):

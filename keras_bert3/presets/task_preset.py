@@ -1,19 +1,24 @@
 """Task presets: a backbone preset (with its tokenizer) plus a task's head and
-settings, so that `Task.from_preset(dir)` restores a fine-tuned model.
+settings, so that `Task.from_preset(dir)` restores a fine-tuned model; and
+the loader behind every task's `from_preset` (`load_task`).
 
     task.json               the task's class and config (num_classes, dropout, ...)
     task_head.weights.h5    the head's weights, by variable path
 """
 
+import inspect
 import os
 
 from keras_bert3.files.weight_files import read_arrays
 from keras_bert3.files.weight_files import write_arrays
 from keras_bert3.files.write_failed import write_failures_named
 from keras_bert3.presets.huggingface_checkpoint import assign
+from keras_bert3.presets.huggingface_checkpoint import read_huggingface_dense_head
+from keras_bert3.presets.preset_loader import resolve_preset
 from keras_bert3.presets.preset_format import read_json
 from keras_bert3.presets.preset_format import write_json
 from keras_bert3.presets.preset_format import write_metadata
+from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
 TASK_CONFIG_FILE = "task.json"
 TASK_HEAD_WEIGHTS_FILE = "task_head.weights.h5"
@@ -67,3 +72,113 @@ def load_head_weights(preset_dir: str, head_layers) -> None:
         if name not in stored:
             raise ValueError(f"{path} has no weights for {name!r} (it has {sorted(stored)}).")
         assign(variable, stored[name], f"{TASK_HEAD_WEIGHTS_FILE}:{name}")
+
+
+def keyword_parameters(cls) -> dict:
+    """The keyword parameters of `cls`'s constructor, by name."""
+    return {
+        name: parameter
+        for name, parameter in inspect.signature(cls.__init__).parameters.items()
+        if parameter.kind in (parameter.KEYWORD_ONLY, parameter.POSITIONAL_OR_KEYWORD) and name != "self"
+    }
+
+
+def task_settings(task_cls) -> dict:
+    """The defaults of a task's and of its preprocessor's constructor parameters (the task's first)."""
+    parameters = {**keyword_parameters(task_cls.preprocessor_cls), **keyword_parameters(task_cls)}
+    return {name: parameter.default for name, parameter in parameters.items()}
+
+
+def load_task(preset: str, *head_size, cls, backbone_cls, **kwargs):
+    """A `cls` (a `BertTask` subclass, described by its `spec`) on a
+    `backbone_cls` loaded from `preset`: a new head on a backbone preset, the
+    fine-tuned head and settings of a task preset, or the trained head of a
+    Hugging Face checkpoint of the task's architecture (see `BertTask.from_preset`)."""
+    spec = cls.spec
+    size_name, unit = spec.head_size_argument or (None, None)
+    if head_size:
+        if size_name is None or len(head_size) > 1 or size_name in kwargs:
+            raise TypeError(
+                f"{cls.__name__}.from_preset takes the preset, then "
+                + (f"{size_name}, then " if size_name else "")
+                + f"keyword settings ({', '.join(spec.preset_settings)}); got {len(head_size)} more positional."
+            )
+        kwargs[size_name] = head_size[0]
+    given_size = kwargs.pop(size_name, None) if size_name else None
+    given = {name: kwargs.pop(name) for name in spec.preset_settings if kwargs.get(name) is not None}
+    kwargs = {name: value for name, value in kwargs.items() if not (name in spec.preset_settings and value is None)}
+
+    preset_dir = resolve_preset(preset)
+    stored = read_task_config(preset_dir, cls) or {}
+    _check_fine_tuned_settings(preset, cls, stored, given)
+    head = spec.huggingface_head
+    hf_weights = None
+    if not stored and head is not None:
+        hf_weights = read_huggingface_dense_head(preset_dir, head.architecture, head.prefix)
+    backbone = backbone_cls.from_preset(preset_dir, **kwargs)
+    settings = _preset_settings(cls, backbone, stored, given)
+    head_arguments = []
+    if size_name:
+        trained = stored.get(size_name) or (None if hf_weights is None else len(hf_weights[1]))
+        head_arguments.append(head_size_of(preset, size_name, given_size, trained, cls.__name__, unit))
+    preprocessor_arguments = keyword_parameters(cls.preprocessor_cls)
+    preprocessor = cls.preprocessor_cls(
+        BertTokenizer.from_preset(preset_dir),
+        name="preprocessor",
+        **{name: value for name, value in settings.items() if name in preprocessor_arguments},
+    )
+    task = cls(
+        backbone,
+        *head_arguments,
+        preprocessor=preprocessor,
+        **{name: value for name, value in settings.items() if name not in preprocessor_arguments},
+    )
+    if stored:
+        load_head_weights(preset_dir, task.head_layers)
+    elif hf_weights is not None:
+        dense = getattr(task, head.layer)
+        assign(dense.kernel, hf_weights[0], head.prefix + "weight")
+        assign(dense.bias, hf_weights[1], head.prefix + "bias")
+    return task
+
+
+def _check_fine_tuned_settings(preset: str, cls, stored: dict, given: dict) -> None:
+    """Refuses a setting given for a fine-tuned preset that its head does not fit."""
+    for name in cls.spec.fine_tuned_settings:
+        if stored and name in given and given[name] != stored.get(name):
+            raise ValueError(
+                f"The preset {preset!r} was fine-tuned with {name}={stored.get(name)}; its head does "
+                f"not fit {name}={given[name]}. Load the backbone alone (BertBackbone.from_preset) for a new head."
+            )
+
+
+def _preset_settings(cls, backbone, stored: dict, given: dict) -> dict:
+    """The task's `preset_settings`: the constructors' defaults (the sequence
+    length at most the backbone's), then the stored ones, then those given."""
+    defaults = task_settings(cls)
+    settings = {name: defaults[name] for name in cls.spec.preset_settings}
+    if "sequence_length" in settings:
+        settings["sequence_length"] = min(settings["sequence_length"], backbone.max_sequence_length)
+    settings.update({name: value for name, value in stored.items() if name in settings})
+    settings.update(given)
+    return settings
+
+
+def head_size_of(preset: str, name: str, given: int | None, trained: int | None, task: str, unit: str) -> int:
+    """The output size of a task loaded from `preset`: `given` (the
+    `num_classes=` or `num_labels=` argument, `name`) or the `trained` head's,
+    which must agree when both are there.
+
+    Example:
+    >>> head_size_of("path/to/bert", "num_labels", 9, None, "BertTokenClassifier", "labels")
+    9
+    """
+    if trained and given is not None and int(given) != int(trained):
+        raise ValueError(
+            f"{name}={given}, but the preset {preset!r} is a {task} trained for {trained} {unit}. Omit "
+            f"{name} to use its head, or load the backbone alone (BertBackbone.from_preset) for a new "
+            f"head of {given} {unit}."
+        )
+    if not trained and given is None:
+        raise ValueError(f"The preset {preset!r} has no {task} head: pass {name}=... for a new one.")
+    return int(given) if given is not None else int(trained)

@@ -1,6 +1,8 @@
 """BertTask: a subclass must define the hooks the base calls and name settings
 that exist; every task refuses bad input kinds with one clear error."""
 
+import dataclasses
+
 import pytest
 
 from keras_bert3.models.bert_classifier import BertClassifier
@@ -35,11 +37,11 @@ def test_every_task_refuses_bad_input_kinds_with_one_clear_error(task, tokenizer
 def test_a_subclass_without_its_hooks_is_refused_when_defined():
     with pytest.raises(
         TypeError,
-        match="Incomplete subclasses BertTask but does not define preprocessor_cls, head_layers, _packed_for_predict, _predictions, saved_model_writer",
+        match="Incomplete subclasses BertTask but does not define preprocessor_cls, spec, head_layers, predict_examples",
     ):
 
         class Incomplete(BertTask):
-            def _dataset(self, x, y=None, sample_weight=None, *, batch_size=None, shuffle=False):
+            def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
                 return None
 
     class Complete(BertClassifier):  # Hooks inherited from a task count.
@@ -48,11 +50,12 @@ def test_a_subclass_without_its_hooks_is_refused_when_defined():
     assert issubclass(Complete, BertTask)
 
     with pytest.raises(
-        TypeError, match="Misnamed.preset_settings names colour, which neither Misnamed nor BertTextPreprocessor takes"
+        TypeError,
+        match="Misnamed.spec.preset_settings names colour, which neither Misnamed nor BertTextPreprocessor takes",
     ):
 
         class Misnamed(BertClassifier):
-            preset_settings = ("sequence_length", "colour")
+            spec = dataclasses.replace(BertClassifier.spec, preset_settings=("sequence_length", "colour"))
 
 
 @pytest.mark.parametrize("task_cls", [BertClassifier, BertTokenClassifier, BertQuestionAnswerer])
@@ -60,7 +63,7 @@ def test_every_task_names_a_saved_model_writer_of_export(task_cls):
     """Models sit a floor below export, so a task names its writer, and `export` looks it up."""
     import keras_bert3.export
 
-    assert task_cls.saved_model_writer in keras_bert3.export.__all__
+    assert task_cls.spec.saved_model_writer in keras_bert3.export.__all__
 
 
 # A valid value other than the default, for every setting a task preset stores.
@@ -81,8 +84,8 @@ def test_every_setting_given_to_the_constructor_is_kept_and_unknown_ones_are_ref
     """Keras's functional constructor drops keywords it does not know: a task
     must take each of its settings itself, and refuse the others."""
     backbone = tiny_backbone(tokenizer.vocabulary_size())
-    head_size = {} if task_cls.head_size_argument is None else {task_cls.head_size_argument[0]: 3}
-    settings = {name: CHANGED_SETTINGS[name] for name in task_cls.preset_settings}
+    head_size = {} if task_cls.spec.head_size_argument is None else {task_cls.spec.head_size_argument[0]: 3}
+    settings = {name: CHANGED_SETTINGS[name] for name in task_cls.spec.preset_settings}
     task = task_cls(backbone, tokenizer=tokenizer, **head_size, **settings)
     assert task.task_config() == {**head_size, **settings}
     with pytest.raises(TypeError, match=f"{task_cls.__name__} got unexpected keyword arguments colour, max_length"):
@@ -94,8 +97,8 @@ def test_a_preprocessor_given_with_other_settings_or_a_tokenizer_is_refused(task
     """A preprocessor brings its own settings: a setting given beside it that it
     does not have would be lost, so it is refused; settings it has are fine."""
     backbone = tiny_backbone(tokenizer.vocabulary_size())
-    head_size = {} if task_cls.head_size_argument is None else {task_cls.head_size_argument[0]: 3}
-    settings = {name: CHANGED_SETTINGS[name] for name in task_cls.preset_settings}
+    head_size = {} if task_cls.spec.head_size_argument is None else {task_cls.spec.head_size_argument[0]: 3}
+    settings = {name: CHANGED_SETTINGS[name] for name in task_cls.spec.preset_settings}
     preprocessor = task_cls(backbone, tokenizer=tokenizer, **head_size, **settings).preprocessor
     task = task_cls(backbone, preprocessor=preprocessor, **head_size, **settings)
     assert task.preprocessor is preprocessor and task.task_config() == {**head_size, **settings}

@@ -10,6 +10,7 @@ import pytest
 
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
+from keras_bert3.preprocessing.fixed_shapes import FixedShapeBatches
 from keras_bert3.preprocessing.fixed_shapes import check_length_buckets
 from keras_bert3.preprocessing.fixed_shapes import default_length_buckets
 from keras_bert3.preprocessing.fixed_shapes import fixed_shape_batches
@@ -62,12 +63,13 @@ def test_default_buckets_and_bad_bucket_lists(tokenizer):
 def test_fixed_shapes_where_xla_compiles_the_steps(tokenizer):
     classifier = task("classifier", tokenizer)
     # JAX compiles every step; TensorFlow keeps its graph on a CPU unless XLA is asked for.
-    assert classifier.fixed_shapes == (keras.backend.backend() == "jax" or classifier.jit_compile is True)
+    fixed = keras.backend.backend() == "jax" or classifier.jit_compile is True
+    assert classifier.batch_shapes == FixedShapeBatches((16, 32, 64) if fixed else None)
     assert classifier.length_buckets == (16, 32, 64)
     classifier.compile(jit_compile=True, length_buckets=[32, 64])
-    assert classifier.fixed_shapes and classifier.length_buckets == (32, 64)
+    assert classifier.batch_shapes == FixedShapeBatches((32, 64)) and classifier.length_buckets == (32, 64)
     classifier.compile(jit_compile=True, length_buckets=None)
-    assert not classifier.fixed_shapes
+    assert classifier.batch_shapes == FixedShapeBatches(None)
 
 
 @pytest.mark.parametrize("kind", ["classifier", "token classifier"])
@@ -124,7 +126,7 @@ def test_fit_evaluate_and_predict_agree_with_and_without_fixed_shapes(tokenizer,
     fixed, plain = task("classifier", tokenizer), task("classifier", tokenizer)
     fixed.compile(jit_compile=True, length_buckets=BUCKETS)
     plain.compile(jit_compile=True, length_buckets=None)
-    assert fixed.fixed_shapes and not plain.fixed_shapes
+    assert fixed.batch_shapes.buckets == BUCKETS and plain.batch_shapes.buckets is None
     np.testing.assert_allclose(fixed.predict(texts, batch_size=32), plain.predict(texts, batch_size=32), atol=1e-5)
     scores = fixed.evaluate(texts, labels, batch_size=32, return_dict=True, verbose=0)
     assert scores == pytest.approx(plain.evaluate(texts, labels, batch_size=32, return_dict=True, verbose=0), rel=1e-6)

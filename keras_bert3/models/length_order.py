@@ -1,0 +1,55 @@
+"""Predictions on packed examples in length order: the shortest first, each
+batch cut to its longest example, so that little compute goes to padding;
+the outputs come back in input order. `BertTask.predict` runs raw inputs
+through it once its task has packed them."""
+
+import keras
+import numpy as np
+
+from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
+from keras_bert3.preprocessing.fixed_shapes import FixedShapeBatches
+
+
+def predict_in_length_order(model, packed: dict, *, batch_size: int, shapes: FixedShapeBatches, per_token: bool):
+    """`model`'s outputs for packed numpy inputs `(n, length)`, in input order.
+
+    Examples run shortest first, `batch_size` at a time, each batch cut to its
+    longest (rounded up to the preprocessor's `pad_to_multiple_of`) and shaped
+    by `shapes` (fixed shapes: padded, then its outputs cut back). Per-token
+    outputs (`per_token`) come back padded to `length` with zeros. None for
+    no examples.
+
+    Example:
+    >>> packed = classifier.preprocessor(["A text.", "Another."])
+    >>> predict_in_length_order(classifier, packed, batch_size=32, shapes=FixedShapeBatches(), per_token=False)
+    """
+    lengths = np.asarray(packed["padding_mask"]).sum(axis=1)
+    width = np.shape(packed["token_ids"])[1]
+    multiple = model.preprocessor.pad_to_multiple_of
+    order = np.argsort(lengths, kind="stable")
+    batches = []
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        length = min(-(-max(int(lengths[rows].max()), 1) // multiple) * multiple, width)
+        batch = {name: np.asarray(packed[name])[rows, :length] for name in INPUT_NAMES}
+        outputs = model.predict_on_batch(shapes.arrays(batch, batch_size=batch_size))
+        outputs = shapes.cut(outputs, rows=len(rows), length=length if per_token else None)
+        if per_token:
+            outputs = keras.tree.map_structure(lambda o: _pad_tokens(np.asarray(o), width), outputs)
+        batches.append(outputs)
+    if not batches:
+        return None
+    return keras.tree.map_structure(lambda *parts: _unsort(np.concatenate(parts), order), *batches)
+
+
+def _pad_tokens(output, width: int):
+    """A per-token output `(batch, length, ...)` padded with zeros to `(batch, width, ...)`."""
+    padding = [(0, 0), (0, width - output.shape[1])] + [(0, 0)] * (output.ndim - 2)
+    return np.pad(output, padding)
+
+
+def _unsort(sorted_values, order):
+    """The rows of `sorted_values` (row i is example `order[i]`) in example order."""
+    values = np.empty_like(sorted_values)
+    values[order] = sorted_values
+    return values
