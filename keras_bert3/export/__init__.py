@@ -2,7 +2,7 @@
 and the ONNX export (`export_onnx`: model.onnx and tokenizer.json) with its server
 (`OnnxTextModel`, on onnxruntime).
 
-A task names its writer here (`BertTask.saved_model_writer`); `BertTask.export`
+A task names its writer here (`BertTask.spec.saved_model_writer`); `BertTask.export`
 looks it up when it exports, as models sit a floor below export."""
 
 from keras_bert3.export.onnx_export import OnnxTextModel
