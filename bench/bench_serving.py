@@ -27,6 +27,10 @@ in a server with `TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1`, see `SERVED_AS`),
 `ours-fw-1op` and `ours-bf16-1op` (`ours-fw` and `ours-bf16-fw` running one
 op at a time: `ONE_OP_AT_A_TIME`),
 `ours-bf16-1core` (`ours-bf16-fw` with one thread, on one core: `ONE_CORE`),
+`onnx` and `onnx-int8` (`export(format="onnx")`, float32 and
+`quantize="int8"`, served by onnxruntime with every graph optimization,
+one intra-op thread per core, after Hugging Face `tokenizers` reads the
+export's `tokenizer.json`: a server without TensorFlow or keras_bert3),
 `hf` (float32), `hf-bf16` (the same pipeline under
 `torch.autocast("cpu", torch.bfloat16)`), and `products` (not a server): the
 float32 matrix products that one call of our export computes, alone, in a
@@ -131,16 +135,40 @@ def write_texts(path: str) -> dict:
     return record
 
 
-def export_ours(hf_dir: str, export_dir: str, backend: str, dtype: str | None, jit_compile: bool = False) -> None:
-    """Exports in a child process of the given backend."""
+def export_ours(hf_dir: str, export_dir: str, backend: str, dtype: str | None, options: dict) -> None:
+    """Exports in a child process of the given backend; `options` go to `export`."""
     code = (
-        "import sys; from keras_bert3.models.bert_classifier import BertClassifier; "
+        "import json, sys; from keras_bert3.models.bert_classifier import BertClassifier; "
         "dtype = sys.argv[3] or None; "
-        "BertClassifier.from_preset(sys.argv[1], dtype=dtype).export(sys.argv[2], jit_compile=sys.argv[4] == '1')"
+        "BertClassifier.from_preset(sys.argv[1], dtype=dtype).export(sys.argv[2], **json.loads(sys.argv[4]))"
     )
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
-    command = [sys.executable, "-c", code, hf_dir, export_dir, dtype or "", str(int(jit_compile))]
+    command = [sys.executable, "-c", code, hf_dir, export_dir, dtype or "", json.dumps(options)]
     subprocess.run(command, env=env, check=True)
+
+
+def onnx_server(model_dir: str):
+    """`predict(texts)` of an ONNX export as a server without keras_bert3 runs
+    it: `tokenizers` on tokenizer.json, then onnxruntime on model.onnx."""
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = len(os.sched_getaffinity(0))
+    options.inter_op_num_threads = 1
+    session = onnxruntime.InferenceSession(os.path.join(model_dir, "model.onnx"), options)
+
+    def predict(batch):
+        encodings = tokenizer.encode_batch(batch)
+        inputs = {
+            name: np.array([getattr(e, field) for e in encodings], np.int32)
+            for name, field in (("token_ids", "ids"), ("segment_ids", "type_ids"), ("padding_mask", "attention_mask"))
+        }
+        return session.run(["probabilities"], inputs)[0]
+
+    return predict
 
 
 def matrix_products_alone(hf_dir: str, lengths: dict):
@@ -204,6 +232,9 @@ def serve(kind: str, model_dir: str, texts_file: str, calls: int) -> dict:
     if kind == "products":
         lengths = dict(zip(texts["typical"], texts["typical_lengths"]))
         predict = matrix_products_alone(model_dir, lengths)
+    elif kind.startswith("onnx"):
+        assert not any(name.startswith(("keras_bert3", "tensorflow")) for name in sys.modules)
+        predict = onnx_server(model_dir)
     elif kind.startswith("ours"):
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (the tokenizer's ops)
@@ -268,6 +299,8 @@ def main():
             "ours-bf16-1op",
             "ours-bf16-1core",
             "ours-jax",
+            "onnx",
+            "onnx-int8",
             "hf",
             "hf-bf16",
             "products",
@@ -290,15 +323,17 @@ def main():
     models = {"hf": hf_dir, "hf-bf16": hf_dir}
     models["products"] = hf_dir  # Its sizes.
     exports = {
-        "ours": ("tensorflow", None, False),
-        "ours-xla": ("tensorflow", None, True),
-        "ours-bf16": ("tensorflow", "bfloat16", False),
-        "ours-jax": ("jax", None, False),
+        "ours": ("tensorflow", None, {}),
+        "ours-xla": ("tensorflow", None, {"jit_compile": True}),
+        "ours-bf16": ("tensorflow", "bfloat16", {}),
+        "ours-jax": ("jax", None, {}),
+        "onnx": ("tensorflow", None, {"format": "onnx"}),
+        "onnx-int8": ("tensorflow", None, {"format": "onnx", "quantize": "int8"}),
     }
-    for row, (backend, dtype, jit_compile) in exports.items():
+    for row, (backend, dtype, options) in exports.items():
         models[row] = os.path.join(workdir, row)
         if row in args.rows and not os.path.isdir(models[row]):
-            export_ours(hf_dir, models[row], backend, dtype, jit_compile)
+            export_ours(hf_dir, models[row], backend, dtype, options)
     for row, (export, _) in SERVED_AS.items():
         models[row] = models[export]
         if row in args.rows and not os.path.isdir(models[row]):
