@@ -338,7 +338,6 @@ def run_check_fused(args) -> dict:
 
 
 def run_huggingface(row: str, args) -> dict:
-    import numpy as np
     import torch
     import transformers
 

@@ -64,7 +64,8 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
     backbone = keras_bert3.BertBackbone.from_size("tiny", vocabulary_size=tokenizer.vocabulary_size())
     pretrainer = keras_bert3.BertPretrainer(backbone)
     pretrainer.compile()  # The BERT recipe.
-    pretrainer.fit(keras_bert3.data.pretraining_dataset(files, tokenizer, batch_size=32), steps_per_epoch=1000)
+    batching = keras_bert3.data.BatchingConfig(batch_size=32)
+    pretrainer.fit(keras_bert3.data.pretraining_dataset(files, tokenizer, batching=batching), steps_per_epoch=1000)
 
     # Continue pretraining a Hugging Face BertForPreTraining checkpoint, heads included.
     pretrainer = keras_bert3.BertPretrainer.from_preset("path/to/bert-base-uncased")

@@ -11,7 +11,6 @@ chooses on GPUs).
 
 import json
 import logging
-import os
 import re
 import sys
 

@@ -16,7 +16,6 @@ from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.models.training_precision import auto_precision
 from keras_bert3.models.training_precision import training_dtype_policy
-from tests.models.bert_pretrainer_test import pretraining_batch
 from tests.test_case import tiny_backbone
 
 
