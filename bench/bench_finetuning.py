@@ -130,7 +130,7 @@ def run_ours(args, dtype: str | None = None) -> dict:
     import keras
 
     from keras_bert3.models.bert_classifier import BertClassifier
-    from keras_bert3.preprocessing.text_classification_dataset import packed_texts
+    from keras_bert3.preprocessing.text_classification_dataset import tokenized_texts
     from keras_bert3.preprocessing.text_classification_dataset import text_arrays
 
     data = load_data(args)
@@ -144,8 +144,8 @@ def run_ours(args, dtype: str | None = None) -> dict:
         data["train_texts"], np.array(data["train_labels"]), batch_size=args.batch_size, epochs=args.epochs, verbose=0
     )
     seconds = time.perf_counter() - START
-    packed = packed_texts(text_arrays(data["train_texts"], classifier.preprocessor), classifier.preprocessor)
-    real_tokens = int(packed["length"].numpy().sum()) * args.epochs
+    columns = tokenized_texts(text_arrays(data["train_texts"], classifier.preprocessor), classifier.preprocessor)
+    real_tokens = int(columns["length"].numpy().sum()) * args.epochs
     logits = classifier.predict(data["test_texts"], batch_size=64, verbose=0)
     accuracy = float(np.mean(logits.argmax(-1) == np.array(data["test_labels"])))
     return {

@@ -86,15 +86,15 @@ def test_layers_survive_a_keras_file(tmp_path):
 def build_model(kind: str, tokenizer):
     """A tiny compiled model of `kind`, and how to get its outputs."""
     backbone = tiny_backbone(tokenizer.vocabulary_size())
-    packed = {
+    model_inputs = {
         name: np.asarray(value) for name, value in BertTextPreprocessor(tokenizer, sequence_length=32)(TEXTS).items()
     }
     if kind == "backbone":
-        return backbone, lambda m: m.predict(packed, verbose=0)
+        return backbone, lambda m: m.predict(model_inputs, verbose=0)
     if kind == "pretrainer":
         model = BertPretrainer(backbone)
         model.compile(learning_rate=1e-3, total_steps=10, warmup_steps=1)
-        inputs = {**packed, "mask_positions": np.array([[1, 2], [3, 0]], "int32")}
+        inputs = {**model_inputs, "mask_positions": np.array([[1, 2], [3, 0]], "int32")}
         return model, lambda m: m.predict(inputs, verbose=0)
     if kind in ("classifier", "pair_classifier"):
         pairs = kind == "pair_classifier"

@@ -117,7 +117,7 @@ def onnx_session(path: str, *, threads: int | None = None):
     threads: by default the CPUs this process may run on.
 
     Example:
-    >>> onnx_session("onnx/classifier/model.onnx").run(None, packed)
+    >>> onnx_session("onnx/classifier/model.onnx").run(None, model_inputs)
     """
     import onnxruntime
 
@@ -148,19 +148,19 @@ class OnnxTextModel:
         self.output_names = [output.name for output in self.session.get_outputs()]
         self.task = self.session.get_modelmeta().custom_metadata_map.get("task")
 
-    def packed(self, text, text_pair=None) -> dict:
+    def model_inputs(self, text, text_pair=None) -> dict:
         """int32 `(batch, length)` model inputs for `text` (and `text_pair`)."""
         text = _strings(text, "text")
         if text_pair is None:
             encodings = self.tokenizer.encode_batch(text)
         else:
             encodings = self.tokenizer.encode_batch(list(zip(text, _strings(text_pair, "text_pair"))))
-        return _packed(encodings, len(text))
+        return _model_inputs(encodings, len(text))
 
     def __call__(self, text, text_pair=None) -> dict:
         if self.task == "BertTokenClassifier":
             return self.tagged(text)
-        outputs = self.session.run(self.output_names, self.packed(text, text_pair))
+        outputs = self.session.run(self.output_names, self.model_inputs(text, text_pair))
         return dict(zip(self.output_names, outputs))
 
     def tagged(self, text) -> dict:
@@ -169,8 +169,8 @@ class OnnxTextModel:
         whitespace, each word tokenized on its own (`align_words`)."""
         words = [[word for word in ASCII_WHITESPACE.split(line) if word] for line in _strings(text, "text")]
         encodings = self.tokenizer.encode_batch(words, is_pretokenized=True)
-        packed = _packed(encodings, len(words))
-        outputs = dict(zip(self.output_names, self.session.run(self.output_names, packed)))
+        model_inputs = _model_inputs(encodings, len(words))
+        outputs = dict(zip(self.output_names, self.session.run(self.output_names, model_inputs)))
         most = max([len(line) for line in words], default=0)
         positions = np.full((len(words), most), -1, "int32")
         for row, encoding in enumerate(encodings):
@@ -193,7 +193,7 @@ class OnnxTextModel:
         return outputs
 
 
-def _packed(encodings, rows: int) -> dict:
+def _model_inputs(encodings, rows: int) -> dict:
     """int32 `(rows, length)` model inputs from `tokenizers` encodings (padded alike)."""
     length = len(encodings[0].ids) if encodings else 2
     return {

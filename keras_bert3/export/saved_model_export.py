@@ -1,5 +1,5 @@
 """What every task's SavedModel export shares: an `ExportArchive` endpoint on
-packed token ids that works from both backends (jax2tf on JAX), the length
+token ids that works from both backends (jax2tf on JAX), the length
 the string endpoints pad to, and the write."""
 
 import re
@@ -65,8 +65,8 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
     return on_at_least_one_row
 
 
-def trim_for_serving(packed: dict, jit_compile: bool, *, keep=()) -> dict:
-    """`packed` (a preprocessor's output) cut to the exact longest example of
+def trim_for_serving(model_inputs: dict, jit_compile: bool, *, keep=()) -> dict:
+    """`model_inputs` (a preprocessor's output) cut to the exact longest example of
     the request when the model runs in TensorFlow's graph executor, which
     pays per token and not per shape; kept at the preprocessor's multiple of
     16 for XLA (`jit_compile`, and every JAX export), which compiles once per
@@ -76,8 +76,8 @@ def trim_for_serving(packed: dict, jit_compile: bool, *, keep=()) -> dict:
     >>> trim_for_serving(preprocessor(["Four words of text."]), jit_compile=False)["token_ids"].shape  # (1, 7)
     """
     if jit_compile or keras.backend.backend() == "jax":
-        return packed
-    return trim_to_longest(packed, 1, keep=keep)
+        return model_inputs
+    return trim_to_longest(model_inputs, 1, keep=keep)
 
 
 def serving_platforms() -> tuple[str, ...]:
@@ -101,7 +101,7 @@ def serving_platforms() -> tuple[str, ...]:
 
 def write_saved_model(archive, filepath: str, *, warmup: tuple | None = None, verbose: bool = False) -> None:
     """Writes the archive, and TF Serving's warm-up records where `warmup` is
-    `(preprocessor, serving_inputs, packed_inputs)` (`write_warmup_requests`),
+    `(preprocessor, serving_inputs, model_inputs)` (`write_warmup_requests`),
     to `filepath` whole or not at all (`written_whole`: TF Serving, which
     watches the version folders, never loads a half-written one); a write that fails (no space, no permission) raises `WriteFailed`
     naming `filepath`, and leaves nothing. jax2tf functions carry no gradients

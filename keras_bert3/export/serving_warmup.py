@@ -18,7 +18,7 @@ WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 WARMUP_TEXT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warmup_text.txt")
 
 
-def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, packed_inputs) -> int:
+def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, model_inputs) -> int:
     """Writes warm-up requests for both signatures of a task's export: real
     sentences grown to every length its preprocessor pads to (multiples of
     `pad_to_multiple_of`, and one text over `sequence_length`), each alone, then
@@ -28,7 +28,7 @@ def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, packed_
         export_dir: the SavedModel's directory.
         preprocessor: the task's preprocessor (its tokenizer and lengths set the texts).
         serving_inputs: `texts -> {input name: strings}` for `serving_default`.
-        packed_inputs: `texts -> {input name: int32 (batch, length)}` for
+        model_inputs: `texts -> {input name: int32 (batch, length)}` for
             `serve_token_ids` (keys beyond `INPUT_NAMES` are left out).
 
     Example:
@@ -46,8 +46,8 @@ def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, packed_
     batches = [[text] for text in texts] + [texts]
     requests = [("serving_default", serving_inputs(batch)) for batch in batches]
     for batch in batches:
-        packed = packed_inputs(batch)
-        requests.append(("serve_token_ids", {name: packed[name] for name in INPUT_NAMES}))
+        ids = model_inputs(batch)
+        requests.append(("serve_token_ids", {name: ids[name] for name in INPUT_NAMES}))
     path = os.path.join(export_dir, WARMUP_FILE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with tf.io.TFRecordWriter(path) as writer:

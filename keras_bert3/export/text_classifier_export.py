@@ -69,9 +69,9 @@ def export_text_classifier(
     archive.add_endpoint("serving_default", serve_text)
     if preprocessor.sentence_pairs:  # The shortest text as every second segment.
         serving_inputs = lambda texts: {"text": texts, "text_pair": texts[:1] * len(texts)}  # noqa: E731
-        packed_inputs = lambda texts: preprocessor((texts, texts[:1] * len(texts)))  # noqa: E731
+        model_inputs = lambda texts: preprocessor((texts, texts[:1] * len(texts)))  # noqa: E731
     else:
-        serving_inputs, packed_inputs = (lambda texts: {"text": texts}), preprocessor
+        serving_inputs, model_inputs = (lambda texts: {"text": texts}), preprocessor
     write_saved_model(
-        archive, filepath, warmup=(preprocessor, serving_inputs, packed_inputs) if warmup else None, verbose=verbose
+        archive, filepath, warmup=(preprocessor, serving_inputs, model_inputs) if warmup else None, verbose=verbose
     )

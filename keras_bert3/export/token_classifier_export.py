@@ -17,7 +17,7 @@ def export_token_classifier(
 
     - `serving_default`: `text`, string `(batch,)`. Each string is split into
       words at ASCII whitespace (invalid UTF-8 replaced first), the words are
-      tokenized and packed in the graph. Returns per token `logits` and
+      tokenized in the graph. Returns per token `logits` and
       `probabilities`, float32 `(batch, length, num_labels)`, and per word:
       `words` (string `(batch, max_words)`, "" for padding), `num_words`
       (int32 `(batch,)`), `word_positions` (int32 `(batch, max_words)`: the
@@ -61,9 +61,9 @@ def export_token_classifier(
     @tf.function(input_signature=[tf.TensorSpec((None,), tf.string, name="text")])
     def serve_text(text):
         words = preprocessor.as_words(text)  # (batch, None)
-        packed = trim_for_serving(preprocessor(words), jit_compile, keep=("word_positions",))
-        outputs = dict(serve_token_ids({name: packed[name] for name in INPUT_NAMES}))
-        positions = packed["word_positions"]  # (batch, max_words)
+        model_inputs = trim_for_serving(preprocessor(words), jit_compile, keep=("word_positions",))
+        outputs = dict(serve_token_ids({name: model_inputs[name] for name in INPUT_NAMES}))
+        positions = model_inputs["word_positions"]  # (batch, max_words)
         word_probabilities = gather_words(outputs["probabilities"], positions)
         outputs.update(
             words=words.to_tensor(""),
@@ -75,10 +75,10 @@ def export_token_classifier(
         return outputs
 
     archive.add_endpoint("serving_default", serve_text)
-    packed_inputs = lambda texts: preprocessor(preprocessor.as_words(texts))  # noqa: E731
+    model_inputs = lambda texts: preprocessor(preprocessor.as_words(texts))  # noqa: E731
     write_saved_model(
         archive,
         filepath,
-        warmup=(preprocessor, lambda texts: {"text": texts}, packed_inputs) if warmup else None,
+        warmup=(preprocessor, lambda texts: {"text": texts}, model_inputs) if warmup else None,
         verbose=verbose,
     )

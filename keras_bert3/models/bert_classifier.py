@@ -12,7 +12,7 @@ from keras_bert3.models.task_inputs import is_dataset
 from keras_bert3.models.task_parts import HuggingFaceHead
 from keras_bert3.models.task_parts import TaskSpec
 from keras_bert3.models.task_parts import dense_head
-from keras_bert3.models.task_parts import packed_inputs
+from keras_bert3.models.task_parts import model_inputs
 from keras_bert3.models.task_parts import task_preprocessor
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 
@@ -27,7 +27,7 @@ class BertClassifier(BertTask):
 
     `fit`, `evaluate` and `predict` take raw texts (a list of strings), text
     pairs (a tuple `(first_texts, second_texts)` when built with
-    `sentence_pairs=True`), a `tf.data.Dataset` of them, or already packed
+    `sentence_pairs=True`), a `tf.data.Dataset` of them, or model inputs
     int inputs. Texts go through `self.preprocessor` (the tokenizer inside),
     grouped by length and padded to each batch's longest example: no compute
     on padding to a fixed 512. `predict` returns logits `(n, num_classes)`
@@ -57,7 +57,7 @@ class BertClassifier(BertTask):
         sentence_pairs: bool. Inputs are pairs of texts.
         dropout: float. Dropout before the dense layer (the paper: 0.1).
 
-    Inputs (packed form): dict of int32 `(batch, seq)` `token_ids`,
+    Inputs (model inputs): dict of int32 `(batch, seq)` `token_ids`,
     `segment_ids`, `padding_mask`. Outputs: logits `(batch, num_classes)`.
 
     Examples:
@@ -125,7 +125,7 @@ class BertClassifier(BertTask):
         self.output_dense = dense_head(backbone, num_classes, name="logits")
 
         # === Functional graph ===
-        inputs = packed_inputs()
+        inputs = model_inputs()
         pooled = backbone.pooled_output(inputs)  # (batch, hidden)
         logits = self.output_dense(self.output_dropout(pooled))  # (batch, num_classes)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
@@ -146,7 +146,7 @@ class BertClassifier(BertTask):
     # === Raw text in ===
 
     def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
-        """A tf.data pipeline of packed batches for texts (or a dataset of them) and their labels,
+        """A tf.data pipeline of batches of model inputs for texts (or a dataset of them) and their labels,
         grouped by length unless `keep_order`."""
         from keras_bert3.preprocessing.text_classification_dataset import text_classification_dataset
 
@@ -161,7 +161,7 @@ class BertClassifier(BertTask):
 
     def predict_examples(self, x, run) -> np.ndarray:
         """Logits `(n, num_classes)` (float32 `(0, num_classes)` for no texts):
-        texts or pairs packed `TOKENIZE_CHUNK` at a time, each chunk `run` on its own."""
+        texts or pairs tokenized `TOKENIZE_CHUNK` at a time, each chunk `run` on its own."""
         import tensorflow as tf
 
         from keras_bert3.preprocessing.text_classification_dataset import TOKENIZE_CHUNK
@@ -171,8 +171,8 @@ class BertClassifier(BertTask):
         chunks = [np.zeros((0, self.num_classes), "float32")]
         for start in range(0, len(arrays[0]), TOKENIZE_CHUNK):
             texts = tuple(tf.constant(array[start : start + TOKENIZE_CHUNK], tf.string) for array in arrays)
-            packed = self.preprocessor(texts if len(texts) == 2 else texts[0])
-            chunks.append(run({name: value.numpy() for name, value in packed.items()}))
+            batch = self.preprocessor(texts if len(texts) == 2 else texts[0])
+            chunks.append(run({name: value.numpy() for name, value in batch.items()}))
         return np.concatenate(chunks)
 
     def predict_proba(self, x, **kwargs) -> np.ndarray:

@@ -11,7 +11,7 @@ from keras_bert3.models.task_inputs import check_task_input
 from keras_bert3.models.task_parts import HuggingFaceHead
 from keras_bert3.models.task_parts import TaskSpec
 from keras_bert3.models.task_parts import dense_head
-from keras_bert3.models.task_parts import packed_inputs
+from keras_bert3.models.task_parts import model_inputs
 from keras_bert3.models.task_parts import task_preprocessor
 from keras_bert3.preprocessing.question_answering_dataset import SQUAD_FIELDS
 from keras_bert3.preprocessing.question_answering_dataset import check_questions_and_contexts
@@ -55,7 +55,7 @@ class BertQuestionAnswerer(BertTask):
         pad_to_multiple_of: int. Round the padded length up to a multiple of this.
         max_answer_length: int. Tokens an answer spans at most.
 
-    Inputs (packed form): dict of int32 `(batch, seq)` `token_ids`,
+    Inputs (model inputs): dict of int32 `(batch, seq)` `token_ids`,
     `segment_ids`, `padding_mask`. Outputs: dict of float `(batch, seq)`
     `start_logits` and `end_logits`.
 
@@ -133,7 +133,7 @@ class BertQuestionAnswerer(BertTask):
         self.span_dense = dense_head(backbone, 2, name="span_logits")
 
         # === Functional graph ===
-        inputs = packed_inputs()
+        inputs = model_inputs()
         sequence = backbone(inputs)["sequence_output"]  # (batch, seq, hidden)
         logits = self.span_dense(sequence)  # (batch, seq, 2)
         outputs = {"start_logits": logits[..., 0], "end_logits": logits[..., 1]}  # (batch, seq) each
@@ -159,7 +159,7 @@ class BertQuestionAnswerer(BertTask):
     # === SQuAD examples in ===
 
     def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
-        """A tf.data pipeline of packed windows and their labels (`question_answering_dataset`),
+        """A tf.data pipeline of windows of model inputs and their labels (`question_answering_dataset`),
         in the examples' order unless `shuffle` (so `keep_order` asks nothing more)."""
         from keras_bert3.preprocessing.question_answering_dataset import question_answering_dataset
 
@@ -174,7 +174,7 @@ class BertQuestionAnswerer(BertTask):
 
         Each answer is `{"answer": str, "start": int, "end": int, "score":
         float}` with `context[start:end] == answer` (characters) and score the
-        pipeline's `p_start * p_end`. Packed inputs (or a dataset of them)
+        pipeline's `p_start * p_end`. Model inputs (or a dataset of them)
         give the raw `start_logits` and `end_logits` instead.
 
         Example:
@@ -188,7 +188,7 @@ class BertQuestionAnswerer(BertTask):
 
     def predict_examples(self, x, run) -> list[dict]:
         """The best answer of each example over its windows (`best_spans`), as a
-        dict: the windows of `(questions, contexts)` packed in one call and `run`."""
+        dict: the windows of `(questions, contexts)` tokenized in one call and `run`."""
         questions, contexts = x if isinstance(x, tuple) and len(x) == 2 else (x, None)  # Without contexts: refused.
         questions, contexts = check_questions_and_contexts(questions, contexts)
         if not questions:

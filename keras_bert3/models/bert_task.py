@@ -24,7 +24,7 @@ from keras_bert3.models.task_inputs import check_task_input
 from keras_bert3.models.task_inputs import count_steps
 from keras_bert3.models.task_inputs import is_dataset
 from keras_bert3.models.task_inputs import with_known_length
-from keras_bert3.models.task_inputs import yields_packed
+from keras_bert3.models.task_inputs import yields_model_inputs
 from keras_bert3.models.length_order import predict_in_length_order
 from keras_bert3.models.task_parts import TaskSpec
 from keras_bert3.models.task_parts import check_task_class
@@ -33,7 +33,7 @@ from keras_bert3.models.train_step_precompile import PrecompileTrainSteps
 from keras_bert3.models.training_precision import ChoosesTrainingPrecision
 from keras_bert3.models.training_precision import check_precision_name
 from keras_bert3.optimizers.build_before_first_step import build_optimizer_before_first_step
-from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
+from keras_bert3.preprocessing.bert_text_preprocessor import is_model_inputs
 from keras_bert3.preprocessing.fixed_shapes import FixedShapeBatches
 from keras_bert3.preprocessing.fixed_shapes import task_length_buckets
 from keras_bert3.preprocessing.fixed_shapes import real_rows
@@ -47,7 +47,7 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     """Base of `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`.
 
     A subclass builds its functional graph on the backbone (`task_parts`:
-    `packed_inputs`, `dense_head`), calls `super().__init__(inputs=...,
+    `model_inputs`, `dense_head`), calls `super().__init__(inputs=...,
     outputs=...)`, sets `self.backbone` and `self.preprocessor`, and declares
     `preprocessor_cls` and `spec` (a `TaskSpec`: its presets' settings, head
     size, Hugging Face head, SavedModel writer, raw inputs and outputs). It
@@ -55,10 +55,10 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     `default_loss()` and `default_metrics()` if not these, and two hooks:
 
     - `preprocess(x, y=None, sample_weight=None, *, batch_size, shuffle, keep_order)`:
-      a `tf.data` pipeline of packed batches for raw inputs, which `fit`,
+      a `tf.data` pipeline of batches of model inputs for raw inputs, which `fit`,
       `evaluate` and `predict` (on a dataset of texts, `keep_order=True`) use;
     - `predict_examples(x, run)`: predictions for raw inputs, where
-      `run(packed)` gives the model's outputs for packed numpy inputs.
+      `run(model_inputs)` gives the model's outputs for numpy model inputs.
 
     A subclass that lacks one of these is refused when it is defined.
     """
@@ -169,8 +169,8 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
 
     def batches(self, x, y=None, sample_weight=None, *, batch_size=None, fill_rows=True, **options):
         """The task's `preprocess` pipeline for raw inputs, shaped by `batch_shapes` (rows
-        filled to `batch_size` if `fill_rows`); None for packed inputs, which Keras takes as they are."""
-        if x is None or is_packed(x) or (is_dataset(x) and yields_packed(x)):
+        filled to `batch_size` if `fill_rows`); None for model inputs, which Keras takes as they are."""
+        if x is None or is_model_inputs(x) or (is_dataset(x) and yields_model_inputs(x)):
             return None
         dataset = self.preprocess(x, y, sample_weight, batch_size=batch_size or 32, **options)
         return self.batch_shapes.dataset(dataset, batch_size=(batch_size or 32) if fill_rows else None)
@@ -188,7 +188,7 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
             parts = validation_data if isinstance(validation_data, tuple) else (validation_data,)
             validation_data = self.batches(*parts, batch_size=batch_size) or validation_data
             validation_data = with_known_length(validation_data) if is_dataset(validation_data) else validation_data
-        if dataset is None:  # Packed inputs, as Keras takes them.
+        if dataset is None:  # Model inputs, as Keras takes them.
             data = dict(x=x, y=y, batch_size=batch_size, sample_weight=sample_weight, shuffle=shuffle)
         else:
             data = dict(x=with_known_length(dataset), shuffle=False)
@@ -207,23 +207,23 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
             return super().evaluate(x, y, batch_size=batch_size, sample_weight=sample_weight, **kwargs)
         return super().evaluate(with_known_length(dataset), **kwargs)
 
-    # === Predict: raw inputs packed, run in length order, turned into the task's predictions ===
+    # === Predict: raw inputs tokenized, run in length order, turned into the task's predictions ===
 
     def predict(self, x, batch_size=None, **kwargs):
         """The task's predictions for raw inputs (`predict_examples`), in input
-        order; for packed inputs or a dataset (of packed batches, or of texts
-        where `spec.takes_text_datasets`: packed in order) the model's outputs,
+        order; for model inputs or a dataset (of batches of model inputs, or of texts
+        where `spec.takes_text_datasets`: tokenized in order) the model's outputs,
         as `keras.Model.predict`, to which the other keyword arguments go.
 
         Example:
         >>> classifier.predict(["Some new text."])  # (1, num_classes) logits.
         """
         check_task_input(self, x, "predict")
-        if is_packed(x) or is_dataset(x):  # Rows not filled: a prediction per example.
+        if is_model_inputs(x) or is_dataset(x):  # Rows not filled: a prediction per example.
             batches = self.batches(x, batch_size=batch_size, keep_order=True, fill_rows=False)
             return super().predict(x if batches is None else batches, batch_size=batch_size, **kwargs)
         options = dict(batch_size=batch_size or 32, shapes=self.batch_shapes, per_token=self.spec.per_token_outputs)
-        return self.predict_examples(x, lambda packed: predict_in_length_order(self, packed, **options))
+        return self.predict_examples(x, lambda model_inputs: predict_in_length_order(self, model_inputs, **options))
 
     # === Export, presets and config ===
 

@@ -12,7 +12,7 @@ from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.task_parts import HuggingFaceHead
 from keras_bert3.models.task_parts import TaskSpec
 from keras_bert3.models.task_parts import dense_head
-from keras_bert3.models.task_parts import packed_inputs
+from keras_bert3.models.task_parts import model_inputs
 from keras_bert3.models.task_parts import task_preprocessor
 from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.preprocessing.word_piece_alignment import IGNORED_LABEL
@@ -30,14 +30,14 @@ class BertTokenClassifier(BertTask):
     the accuracy (Hugging Face's recipe). Pieces beyond `sequence_length - 2`
     are cut: a word whose first piece is cut is not trained on. Batches are
     grouped by length and padded to their longest example, as
-    `BertClassifier`. Packed int inputs with `(batch, length)` labels (-100
+    `BertClassifier`. Int model inputs with `(batch, length)` labels (-100
     for ignored tokens) work too.
 
     `predict(sentences)` returns, in input order, one float32 array
     `(num_words, num_labels)` of logits per sentence, one row per word; a
     word with no piece in the sequence (beyond `sequence_length`, or a word
     that tokenizes to nothing, such as an empty string) gets a row of NaN.
-    `predict_labels` gives the argmax per word, -1 for those words. On packed
+    `predict_labels` gives the argmax per word, -1 for those words. On model
     inputs, `predict` returns per-token logits `(batch, length, num_labels)`.
 
     Compiled with working defaults: `bert_optimizer` at peak 5e-5, 10% warmup
@@ -56,7 +56,7 @@ class BertTokenClassifier(BertTask):
         pad_to_multiple_of: int. Round a batch's length up to a multiple of this.
         dropout: float. Dropout before the dense layer (the paper: 0.1).
 
-    Inputs (packed form): dict of int32 `(batch, length)` `token_ids`,
+    Inputs (model inputs): dict of int32 `(batch, length)` `token_ids`,
     `segment_ids`, `padding_mask`. Outputs: logits `(batch, length, num_labels)`.
 
     Examples:
@@ -120,7 +120,7 @@ class BertTokenClassifier(BertTask):
         self.output_dense = dense_head(backbone, num_labels, name="logits")
 
         # === Functional graph ===
-        inputs = packed_inputs()
+        inputs = model_inputs()
         sequence = backbone(inputs)["sequence_output"]  # (batch, length, hidden)
         logits = self.output_dense(self.output_dropout(sequence))  # (batch, length, num_labels)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
@@ -144,7 +144,7 @@ class BertTokenClassifier(BertTask):
     # === Words in ===
 
     def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
-        """A tf.data pipeline of packed batches for sentences and their word labels,
+        """A tf.data pipeline of batches of model inputs for sentences and their word labels,
         grouped by length unless `keep_order`."""
         from keras_bert3.preprocessing.token_classification_dataset import token_classification_dataset
 
@@ -156,16 +156,16 @@ class BertTokenClassifier(BertTask):
     def predict_examples(self, x, run) -> list[np.ndarray]:
         """Per-word logits: a list (input order) of float32 `(num_words,
         num_labels)` arrays, each word's first piece (`word_positions`) in the
-        per-token logits of the sentences packed in one call; NaN rows for words
+        per-token logits of the sentences tokenized in one call; NaN rows for words
         without a piece in the sequence."""
         from keras_bert3.preprocessing.token_classification_dataset import word_batch
 
         words = word_batch(x)
         if int(words.nrows()) == 0:
             return []
-        packed = {name: value.numpy() for name, value in self.preprocessor(words).items()}
-        logits = run(packed)  # (n, length, num_labels)
-        positions, counts = packed["word_positions"], words.row_lengths().numpy()
+        batch = {name: value.numpy() for name, value in self.preprocessor(words).items()}
+        logits = run(batch)  # (n, length, num_labels)
+        positions, counts = batch["word_positions"], words.row_lengths().numpy()
         results = []
         for row, count in enumerate(counts):
             where = positions[row, :count]

@@ -1,7 +1,7 @@
-"""Predictions on packed examples in length order: the shortest first, each
+"""Predictions on tokenized examples in length order: the shortest first, each
 batch cut to its longest example, so that little compute goes to padding;
 the outputs come back in input order. `BertTask.predict` runs raw inputs
-through it once its task has packed them."""
+through it once its task has tokenized them."""
 
 import keras
 import numpy as np
@@ -10,8 +10,8 @@ from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.preprocessing.fixed_shapes import FixedShapeBatches
 
 
-def predict_in_length_order(model, packed: dict, *, batch_size: int, shapes: FixedShapeBatches, per_token: bool):
-    """`model`'s outputs for packed numpy inputs `(n, length)`, in input order.
+def predict_in_length_order(model, model_inputs: dict, *, batch_size: int, shapes: FixedShapeBatches, per_token: bool):
+    """`model`'s outputs for numpy model inputs `(n, length)`, in input order.
 
     Examples run shortest first, `batch_size` at a time, each batch cut to its
     longest (rounded up to the preprocessor's `pad_to_multiple_of`) and shaped
@@ -20,18 +20,18 @@ def predict_in_length_order(model, packed: dict, *, batch_size: int, shapes: Fix
     no examples.
 
     Example:
-    >>> packed = classifier.preprocessor(["A text.", "Another."])
-    >>> predict_in_length_order(classifier, packed, batch_size=32, shapes=FixedShapeBatches(), per_token=False)
+    >>> model_inputs = classifier.preprocessor(["A text.", "Another."])
+    >>> predict_in_length_order(classifier, model_inputs, batch_size=32, shapes=FixedShapeBatches(), per_token=False)
     """
-    lengths = np.asarray(packed["padding_mask"]).sum(axis=1)
-    width = np.shape(packed["token_ids"])[1]
+    lengths = np.asarray(model_inputs["padding_mask"]).sum(axis=1)
+    width = np.shape(model_inputs["token_ids"])[1]
     multiple = model.preprocessor.pad_to_multiple_of
     order = np.argsort(lengths, kind="stable")
     batches = []
     for start in range(0, len(order), batch_size):
         rows = order[start : start + batch_size]
         length = min(-(-max(int(lengths[rows].max()), 1) // multiple) * multiple, width)
-        batch = {name: np.asarray(packed[name])[rows, :length] for name in INPUT_NAMES}
+        batch = {name: np.asarray(model_inputs[name])[rows, :length] for name in INPUT_NAMES}
         outputs = model.predict_on_batch(shapes.arrays(batch, batch_size=batch_size))
         outputs = shapes.cut(outputs, rows=len(rows), length=length if per_token else None)
         if per_token:

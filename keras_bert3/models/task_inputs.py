@@ -1,7 +1,7 @@
 """What every task's `fit`, `evaluate` and `predict` accept, checked in one
 place so that a wrong input gets one clear error, the same for every task.
 
-Every task takes packed inputs (a dict of int `(batch, length)` `token_ids`,
+Every task takes model inputs (a dict of int `(batch, length)` `token_ids`,
 `segment_ids`, `padding_mask`, all of one shape), a `tf.data.Dataset` of
 them, or its own raw inputs (`TaskSpec.raw_inputs` says which): lists,
 numpy arrays or `tf.string` tensors of texts, and for some tasks a dict of
@@ -16,9 +16,9 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
-from keras_bert3.preprocessing.bert_text_preprocessor import is_packed
+from keras_bert3.preprocessing.bert_text_preprocessor import is_model_inputs
 
-PACKED = "packed inputs (a dict of int (batch, length) arrays token_ids, segment_ids, padding_mask)"
+MODEL_INPUTS = "model inputs (a dict of int (batch, length) arrays token_ids, segment_ids, padding_mask)"
 RAW_CONTAINERS = (list, tuple, np.ndarray, tf.Tensor, tf.RaggedTensor)
 
 
@@ -28,15 +28,15 @@ def check_task_input(task, x, method: str) -> None:
 
     Example:
     >>> check_task_input(classifier, 42, "predict")
-    TypeError: BertClassifier.predict takes texts (...), packed inputs (...) or a tf.data.Dataset of them; got int.
+    TypeError: BertClassifier.predict takes texts (...), model inputs (...) or a tf.data.Dataset of them; got int.
     """
     where = f"{type(task).__name__}.{method}"
-    takes = f"{where} takes {task.spec.raw_inputs}, {PACKED} or a tf.data.Dataset of them"
+    takes = f"{where} takes {task.spec.raw_inputs}, {MODEL_INPUTS} or a tf.data.Dataset of them"
     if isinstance(x, tf.data.Dataset):
         _check_dataset(task, x, where)
     elif isinstance(x, dict):
         if any(name in x for name in INPUT_NAMES) or task.spec.raw_dict_keys is None:
-            check_packed(x, where)
+            check_model_inputs(x, where)
     elif isinstance(x, (str, bytes)):
         raise TypeError(f"{takes}; got one {type(x).__name__}: wrap a single text in a list.")
     elif not isinstance(x, RAW_CONTAINERS) and not hasattr(x, "__array__"):  # e.g. a pandas Series passes.
@@ -48,17 +48,17 @@ def check_task_input(task, x, method: str) -> None:
         )
 
 
-def check_packed(x: dict, where: str) -> None:
+def check_model_inputs(x: dict, where: str) -> None:
     """`x` holds the three inputs as integer `(batch, length)` arrays of one shape."""
     missing = [name for name in INPUT_NAMES if name not in x]
     if missing:
-        raise ValueError(f"{where}: {PACKED} are missing {', '.join(missing)}; got keys {sorted(x)}.")
+        raise ValueError(f"{where}: {MODEL_INPUTS} are missing {', '.join(missing)}; got keys {sorted(x)}.")
     shapes = {name: tuple(np.shape(x[name])) for name in INPUT_NAMES}
     if any(len(shape) != 2 for shape in shapes.values()) or len(set(shapes.values())) != 1:
-        raise ValueError(f"{where}: {PACKED} must be of one (batch, length) shape; got shapes {shapes}.")
+        raise ValueError(f"{where}: {MODEL_INPUTS} must be of one (batch, length) shape; got shapes {shapes}.")
     dtypes = {name: tf.as_dtype(getattr(x[name], "dtype", np.asarray(x[name]).dtype)) for name in INPUT_NAMES}
     if not all(dtype.is_integer for dtype in dtypes.values()):
-        raise TypeError(f"{where}: {PACKED} must be integers; got { ({n: d.name for n, d in dtypes.items()}) }.")
+        raise TypeError(f"{where}: {MODEL_INPUTS} must be integers; got { ({n: d.name for n, d in dtypes.items()}) }.")
 
 
 def _check_dataset(task, dataset, where: str) -> None:
@@ -69,17 +69,17 @@ def _check_dataset(task, dataset, where: str) -> None:
         ranks = {name: first[name].shape.rank for name in INPUT_NAMES if name in first}
         if missing or any(rank not in (2, None) for rank in ranks.values()):
             raise ValueError(
-                f"{where}: a tf.data.Dataset of packed inputs yields batches of {PACKED}; this one yields {spec}."
+                f"{where}: a tf.data.Dataset of model inputs yields batches of {MODEL_INPUTS}; this one yields {spec}."
             )
     elif task.spec.takes_text_datasets:
         if not any(part.dtype == tf.string for part in tf.nest.flatten(first) if hasattr(part, "dtype")):
             raise TypeError(
-                f"{where} takes a tf.data.Dataset of texts ((texts, labels) for fit) or of packed batches "
-                f"({PACKED}); this one yields {spec}."
+                f"{where} takes a tf.data.Dataset of texts ((texts, labels) for fit) or of batches of model inputs "
+                f"({MODEL_INPUTS}); this one yields {spec}."
             )
     else:
         raise TypeError(
-            f"{where} takes a tf.data.Dataset of packed batches ({PACKED}, with labels for fit); "
+            f"{where} takes a tf.data.Dataset of batches of model inputs ({MODEL_INPUTS}, with labels for fit); "
             f"this one yields {spec}. Pass raw inputs as {task.spec.raw_inputs} instead."
         )
 
@@ -97,11 +97,11 @@ def is_dataset(x) -> bool:
     return isinstance(x, tf.data.Dataset)
 
 
-def yields_packed(dataset) -> bool:
-    """True when a dataset's elements (or their `x`) are packed BERT inputs."""
+def yields_model_inputs(dataset) -> bool:
+    """True when a dataset's elements (or their `x`) are BERT model inputs."""
     spec = dataset.element_spec
     first = spec[0] if isinstance(spec, tuple) else spec
-    return is_packed(first)
+    return is_model_inputs(first)
 
 
 def with_known_length(dataset):
@@ -127,6 +127,6 @@ def count_steps(data, batch_size=None) -> int | None:
         if cardinality == tf.data.INFINITE_CARDINALITY:
             return None
         return int(data.reduce(0, lambda count, _: count + 1))  # Bucketed text batches: cheap to count.
-    if is_packed(data):
+    if is_model_inputs(data):
         return math.ceil(len(data["token_ids"]) / (batch_size or 32))
     return None

@@ -36,19 +36,21 @@ class TaskSpec:
     # Its writer in `keras_bert3.export` (by name: export sits a floor above models), called as
     # `writer(task, filepath, verbose=, warmup=, jit_compile=)`.
     saved_model_writer: str
-    raw_inputs: str  # What `fit`, `evaluate` and `predict` take besides packed inputs, for error messages.
+    raw_inputs: str  # What `fit`, `evaluate` and `predict` take besides model inputs, for error messages.
     # The settings a preset stores and `from_preset` takes: arguments of the task's or its preprocessor's constructor.
     preset_settings: tuple[str, ...] = ()
     fine_tuned_settings: tuple[str, ...] = ()  # Settings a trained head depends on: a preset's must be kept.
     head_size_argument: tuple[str, str] | None = None  # e.g. ("num_classes", "classes"); None: a fixed size.
     huggingface_head: HuggingFaceHead | None = None  # The trained head `from_preset` loads from a checkpoint.
-    raw_dict_keys: tuple[str, ...] | None = None  # A dict of raw examples has these keys (else dicts are packed).
-    takes_text_datasets: bool = False  # Whether a tf.data.Dataset of raw texts is accepted (else only packed batches).
+    raw_dict_keys: tuple[str, ...] | None = None  # A dict of raw examples has these keys (else dicts are model inputs).
+    takes_text_datasets: bool = (
+        False  # Whether a tf.data.Dataset of raw texts is accepted (else only batches of model inputs).
+    )
     per_token_outputs: bool = True  # Outputs have a length axis (second); False for one output per example.
     loss_over_labelled_tokens: bool = False  # The loss averages over labelled tokens (their labels mark empty rows).
 
 
-def packed_inputs() -> dict:
+def model_inputs() -> dict:
     """The symbolic inputs of a task's functional graph: int32 `(batch, length)`
     `token_ids`, `segment_ids`, `padding_mask`."""
     return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}

@@ -114,11 +114,11 @@ class TextEmbedder:
         return self.backbone.hidden_dim * len(self.hidden_layers)
 
     def _embed_batch(self, texts, pairs):
-        packed = self.tokenizer.pack(texts, pairs, sequence_length=self.sequence_length)
-        packed = {key: np.asarray(value) for key, value in packed.items()}
+        model_inputs = self.tokenizer.pack(texts, pairs, sequence_length=self.sequence_length)
+        model_inputs = {key: np.asarray(value) for key, value in model_inputs.items()}
         # Drop the columns that are padding in every row.
-        longest = int(packed["padding_mask"].sum(axis=1).max())
-        inputs = {key: value[:, :longest] for key, value in packed.items()}
+        longest = int(model_inputs["padding_mask"].sum(axis=1).max())
+        inputs = {key: value[:, :longest] for key, value in model_inputs.items()}
         features = self._features.predict_on_batch(inputs)
         mask = inputs["padding_mask"].astype("float32")[:, :, None]
         if self.output == "pooled":

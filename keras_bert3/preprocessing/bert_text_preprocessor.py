@@ -11,7 +11,7 @@ from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 INPUT_NAMES = ("token_ids", "segment_ids", "padding_mask")
 
 
-def is_packed(x) -> bool:
+def is_model_inputs(x) -> bool:
     """True when `x` is already a dict of BERT inputs (token ids, not text)."""
     return isinstance(x, dict) and "token_ids" in x
 
@@ -30,7 +30,7 @@ class BertTextPreprocessor(TaskPreprocessor):
 
     Args:
         tokenizer: a `BertTokenizer`.
-        sequence_length: int. The longest packed example; longer texts are
+        sequence_length: int. The longest tokenized example; longer texts are
             truncated (a 100,000-character text is not an error).
         pad_to_multiple_of: int. Round the batch length up to a multiple of
             this (1: exactly the longest example).
@@ -92,11 +92,11 @@ class BertTextPreprocessor(TaskPreprocessor):
 
     def call(self, inputs) -> dict[str, tf.Tensor]:
         first, second = self.split_inputs(inputs)
-        packed = self.tokenizer.pack(first, second, sequence_length=self.sequence_length)
-        return trim_to_longest({name: packed[name] for name in INPUT_NAMES}, self.pad_to_multiple_of)
+        model_inputs = self.tokenizer.pack(first, second, sequence_length=self.sequence_length)
+        return trim_to_longest({name: model_inputs[name] for name in INPUT_NAMES}, self.pad_to_multiple_of)
 
     def token_lengths(self, inputs) -> tf.Tensor:
-        """int32 `(batch,)`: the packed length of each example, [CLS] and [SEP] included."""
+        """int32 `(batch,)`: the tokenized length of each example, [CLS] and [SEP] included."""
         first, second = self.split_inputs(inputs)
         length = tf.cast(self.tokenizer.tokenize(first).row_lengths(), tf.int32) + 2
         if second is not None:

@@ -31,7 +31,7 @@ class BertTokenClassifierPreprocessor(TaskPreprocessor):
 
     Args:
         tokenizer: a `BertTokenizer`.
-        sequence_length: int. The longest packed example.
+        sequence_length: int. The longest tokenized example.
         pad_to_multiple_of: int. Round the batch length up to a multiple of this.
 
     Call args:
@@ -86,15 +86,15 @@ class BertTokenClassifierPreprocessor(TaskPreprocessor):
     def call(self, words, word_labels=None) -> dict[str, tf.Tensor]:
         words = self.as_words(words)
         token_ids, word_positions = align_words(self.tokenizer, words, self.sequence_length)
-        packed = self.packer(token_ids)
-        outputs = trim_to_longest(packed, self.pad_to_multiple_of)
+        model_inputs = self.packer(token_ids)
+        outputs = trim_to_longest(model_inputs, self.pad_to_multiple_of)
         outputs["word_positions"] = word_positions.to_tensor(default_value=-1)
         if word_labels is not None:
             outputs["labels"] = token_labels(word_positions, word_labels, tf.shape(outputs["token_ids"])[1])
         return outputs
 
     def token_lengths(self, words) -> tf.Tensor:
-        """int32 `(batch,)`: each example's packed length, [CLS] and [SEP] included."""
+        """int32 `(batch,)`: each example's tokenized length, [CLS] and [SEP] included."""
         token_ids, _ = align_words(self.tokenizer, self.as_words(words), self.sequence_length)
         return tf.minimum(tf.cast(token_ids.row_lengths(), tf.int32) + 2, self.sequence_length)
 

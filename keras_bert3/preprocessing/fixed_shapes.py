@@ -152,18 +152,19 @@ def fixed_shape_specs(element_spec, *, batch_size: int, buckets: tuple[int, ...]
     return [tf.nest.map_structure(lambda spec: shaped(spec, length), element_spec) for length in buckets]
 
 
-def fixed_shape_arrays(packed: dict, *, batch_size: int, buckets: tuple[int, ...]) -> dict:
-    """One batch of packed numpy inputs `(n <= batch_size, length)` padded as
+def fixed_shape_arrays(model_inputs: dict, *, batch_size: int, buckets: tuple[int, ...]) -> dict:
+    """One batch of numpy model inputs `(n <= batch_size, length)` padded as
     `fixed_shape_batches` pads: to `batch_size` rows and a bucket's length.
 
     Example:
-    >>> fixed_shape_arrays(packed, batch_size=32, buckets=(16, 32))["token_ids"].shape
+    >>> fixed_shape_arrays(model_inputs, batch_size=32, buckets=(16, 32))["token_ids"].shape
     (32, 32)
     """
-    rows, width = np.shape(packed["padding_mask"])
+    rows, width = np.shape(model_inputs["padding_mask"])
     target = next((length for length in buckets if length >= width), width)
     return {
-        name: np.pad(np.asarray(value), [(0, batch_size - rows), (0, target - width)]) for name, value in packed.items()
+        name: np.pad(np.asarray(value), [(0, batch_size - rows), (0, target - width)])
+        for name, value in model_inputs.items()
     }
 
 
@@ -187,10 +188,12 @@ class FixedShapeBatches:
             return dataset
         return fixed_shape_batches(dataset, batch_size=batch_size, buckets=self.buckets)
 
-    def arrays(self, packed: dict, *, batch_size: int) -> dict:
-        """One batch of packed numpy inputs, fixed (`fixed_shape_arrays`)."""
+    def arrays(self, model_inputs: dict, *, batch_size: int) -> dict:
+        """One batch of numpy model inputs, fixed (`fixed_shape_arrays`)."""
         return (
-            packed if self.buckets is None else fixed_shape_arrays(packed, batch_size=batch_size, buckets=self.buckets)
+            model_inputs
+            if self.buckets is None
+            else fixed_shape_arrays(model_inputs, batch_size=batch_size, buckets=self.buckets)
         )
 
     def cut(self, outputs, *, rows: int, length: int | None = None):

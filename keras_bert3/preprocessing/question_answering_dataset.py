@@ -91,7 +91,7 @@ def question_answering_dataset(
         seed: int or None. Shuffle seed.
 
     Returns:
-        A `tf.data.Dataset` of `(packed, labels)`: `packed` the dict of int32
+        A `tf.data.Dataset` of `(model_inputs, labels)`: `model_inputs` the dict of int32
         `(batch, length)` BERT inputs, `labels` a dict of int32 `(batch,)`
         `start_logits` and `end_logits` (the answer's token positions).
 

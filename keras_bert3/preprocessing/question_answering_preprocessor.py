@@ -259,7 +259,7 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
         }
 
     def model_inputs(self, features: dict) -> dict:
-        """The packed BERT inputs of `features` (drops offsets and indices)."""
+        """The BERT model inputs of `features` (drops offsets and indices)."""
         return {name: features[name] for name in INPUT_NAMES}
 
     def get_config(self) -> dict:

@@ -9,17 +9,17 @@ from keras_bert3.layers.nested_objects import serialized
 from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 
-def trim_to_longest(packed: dict, multiple: int, *, keep=()) -> dict:
-    """`packed` (int `(batch, length)` tensors) cut to the batch's longest
+def trim_to_longest(model_inputs: dict, multiple: int, *, keep=()) -> dict:
+    """`model_inputs` (int `(batch, length)` tensors) cut to the batch's longest
     example (its `padding_mask`), rounded up to a multiple of `multiple` so
     that a compiled step sees few shapes. Entries named in `keep` stay whole.
 
     Example:
     >>> trim_to_longest(tokenizer.pack(texts, sequence_length=128), 16)["token_ids"].shape  # (batch, 32)
     """
-    longest = tf.reduce_max(tf.concat([tf.reduce_sum(packed["padding_mask"], axis=-1), [1]], 0))
-    length = tf.minimum((longest + multiple - 1) // multiple * multiple, tf.shape(packed["padding_mask"])[-1])
-    return {name: value if name in keep else value[..., :length] for name, value in packed.items()}
+    longest = tf.reduce_max(tf.concat([tf.reduce_sum(model_inputs["padding_mask"], axis=-1), [1]], 0))
+    length = tf.minimum((longest + multiple - 1) // multiple * multiple, tf.shape(model_inputs["padding_mask"])[-1])
+    return {name: value if name in keep else value[..., :length] for name, value in model_inputs.items()}
 
 
 class TaskPreprocessor(StringInputLayer):

@@ -1,14 +1,14 @@
 """Batches of raw texts (and labels) for BERT tasks, bucketed by length so
 that each batch, padded to its own longest example, carries little padding.
-Each text is tokenized once (`packed_rows`), however many epochs read it."""
+Each text is tokenized once (`ragged_rows`), however many epochs read it."""
 
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.preprocessing.packed_rows import as_rows
-from keras_bert3.preprocessing.packed_rows import concat_rows
-from keras_bert3.preprocessing.packed_rows import inputs_and_targets
-from keras_bert3.preprocessing.packed_rows import padded_batches
+from keras_bert3.preprocessing.ragged_rows import as_rows
+from keras_bert3.preprocessing.ragged_rows import concat_rows
+from keras_bert3.preprocessing.ragged_rows import inputs_and_targets
+from keras_bert3.preprocessing.ragged_rows import padded_batches
 from keras_bert3.preprocessing.text_inputs import python_texts
 from keras_bert3.preprocessing.without_autotune import without_autotune
 
@@ -38,8 +38,8 @@ def text_arrays(x, preprocessor) -> tuple:
     return arrays
 
 
-def packed_texts(arrays: tuple, preprocessor) -> dict:
-    """`text_arrays` tokenized and packed once, `TOKENIZE_CHUNK` texts a call:
+def tokenized_texts(arrays: tuple, preprocessor) -> dict:
+    """`text_arrays` tokenized once, `TOKENIZE_CHUNK` texts a call:
     the `as_rows` columns (a ragged row of real tokens per text, and its length)."""
     chunks = []
     for start in range(0, max(len(arrays[0]), 1), TOKENIZE_CHUNK):
@@ -78,7 +78,7 @@ def text_classification_dataset(
 ) -> tf.data.Dataset:
     """Batches `(inputs, labels[, sample_weight])` of texts for BERT tasks.
 
-    Texts are tokenized and packed once, by `preprocessor`. With
+    Texts are tokenized once, by `preprocessor`. With
     `bucket=True`, texts of similar token length go into the same batch
     (`batch_by_length`: chunks of 64 batches sorted by length, then cut), and
     each batch is padded to its own longest example (rounded up to the
@@ -100,8 +100,8 @@ def text_classification_dataset(
         seed: int or None. Shuffle seed.
 
     Returns:
-        A `tf.data.Dataset` of `packed` or `(packed, labels[, sample_weight])`,
-        `packed` the dict of int32 `(batch, length)` BERT inputs.
+        A `tf.data.Dataset` of `model_inputs` or `(model_inputs, labels[, sample_weight])`,
+        `model_inputs` the dict of int32 `(batch, length)` BERT inputs.
 
     Example:
     ```python
@@ -114,7 +114,7 @@ def text_classification_dataset(
         return _from_dataset(x, preprocessor, batch_size, shuffle, bucket, num_classes, seed)
     arrays = text_arrays(x, preprocessor)
     n = len(arrays[0])
-    columns = packed_texts(arrays, preprocessor)
+    columns = tokenized_texts(arrays, preprocessor)
     if y is not None:
         columns["label"] = check_labels(y, num_classes) if num_classes else np.asarray(y)
         if len(columns["label"]) != n:
@@ -188,7 +188,7 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
 
 
 def _batches(dataset, preprocessor, batch_size, shuffle, bucket, seed):
-    """Examples of `as_rows` columns -> padded batches `packed` or `(packed, labels[, sample_weight])`."""
+    """Examples of `as_rows` columns -> padded batches `model_inputs` or `(model_inputs, labels[, sample_weight])`."""
     batches = padded_batches(
         dataset,
         ROWS,
@@ -204,9 +204,9 @@ def _batches(dataset, preprocessor, batch_size, shuffle, bucket, seed):
 
 def _pack(columns, preprocessor):
     texts = (columns["text"], columns["second"]) if "second" in columns else columns["text"]
-    packed = preprocessor(texts)
+    model_inputs = preprocessor(texts)
     if "label" not in columns:
-        return packed
+        return model_inputs
     if "sample_weight" in columns:
-        return packed, columns["label"], columns["sample_weight"]
-    return packed, columns["label"]
+        return model_inputs, columns["label"], columns["sample_weight"]
+    return model_inputs, columns["label"]

@@ -1,15 +1,15 @@
 """Batches of words and word labels for token classification (tagging),
 bucketed by length so that each batch, padded to its own longest example,
-carries little padding. Each sentence is tokenized once (`packed_rows`),
+carries little padding. Each sentence is tokenized once (`ragged_rows`),
 however many epochs read it."""
 
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.preprocessing.packed_rows import as_rows
-from keras_bert3.preprocessing.packed_rows import concat_rows
-from keras_bert3.preprocessing.packed_rows import inputs_and_targets
-from keras_bert3.preprocessing.packed_rows import padded_batches
+from keras_bert3.preprocessing.ragged_rows import as_rows
+from keras_bert3.preprocessing.ragged_rows import concat_rows
+from keras_bert3.preprocessing.ragged_rows import inputs_and_targets
+from keras_bert3.preprocessing.ragged_rows import padded_batches
 from keras_bert3.preprocessing.text_inputs import python_texts
 from keras_bert3.preprocessing.without_autotune import without_autotune
 from keras_bert3.preprocessing.word_piece_alignment import split_on_whitespace
@@ -85,7 +85,7 @@ def token_classification_dataset(
 
     Each sentence's word labels go to the first WordPiece of each word; the
     other tokens get -100 (see `BertTokenClassifierPreprocessor`). Sentences
-    are tokenized and packed once. With `bucket=True`, sentences of similar token length share a batch
+    are tokenized once. With `bucket=True`, sentences of similar token length share a batch
     (`batch_by_length`: sorted in chunks of 64 batches, every batch full but
     the last); each batch is padded to its own longest example. With
     `shuffle=True` sentences are shuffled before bucketing and batches after,
@@ -103,8 +103,8 @@ def token_classification_dataset(
         seed: int or None. Shuffle seed.
 
     Returns:
-        A `tf.data.Dataset` of `packed` or `(packed, labels[, sample_weight])`:
-        `packed` the dict of int32 `(batch, length)` BERT inputs, `labels`
+        A `tf.data.Dataset` of `model_inputs` or `(model_inputs, labels[, sample_weight])`:
+        `model_inputs` the dict of int32 `(batch, length)` BERT inputs, `labels`
         int32 `(batch, length)`, `sample_weight` float32 `(batch,)`.
 
     Example:

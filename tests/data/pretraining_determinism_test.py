@@ -54,11 +54,11 @@ def test_same_examples_new_masks_from_the_masker(tokenizer):
     """The masker alone: one batch, two seeds, two mask sets; the same seed, the same masks."""
     from keras_bert3.data import MlmMasker
 
-    packed = tokenizer.pack(["The quick brown fox jumps over the lazy dog."] * 8, sequence_length=32)
+    model_inputs = tokenizer.pack(["The quick brown fox jumps over the lazy dog."] * 8, sequence_length=32)
     masker = MlmMasker(tokenizer, max_predictions_per_seq=5)
-    one = masker(packed["token_ids"], packed["padding_mask"], seed=[1, 2])
-    two = masker(packed["token_ids"], packed["padding_mask"], seed=[1, 3])
-    again = masker(packed["token_ids"], packed["padding_mask"], seed=[1, 2])
+    one = masker(model_inputs["token_ids"], model_inputs["padding_mask"], seed=[1, 2])
+    two = masker(model_inputs["token_ids"], model_inputs["padding_mask"], seed=[1, 3])
+    again = masker(model_inputs["token_ids"], model_inputs["padding_mask"], seed=[1, 2])
     assert not np.array_equal(one["mask_positions"], two["mask_positions"])
     for key in one:
         np.testing.assert_array_equal(one[key], again[key])

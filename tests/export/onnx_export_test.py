@@ -43,8 +43,8 @@ def texts_to_check() -> list[str]:
     return list(real_lines()[:: len(real_lines()) // 60]) + ODD_TEXTS
 
 
-def token_ids_outputs(task, packed: dict) -> dict:
-    outputs = task({key: packed[key] for key in INPUT_NAMES}, training=False)
+def token_ids_outputs(task, model_inputs: dict) -> dict:
+    outputs = task({key: model_inputs[key] for key in INPUT_NAMES}, training=False)
     if not isinstance(outputs, dict):
         outputs = {"logits": outputs, "probabilities": keras.ops.softmax(outputs, axis=-1)}
     return {key: keras.ops.convert_to_numpy(value) for key, value in outputs.items()}
@@ -57,16 +57,16 @@ def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp
     served = OnnxTextModel(str(tmp_path / "onnx"))
     texts = texts_to_check()
     if kind == "classifier":  # Strings in.
-        packed = served.packed(texts)
+        model_inputs = served.model_inputs(texts)
         onnx_outputs = served(texts)
     else:  # The token-ids model on the preprocessor's words, or its question-and-passage windows.
         if kind == "question_answerer":
-            packed = task.preprocessor.model_inputs(task.preprocessor((texts, texts[::-1])))
+            model_inputs = task.preprocessor.model_inputs(task.preprocessor((texts, texts[::-1])))
         else:
-            packed = task.preprocessor(task.preprocessor.as_words(tf.constant(texts)))
-        packed = {key: np.asarray(packed[key]) for key in INPUT_NAMES}
-        onnx_outputs = dict(zip(served.output_names, served.session.run(served.output_names, packed)))
-    expected = token_ids_outputs(task, packed)
+            model_inputs = task.preprocessor(task.preprocessor.as_words(tf.constant(texts)))
+        model_inputs = {key: np.asarray(model_inputs[key]) for key in INPUT_NAMES}
+        onnx_outputs = dict(zip(served.output_names, served.session.run(served.output_names, model_inputs)))
+    expected = token_ids_outputs(task, model_inputs)
     if kind == "classifier":
         np.testing.assert_allclose(expected["logits"], task.predict(texts, verbose=0), atol=1e-4, rtol=0)
     assert sorted(onnx_outputs) == sorted(expected)
@@ -80,8 +80,8 @@ def test_token_classifier_words_as_predict(tokenizer, tmp_path):
     served = OnnxTextModel(str(tmp_path / "onnx"))
     texts = texts_to_check() + ["Call  os.walk\tfirst", "\x00 only\x00 \x00"]
     outputs = served(texts)
-    packed = task.preprocessor(task.preprocessor.as_words(tf.constant(texts)))
-    np.testing.assert_array_equal(outputs["word_positions"], np.asarray(packed["word_positions"]))
+    model_inputs = task.preprocessor(task.preprocessor.as_words(tf.constant(texts)))
+    np.testing.assert_array_equal(outputs["word_positions"], np.asarray(model_inputs["word_positions"]))
     for row, word_logits in enumerate(task.predict(texts, verbose=0)):
         assert outputs["num_words"][row] == len(word_logits) == len(texts[row].split())
         expected = keras.ops.convert_to_numpy(keras.ops.softmax(np.nan_to_num(word_logits), axis=-1))
@@ -114,7 +114,7 @@ def test_pair_classifier_on_real_pairs(tokenizer, tmp_path):
     first, second = (list(side) for side in zip(*real_pairs()[:200]))
     first, second = first + ODD_TEXTS, second + ODD_TEXTS[::-1]
     ours = {key: np.asarray(value) for key, value in task.preprocessor((first, second)).items()}
-    theirs = served.packed(first, second)
+    theirs = served.model_inputs(first, second)
     length = theirs["token_ids"].shape[1]
     for key in INPUT_NAMES:
         np.testing.assert_array_equal(theirs[key], ours[key][:, :length])
@@ -150,4 +150,4 @@ def test_bad_inputs(tokenizer, tmp_path):
     assert served([])["probabilities"].shape == (0, 3)  # No strings: no rows.
     outputs = served(["", "word " * 200_000])
     assert outputs["probabilities"].shape == (2, 3)
-    assert served.packed(["", "word " * 200_000])["padding_mask"].sum(axis=1).tolist() == [2, 64]
+    assert served.model_inputs(["", "word " * 200_000])["padding_mask"].sum(axis=1).tolist() == [2, 64]

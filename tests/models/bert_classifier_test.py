@@ -39,9 +39,9 @@ def test_fit_evaluate_predict_on_raw_strings(tokenizer, topics):
     assert logits.shape == (10, 6)
     one_by_one = np.concatenate([classifier.predict([t], verbose=0) for t in texts[:3]])
     np.testing.assert_allclose(logits[:3], one_by_one, atol=1e-5)
-    packed = classifier.preprocessor(texts[:10])
+    model_inputs = classifier.preprocessor(texts[:10])
     np.testing.assert_allclose(
-        logits, classifier.predict({k: v.numpy() for k, v in packed.items()}, verbose=0), atol=1e-5
+        logits, classifier.predict({k: v.numpy() for k, v in model_inputs.items()}, verbose=0), atol=1e-5
     )
     # Every input kind a Keras user passes: numpy strings, a tf.string tensor.
     np.testing.assert_allclose(classifier.predict(np.array(texts[:10]), batch_size=4, verbose=0), logits, atol=1e-5)

@@ -192,8 +192,8 @@ def test_export_answers_like_predict_in_the_serving_runtime(minilm_dir, tmp_path
     contexts[1] = "Café 東京 naïve — " + contexts[1]  # Non-ASCII before the answer: offsets count characters.
     expected = qa.predict(questions, contexts, verbose=0)
     features = qa.preprocessor((questions, contexts))
-    packed = qa.preprocessor.model_inputs(features)
-    expected_logits = qa.predict({k: np.asarray(v) for k, v in packed.items()}, verbose=0)
+    model_inputs = qa.preprocessor.model_inputs(features)
+    expected_logits = qa.predict({k: np.asarray(v) for k, v in model_inputs.items()}, verbose=0)
     export_dir = tmp_path / "export"
     qa.export(str(export_dir))
     bad_questions = [b"", b"What?", b"\xff\xfe\xc3(caf\xc3\xa9", b"Why?"]
@@ -204,7 +204,7 @@ def test_export_answers_like_predict_in_the_serving_runtime(minilm_dir, tmp_path
         {
             "answers": ("serving_default", {"question": questions, "context": contexts}),
             "bad": ("serving_default", {"question": bad_questions, "context": bad_contexts}),
-            "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),
+            "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in model_inputs.items()}),
             "empty": ("serving_default", {"question": np.array([], dtype=bytes), "context": np.array([], dtype=bytes)}),
             "refused_missing": ("serving_default", {"question": questions}),
         },

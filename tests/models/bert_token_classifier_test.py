@@ -101,9 +101,11 @@ def test_predict_on_words_and_strings(tokenizer, tags):
     words = tags["test_words"][:10]
     per_word = tagger.predict(words, batch_size=4, verbose=0)
     assert [p.shape for p in per_word] == [(len(w), 3) for w in words]
-    packed = tagger.preprocessor(ragged(words))
-    logits = tagger.predict({k: packed[k].numpy() for k in ("token_ids", "segment_ids", "padding_mask")}, verbose=0)
-    positions = packed["word_positions"].numpy()
+    model_inputs = tagger.preprocessor(ragged(words))
+    logits = tagger.predict(
+        {k: model_inputs[k].numpy() for k in ("token_ids", "segment_ids", "padding_mask")}, verbose=0
+    )
+    positions = model_inputs["word_positions"].numpy()
     for i, sentence in enumerate(words):
         where = positions[i, : len(sentence)]
         np.testing.assert_allclose(per_word[i][where >= 0], logits[i, where[where >= 0]], atol=1e-5)
@@ -228,8 +230,8 @@ def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
     tagger = tiny_tagger(tokenizer, sequence_length=32)
     texts = [" ".join(w) for w in tags["test_words"][:12]]
     expected = tagger.predict(texts, batch_size=5, verbose=0)
-    packed = {k: v.numpy() for k, v in tagger.preprocessor(texts).items()}
-    token_logits = tagger.predict({k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}, verbose=0)
+    model_inputs = {k: v.numpy() for k, v in tagger.preprocessor(texts).items()}
+    token_logits = tagger.predict({k: model_inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")}, verbose=0)
     export_dir = tmp_path / "export"
     tagger.export(str(export_dir))
     served = call_in_serving_runtime(
@@ -241,7 +243,7 @@ def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
                 "serving_default",
                 {"text": np.array([t if isinstance(t, bytes) else t.encode() for t in BAD_TEXTS], dtype=bytes)},
             ),
-            "ids": ("serve_token_ids", {k: packed[k] for k in ("token_ids", "segment_ids", "padding_mask")}),
+            "ids": ("serve_token_ids", {k: model_inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")}),
             "empty": ("serving_default", {"text": np.array([], dtype=bytes)}),
         },
     )
@@ -250,7 +252,7 @@ def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
     assert served["empty"]["word_labels"].shape[0] == 0  # A request of no strings answers with no rows.
     assert served.signatures["serving_default"]["outputs"]["word_labels"] == "DT_INT32"
     text, bad, ids = served["text"], served["bad"], served["ids"]
-    real = packed["padding_mask"].astype(bool)
+    real = model_inputs["padding_mask"].astype(bool)
     diffs = {
         "logits": max_abs_diff(text["logits"][real], token_logits[real]),
         "ids": max_abs_diff(ids["logits"], token_logits),

@@ -17,8 +17,8 @@ from tests.saved_model_client import call_in_serving_runtime
 BAD_TEXTS = [b"", b"   \t\n ", b"word " * 20000, b"\xff\xfe\xc3(caf\xc3\xa9 \xed\xa0\x80"]
 
 
-def serve_in_serving_runtime(export_dir, tmp_path, texts, packed, pairs=None, warmup=True) -> dict:
-    """Texts (and bad input) to serving_default, the packed ids to serve_token_ids;
+def serve_in_serving_runtime(export_dir, tmp_path, texts, model_inputs, pairs=None, warmup=True) -> dict:
+    """Texts (and bad input) to serving_default, the model inputs to serve_token_ids;
     checks the export's ops, returns the outputs and serving_default's input dtypes."""
     inputs, bad_inputs = {"text": texts}, {"text": BAD_TEXTS}
     no_strings = {"text": np.array([], dtype=bytes)}
@@ -32,7 +32,7 @@ def serve_in_serving_runtime(export_dir, tmp_path, texts, packed, pairs=None, wa
         "bad": ("serving_default", bad_inputs),
         "empty_batch": ("serving_default", no_strings),
         "refused_dtype": ("serving_default", wrong_dtype),
-        "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in packed.items()}),
+        "ids": ("serve_token_ids", {k: np.asarray(v) for k, v in model_inputs.items()}),
     }
     if pairs is not None:  # A request without the second text.
         calls["refused_missing"] = ("serving_default", {"text": texts})
@@ -67,10 +67,10 @@ def check_export(classifier, tmp_path, texts, pairs=None, atol=1e-5, warmup=True
     records are replayed for the tiny float32 exports of both backends)."""
     x = texts if pairs is None else (texts, pairs)
     expected = np.asarray(classifier.predict(x, batch_size=5, verbose=0), "float32")
-    packed = classifier.preprocessor(x)
+    model_inputs = classifier.preprocessor(x)
     export_dir = tmp_path / "export"
     classifier.export(str(export_dir), warmup=warmup, jit_compile=jit_compile)
-    served = serve_in_serving_runtime(export_dir, tmp_path, texts, packed, pairs, warmup)
+    served = serve_in_serving_runtime(export_dir, tmp_path, texts, model_inputs, pairs, warmup)
     assert served["inputs"] == (
         {"text": "DT_STRING"} if pairs is None else {"text": "DT_STRING", "text_pair": "DT_STRING"}
     )

@@ -26,19 +26,19 @@ def test_alignment_equals_hugging_face(minilm_dir, tokenizer, tags):
     ragged_labels = ragged(labels, dtype="int32")
     for sequence_length in (64, 16):  # 16: most sentences are truncated.
         preprocessor = BertTokenClassifierPreprocessor(tokenizer, sequence_length=sequence_length, pad_to_multiple_of=1)
-        packed = {k: v.numpy() for k, v in preprocessor(ragged_words, ragged_labels).items()}
+        model_inputs = {k: v.numpy() for k, v in preprocessor(ragged_words, ragged_labels).items()}
         encoding = hf(words, is_split_into_words=True, truncation=True, max_length=sequence_length, padding="longest")
-        np.testing.assert_array_equal(packed["token_ids"], encoding["input_ids"])
-        np.testing.assert_array_equal(packed["padding_mask"], encoding["attention_mask"])
+        np.testing.assert_array_equal(model_inputs["token_ids"], encoding["input_ids"])
+        np.testing.assert_array_equal(model_inputs["padding_mask"], encoding["attention_mask"])
         agree, dropped = 0, 0
         for i, sentence in enumerate(words):
             expected = hf_first_pieces(encoding, i, len(sentence))
-            assert list(packed["word_positions"][i, : len(sentence)]) == expected, i
-            expected_labels = np.full(packed["labels"].shape[1], -100)
+            assert list(model_inputs["word_positions"][i, : len(sentence)]) == expected, i
+            expected_labels = np.full(model_inputs["labels"].shape[1], -100)
             for word, position in enumerate(expected):
                 if position >= 0:
                     expected_labels[position] = labels[i][word]
-            np.testing.assert_array_equal(packed["labels"][i], expected_labels)
+            np.testing.assert_array_equal(model_inputs["labels"][i], expected_labels)
             agree += 1
             dropped += expected.count(-1)
         print(

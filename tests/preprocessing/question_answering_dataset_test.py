@@ -21,11 +21,13 @@ def test_batches_hold_every_window_once_with_its_labels(minilm_dir):
 
     def rows(**options):
         found, widths = [], []
-        for packed, labels in question_answering_dataset(examples, preprocessor=preprocessor, batch_size=8, **options):
-            mask = packed["padding_mask"].numpy().astype(bool)
+        for model_inputs, labels in question_answering_dataset(
+            examples, preprocessor=preprocessor, batch_size=8, **options
+        ):
+            mask = model_inputs["padding_mask"].numpy().astype(bool)
             widths.append(mask.shape[1])
             starts, ends = labels["start_logits"].numpy(), labels["end_logits"].numpy()
-            found += [(tuple(t[m]), s, e) for t, m, s, e in zip(packed["token_ids"].numpy(), mask, starts, ends)]
+            found += [(tuple(t[m]), s, e) for t, m, s, e in zip(model_inputs["token_ids"].numpy(), mask, starts, ends)]
         return found, widths
 
     in_order, widths = rows()

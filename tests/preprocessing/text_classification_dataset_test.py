@@ -12,10 +12,10 @@ def test_bucketed_batches_group_similar_lengths(tokenizer, topics):
     texts, labels = topics["train_texts"][:300], topics["train_labels"][:300]
     dataset = text_classification_dataset(texts, labels, preprocessor=preprocessor, batch_size=16, shuffle=True, seed=0)
     seen, padded, shapes, batch_sizes = 0, 0, set(), []
-    for packed, y in dataset:
+    for model_inputs, y in dataset:
         seen += len(y)
-        padded += packed["token_ids"].shape[0] * packed["token_ids"].shape[1]
-        shapes.add(tuple(packed["token_ids"].shape))
+        padded += model_inputs["token_ids"].shape[0] * model_inputs["token_ids"].shape[1]
+        shapes.add(tuple(model_inputs["token_ids"].shape))
         batch_sizes.append(len(y))
     assert seen == 300
     assert sorted(batch_sizes)[1:] == [16] * (len(batch_sizes) - 1)  # Full batches but one.

@@ -13,11 +13,11 @@ def test_bucketed_batches_are_full_and_keep_labels_with_their_tokens(tokenizer, 
         batches = token_classification_dataset(words, labels, preprocessor=preprocessor, batch_size=16, **options)
         assert int(batches.cardinality()) == 19  # 300 / 16, known without a counting pass.
         rows, sizes, padded = [], [], 0
-        for packed, y in batches:
-            mask = packed["padding_mask"].numpy().astype(bool)
+        for model_inputs, y in batches:
+            mask = model_inputs["padding_mask"].numpy().astype(bool)
             padded += mask.size
             sizes.append(len(mask))
-            rows += [(tuple(t[m]), tuple(l[m])) for t, l, m in zip(packed["token_ids"].numpy(), y.numpy(), mask)]
+            rows += [(tuple(t[m]), tuple(l[m])) for t, l, m in zip(model_inputs["token_ids"].numpy(), y.numpy(), mask)]
         return sorted(rows), sizes, padded
 
     in_order, _, unbucketed = examples(bucket=False)

@@ -1,4 +1,4 @@
-"""The task datasets tokenize each text once (`packed_rows`) and still give
+"""The task datasets tokenize each text once (`ragged_rows`) and still give
 every batch exactly what the preprocessor gives for that batch's texts: the
 same ids, segments, mask and labels, padded to the batch's longest example."""
 

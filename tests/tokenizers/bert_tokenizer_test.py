@@ -57,13 +57,13 @@ def test_in_tf_data_and_tf_function(uncased_tokenizer):
     assert [row for batch in ds for row in batch.to_list()] == expected
     unbatched = tf.data.Dataset.from_tensor_slices(lines).map(t)
     assert [x.numpy().tolist() for x in unbatched] == expected
-    packed = (
+    batches = (
         tf.data.Dataset.from_tensor_slices((lines, lines[1:] + lines[:1]))
         .batch(32)
         .map(lambda a, b: t.pack(a, b, sequence_length=24))
     )
     direct = t.pack(tf.constant(lines), tf.constant(lines[1:] + lines[:1]), sequence_length=24)
-    got = np.concatenate([batch["token_ids"].numpy() for batch in packed])
+    got = np.concatenate([batch["token_ids"].numpy() for batch in batches])
     np.testing.assert_array_equal(got, direct["token_ids"].numpy())
     traced = tf.function(t.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
     assert traced(tf.constant(lines)).to_list() == expected

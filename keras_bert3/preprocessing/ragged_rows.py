@@ -1,6 +1,6 @@
-"""Tokenize once, pad per batch: each example's packed inputs are kept as a
-variable-length row (its real tokens, no padding) and padded when its batch is
-formed. `fit` then tokenizes a text once however many epochs it runs, and a
+"""Ragged token rows: tokenize once, pad per batch. Each example's model
+inputs are kept as a variable-length row (its real tokens, no padding) and
+padded when its batch is formed. `fit` then tokenizes a text once however many epochs it runs, and a
 batch is padded only to its own longest example."""
 
 import tensorflow as tf
@@ -10,16 +10,16 @@ from keras_bert3.preprocessing.batch_by_length import batch_by_length
 PAD_VALUES = {"labels": -100}  # Token labels the loss skips; other columns pad with 0.
 
 
-def as_rows(packed: dict, names) -> dict:
-    """Packed int `(batch, length)` tensors -> a ragged row per example for each
+def as_rows(inputs: dict, names) -> dict:
+    """Model inputs (int `(batch, length)` tensors) -> a ragged row per example for each
     of `names` (its first `length` entries, `length` read off `padding_mask`),
     plus the int32 `length` itself.
 
     Example:
     >>> rows = as_rows(preprocessor(texts), ["token_ids", "segment_ids"])
     """
-    lengths = tf.reduce_sum(tf.cast(packed["padding_mask"], tf.int32), axis=-1)
-    return dict({name: tf.RaggedTensor.from_tensor(packed[name], lengths=lengths) for name in names}, length=lengths)
+    lengths = tf.reduce_sum(tf.cast(inputs["padding_mask"], tf.int32), axis=-1)
+    return dict({name: tf.RaggedTensor.from_tensor(inputs[name], lengths=lengths) for name in names}, length=lengths)
 
 
 def concat_rows(chunks: list) -> dict:
