@@ -6,7 +6,7 @@ import keras_bert3
 
 backbone = keras_bert3.BertBackbone.from_preset("path/to/bert-base-uncased")
 tokenizer = keras_bert3.BertTokenizer.from_preset("path/to/bert-base-uncased")
-outputs = backbone(tokenizer.pack(["Hello world!"], sequence_length=16))
+outputs = backbone(tokenizer.join_segments(["Hello world!"], sequence_length=16))
 ```
 """
 
@@ -40,7 +40,7 @@ from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 from keras_bert3.training.resumable_backup import ResumableBackup
 from keras_bert3.models.text_embedder import TextEmbedder
 from keras_bert3.tokenizers.bert_normalizer import BertNormalizer
-from keras_bert3.tokenizers.bert_packer import BertPacker
+from keras_bert3.tokenizers.bert_segment_joiner import BertSegmentJoiner
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
 
@@ -61,9 +61,9 @@ __all__ = [
     "BertEncoderBlock",
     "BertMaskedLMHead",
     "BertNormalizer",
-    "BertPacker",
     "BertPretrainer",
     "BertQuestionAnswerer",
+    "BertSegmentJoiner",
     "BertTask",
     "BertTextPreprocessor",
     "BertTokenClassifier",

@@ -24,7 +24,7 @@ from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
-from keras_bert3.tokenizers.bert_packer import BertPacker
+from keras_bert3.tokenizers.bert_segment_joiner import BertSegmentJoiner
 from tests.test_case import assert_keras_file_round_trip
 from tests.test_case import assert_same_outputs
 from tests.test_case import assert_serialization_round_trip
@@ -50,7 +50,8 @@ COVERED = {
     "_LabelledTokenAccuracy": "test_models_survive_a_keras_file[token_classifier] (its compiled metric)",
     "BertQuestionAnswerer": "test_models_survive_a_keras_file[question_answerer]",
     "BertTokenizer": "test_preprocessing_layers_survive_serialization[tokenizer]",
-    "BertPacker": "test_preprocessing_layers_survive_serialization[packer]",
+    "BertSegmentJoiner": "test_preprocessing_layers_survive_serialization[segment_joiner]",
+    "BertPacker": "tests/tokenizers/bert_segment_joiner_test.py (the old name of BertSegmentJoiner, still loaded)",
     "BertTextPreprocessor": "test_preprocessing_layers_survive_serialization[text_preprocessor]",
     "BertTokenClassifierPreprocessor": "test_preprocessing_layers_survive_serialization[token_classifier_preprocessor]",
     "QuestionAnsweringPreprocessor": "test_preprocessing_layers_survive_serialization[question_answering_preprocessor]",
@@ -154,14 +155,20 @@ def tokens(tokenizer):
 
 @pytest.mark.parametrize(
     "kind",
-    ["tokenizer", "packer", "text_preprocessor", "token_classifier_preprocessor", "question_answering_preprocessor"],
+    [
+        "tokenizer",
+        "segment_joiner",
+        "text_preprocessor",
+        "token_classifier_preprocessor",
+        "question_answering_preprocessor",
+    ],
 )
 def test_preprocessing_layers_survive_serialization(kind, tokenizer):
     ragged = lambda x: x.to_list() if hasattr(x, "to_list") else x  # noqa: E731
     if kind == "tokenizer":
         layer, outputs = tokenizer, lambda layer: ragged(layer(TEXTS))
-    elif kind == "packer":
-        layer = BertPacker(
+    elif kind == "segment_joiner":
+        layer = BertSegmentJoiner(
             24,
             cls_token_id=tokenizer.cls_token_id,
             sep_token_id=tokenizer.sep_token_id,

@@ -80,10 +80,10 @@ def bad_task_inputs() -> dict:
         "one string": "one text",
         "a float array": np.zeros((2, 3)),
         "an int tensor": tf.constant([[1, 2]]),
-        "packed, 1-D": {"token_ids": ids[0], "segment_ids": ids[0], "padding_mask": ids[0]},
-        "packed, a key missing": {"token_ids": ids, "segment_ids": ids},
-        "packed, shapes differ": {"token_ids": ids, "segment_ids": ids[:, :3], "padding_mask": ids},
-        "packed, floats": {"token_ids": ids, "segment_ids": ids, "padding_mask": ids.astype("float32")},
+        "model inputs, 1-D": {"token_ids": ids[0], "segment_ids": ids[0], "padding_mask": ids[0]},
+        "model inputs, a key missing": {"token_ids": ids, "segment_ids": ids},
+        "model inputs, shapes differ": {"token_ids": ids, "segment_ids": ids[:, :3], "padding_mask": ids},
+        "model inputs, floats": {"token_ids": ids, "segment_ids": ids, "padding_mask": ids.astype("float32")},
         "a dataset of ints": tf.data.Dataset.from_tensor_slices([1, 2]),
     }
 

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 
 class DocumentGroupPairer:
-    """Turns a group of tokenized documents into packed BERT pretraining pairs.
+    """Turns a group of tokenized documents into BERT pretraining pairs.
 
     The algorithm of google-research/bert `create_instances_from_document`
     (and of `SentencePairer`, its Python version in tests/data/): per document a target
@@ -18,7 +18,7 @@ class DocumentGroupPairer:
     sentences; B is the true continuation (the rest of the chunk) or a random
     span of another document, with A's unused sentences put back; truncation
     longer side first, each token from the front or the back at random.
-    Packed as `[CLS] A [SEP] B [SEP]`. Label 0: B is the true continuation;
+    Laid out as `[CLS] A [SEP] B [SEP]`. Label 0: B is the true continuation;
     1: B is from another document (the original's convention).
 
     The other document is drawn uniformly from the other documents of the
@@ -40,10 +40,10 @@ class DocumentGroupPairer:
     document; then per chunk `chunk_ends`, `a_sentence_counts` (segment A),
     `nsp_labels`, `other_documents` and `random_spans` (a random-next B),
     `truncated_pair` (`truncation_cuts`, `cut_segment`) and
-    `packed_examples`; then per group `drop_forced_negatives`.
+    `joined_examples`; then per group `drop_forced_negatives`.
 
     Args:
-        sequence_length: int. Packed length, at least 5.
+        sequence_length: int. Length of a pair, at least 5.
         cls_token_id, sep_token_id, pad_token_id: int. The special ids.
         short_seq_prob: float. Probability of a shortened target length.
         next_sentence_prediction: bool. Pairs with NSP labels, or single
@@ -121,7 +121,7 @@ class DocumentGroupPairer:
 
     def _step(self, group: "FlatGroup", targets, seed, position, arrays, iteration):
         """One chunk of every document with sentences left, all at once: cut
-        into segments A and B, truncated, packed, and written to `arrays` at
+        into segments A and B, truncated, joined, and written to `arrays` at
         `iteration + 1`. `position` `(documents,)`: each document's next
         unused sentence, moved on past what the chunks used."""
         active = tf.where(position < group.doc_ends)[:, 0]  # Documents with sentences left, (n,).
@@ -137,7 +137,7 @@ class DocumentGroupPairer:
             b_span = (a_span[1], a_span[1])
             label, keep, next_start = tf.zeros_like(chunk), tf.ones_like(chunk, tf.bool), end + 1
         a, b = truncated_pair(group.tokens, a_span, b_span, self.max_tokens, key)
-        token_ids, segment_ids, lengths = packed_examples(
+        token_ids, segment_ids, lengths = joined_examples(
             a,
             b if self.next_sentence_prediction else None,
             cls_token_id=self.cls_token_id,
@@ -347,7 +347,7 @@ def truncated_pair(tokens, a_span, b_span, max_tokens: int, key):
     return a, b
 
 
-def packed_examples(a, b, *, cls_token_id: int, sep_token_id: int, pad_token_id: int, sequence_length: int):
+def joined_examples(a, b, *, cls_token_id: int, sep_token_id: int, pad_token_id: int, sequence_length: int):
     """`[CLS] A [SEP] B [SEP]` (b None: `[CLS] A [SEP]`) of ragged `(n,
     tokens)` segments, padded: int32 `token_ids` and `segment_ids` (0 up to
     the first [SEP], then 1) `(n, sequence_length)`, and `lengths` `(n,)`."""
@@ -358,11 +358,11 @@ def packed_examples(a, b, *, cls_token_id: int, sep_token_id: int, pad_token_id:
     if b is not None:
         parts += [b, column(sep_token_id)]
         segments += [tf.ones_like(b), tf.ones([rows, 1], tf.int32)]
-    packed = tf.concat(parts, axis=1)
+    joined = tf.concat(parts, axis=1)
     shape = [rows, sequence_length]
-    token_ids = packed.to_tensor(pad_token_id, shape=shape)
+    token_ids = joined.to_tensor(pad_token_id, shape=shape)
     segment_ids = tf.concat(segments, axis=1).to_tensor(0, shape=shape)
-    return token_ids, segment_ids, tf.cast(packed.row_lengths(), tf.int32)
+    return token_ids, segment_ids, tf.cast(joined.row_lengths(), tf.int32)
 
 
 def drop_forced_negatives(examples, seed):

@@ -37,8 +37,8 @@ class MlmMasker:
     Examples:
 
     >>> masker = MlmMasker(tokenizer, max_predictions_per_seq=20)  # doctest: +SKIP
-    >>> packed = tokenizer.pack(["The quick brown fox."], sequence_length=16)  # doctest: +SKIP
-    >>> out = masker(packed["token_ids"], packed["padding_mask"], seed=[1, 2])  # doctest: +SKIP
+    >>> inputs = tokenizer.join_segments(["The quick brown fox."], sequence_length=16)  # doctest: +SKIP
+    >>> out = masker(inputs["token_ids"], inputs["padding_mask"], seed=[1, 2])  # doctest: +SKIP
     >>> sorted(out)  # doctest: +SKIP
     ['mask_ids', 'mask_positions', 'mask_weights', 'token_ids']
     """

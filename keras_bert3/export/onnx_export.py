@@ -2,7 +2,7 @@
 
 The export is a folder: `model.onnx` on token ids (`onnx_graph.task_graph`,
 from the task's weights, on either backend) and `tokenizer.json`, the exact
-tokenizer and packer of the task's preprocessor for Hugging Face
+tokenizer and segment joiner of the task's preprocessor for Hugging Face
 `tokenizers`. The tokenizer is not inside the ONNX graph: onnxruntime-extensions'
 `BertTokenizer` op gives other ids than BERT's (it neither splits Unicode
 punctuation such as "।" nor strips combining marks as BERT does; on the real
@@ -75,7 +75,7 @@ def quantize_int8(source: str, target: str) -> None:
 
 
 def hugging_face_tokenizer(preprocessor):
-    """The preprocessor's tokenizer and packer as a Hugging Face
+    """The preprocessor's tokenizer and segment joiner as a Hugging Face
     `tokenizers.Tokenizer`: BERT normalizer and pre-tokenizer, WordPiece,
     `[CLS] a [SEP] (b [SEP])` with segment ids, "longest_first" truncation to
     `sequence_length`, padding to the batch's longest. Its ids equal the

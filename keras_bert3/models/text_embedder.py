@@ -114,7 +114,7 @@ class TextEmbedder:
         return self.backbone.hidden_dim * len(self.hidden_layers)
 
     def _embed_batch(self, texts, pairs):
-        model_inputs = self.tokenizer.pack(texts, pairs, sequence_length=self.sequence_length)
+        model_inputs = self.tokenizer.join_segments(texts, pairs, sequence_length=self.sequence_length)
         model_inputs = {key: np.asarray(value) for key, value in model_inputs.items()}
         # Drop the columns that are padding in every row.
         longest = int(model_inputs["padding_mask"].sum(axis=1).max())

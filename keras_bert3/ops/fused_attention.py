@@ -29,7 +29,7 @@ def fused_attention(query, key, value, allowed):
     `(batch, queries, heads, head_dim)`, in `query`'s dtype.
 
     `allowed` is `(batch, keys)`, 1 for the real tokens, which must be each
-    row's first tokens (right padding, as `BertPacker` makes): the keys'
+    row's first tokens (right padding, as `BertSegmentJoiner` makes): the keys'
     lengths are passed, and cuDNN skips the padding; or `(batch, queries,
     keys)`, 1 where a query may attend to a key (packed rows), passed as a mask.
     A query with no allowed key (packed rows' padding) gets an output no loss

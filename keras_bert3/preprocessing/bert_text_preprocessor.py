@@ -18,7 +18,7 @@ def is_model_inputs(x) -> bool:
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
 class BertTextPreprocessor(TaskPreprocessor):
-    """Tokenizes and packs a batch of texts, padded to its longest example.
+    """Tokenizes a batch of texts into model inputs, padded to its longest example.
 
     Strings become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]` (Hugging
     Face's "longest_first" truncation at `sequence_length`). The output is as
@@ -92,7 +92,7 @@ class BertTextPreprocessor(TaskPreprocessor):
 
     def call(self, inputs) -> dict[str, tf.Tensor]:
         first, second = self.split_inputs(inputs)
-        model_inputs = self.tokenizer.pack(first, second, sequence_length=self.sequence_length)
+        model_inputs = self.tokenizer.join_segments(first, second, sequence_length=self.sequence_length)
         return trim_to_longest({name: model_inputs[name] for name in INPUT_NAMES}, self.pad_to_multiple_of)
 
     def token_lengths(self, inputs) -> tf.Tensor:

@@ -11,13 +11,13 @@ from keras_bert3.preprocessing.token_classification_dataset import word_batch
 from keras_bert3.preprocessing.word_piece_alignment import align_words
 from keras_bert3.preprocessing.word_piece_alignment import split_on_whitespace
 from keras_bert3.preprocessing.word_piece_alignment import token_labels
-from keras_bert3.tokenizers.bert_packer import BertPacker
+from keras_bert3.tokenizers.bert_segment_joiner import BertSegmentJoiner
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
 class BertTokenClassifierPreprocessor(TaskPreprocessor):
-    """Packs a batch of words into `[CLS] pieces [SEP]` and aligns word labels.
+    """Lays a batch of words out as `[CLS] pieces [SEP]` and aligns word labels.
 
     Every word is tokenized on its own; its label goes to its first piece,
     and later pieces, [CLS], [SEP] and padding get label -100 (ignored by the
@@ -65,7 +65,7 @@ class BertTokenClassifierPreprocessor(TaskPreprocessor):
         self.tokenizer = tokenizer
         self.sequence_length = int(sequence_length)
         self.pad_to_multiple_of = int(pad_to_multiple_of)
-        self.packer = BertPacker(
+        self.segment_joiner = BertSegmentJoiner(
             sequence_length=self.sequence_length,
             cls_token_id=tokenizer.cls_token_id,
             sep_token_id=tokenizer.sep_token_id,
@@ -86,7 +86,7 @@ class BertTokenClassifierPreprocessor(TaskPreprocessor):
     def call(self, words, word_labels=None) -> dict[str, tf.Tensor]:
         words = self.as_words(words)
         token_ids, word_positions = align_words(self.tokenizer, words, self.sequence_length)
-        model_inputs = self.packer(token_ids)
+        model_inputs = self.segment_joiner(token_ids)
         outputs = trim_to_longest(model_inputs, self.pad_to_multiple_of)
         outputs["word_positions"] = word_positions.to_tensor(default_value=-1)
         if word_labels is not None:

@@ -15,7 +15,7 @@ def trim_to_longest(model_inputs: dict, multiple: int, *, keep=()) -> dict:
     that a compiled step sees few shapes. Entries named in `keep` stay whole.
 
     Example:
-    >>> trim_to_longest(tokenizer.pack(texts, sequence_length=128), 16)["token_ids"].shape  # (batch, 32)
+    >>> trim_to_longest(tokenizer.join_segments(texts, sequence_length=128), 16)["token_ids"].shape  # (batch, 32)
     """
     longest = tf.reduce_max(tf.concat([tf.reduce_sum(model_inputs["padding_mask"], axis=-1), [1]], 0))
     length = tf.minimum((longest + multiple - 1) // multiple * multiple, tf.shape(model_inputs["padding_mask"])[-1])

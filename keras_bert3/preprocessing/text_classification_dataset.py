@@ -13,7 +13,7 @@ from keras_bert3.preprocessing.text_inputs import python_texts
 from keras_bert3.preprocessing.without_autotune import without_autotune
 
 TOKENIZE_CHUNK = 4096  # Texts tokenized per call.
-ROWS = ("token_ids", "segment_ids")  # Packed per text; `padding_mask` follows from the length.
+ROWS = ("token_ids", "segment_ids")  # Tokenized per text; `padding_mask` follows from the length.
 
 
 def _as_string_array(texts) -> np.ndarray:

@@ -37,13 +37,13 @@ def align_words(tokenizer, words: tf.RaggedTensor, sequence_length: int) -> tupl
     Args:
         tokenizer: a `BertTokenizer`.
         words: string RaggedTensor `(batch, None)`.
-        sequence_length: int. The packed length, [CLS] and [SEP] included.
+        sequence_length: int. The sequence length, [CLS] and [SEP] included.
 
     Returns:
         `(token_ids, word_positions)`: int32 RaggedTensor `(batch, None)` of
-        the example's pieces (untruncated; `BertPacker` truncates), and int32
+        the example's pieces (untruncated; `BertSegmentJoiner` truncates), and int32
         RaggedTensor `(batch, None)` like `words`: the position of each word's
-        first piece in the packed sequence ([CLS] is position 0), or -1 when
+        first piece in the sequence ([CLS] is position 0), or -1 when
         the word has no piece there (it lies beyond `sequence_length`, or it
         tokenizes to nothing, e.g. an empty string or only control characters).
     """

@@ -8,13 +8,14 @@ Bidirectional Transformers for Language Understanding").
 
 import os
 import re
+import warnings
 
 import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_bert3.tokenizers.bert_normalizer import BertNormalizer
-from keras_bert3.tokenizers.bert_packer import BertPacker
+from keras_bert3.tokenizers.bert_segment_joiner import BertSegmentJoiner
 from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 # Hugging Face's `clean_up_tokenization`, applied in this order by `detokenize`.
@@ -95,8 +96,8 @@ class BertTokenizer(StringInputLayer):
     [[5, 8], [6, 7, 1, 1]]
     >>> tokenizer.detokenize([5, 6, 7, 8, 9]).numpy()
     b'the quick fox!'
-    >>> packed = tokenizer.pack(["The fox"], ["quick!"], sequence_length=8)
-    >>> packed["token_ids"].numpy()
+    >>> inputs = tokenizer.join_segments(["The fox"], ["quick!"], sequence_length=8)
+    >>> inputs["token_ids"].numpy()
     array([[2, 5, 8, 3, 6, 7, 9, 3]], dtype=int32)
 
     From a checkpoint's vocab.txt, cased:
@@ -386,10 +387,10 @@ class BertTokenizer(StringInputLayer):
             text = tf.strings.regex_replace(text, _re_escape(old), new)
         return text
 
-    def pack(self, first, second=None, *, sequence_length: int = 512) -> dict[str, tf.Tensor]:
-        """Tokenizes and packs strings (or pairs) into `[CLS] a [SEP] (b [SEP])`.
+    def join_segments(self, first, second=None, *, sequence_length: int = 512) -> dict[str, tf.Tensor]:
+        """Tokenizes strings (or pairs) and joins them as `[CLS] a [SEP] (b [SEP])`.
 
-        Truncation is Hugging Face's "longest_first"; see `BertPacker`.
+        Truncation is Hugging Face's "longest_first"; see `BertSegmentJoiner`.
 
         Args:
             first: strings, scalar or `(batch,)`.
@@ -400,7 +401,7 @@ class BertTokenizer(StringInputLayer):
             dict of int32 tensors `token_ids`, `segment_ids`, `padding_mask`, each
             `(sequence_length,)` for scalars or `(batch, sequence_length)`.
         """
-        packer = BertPacker(
+        joiner = BertSegmentJoiner(
             sequence_length=sequence_length,
             cls_token_id=self.cls_token_id,
             sep_token_id=self.sep_token_id,
@@ -408,7 +409,12 @@ class BertTokenizer(StringInputLayer):
         )
         first_ids = self.tokenize(first)
         second_ids = None if second is None else self.tokenize(second)
-        return packer(first_ids, second_ids)
+        return joiner(first_ids, second_ids)
+
+    def pack(self, first, second=None, *, sequence_length: int = 512) -> dict[str, tf.Tensor]:
+        """Deprecated: the old name of `join_segments`."""
+        warnings.warn("BertTokenizer.pack is deprecated; use join_segments.", DeprecationWarning, stacklevel=2)
+        return self.join_segments(first, second, sequence_length=sequence_length)
 
     @classmethod
     def from_preset(cls, preset: str, **kwargs) -> "BertTokenizer":

@@ -199,12 +199,12 @@ def test_cut_segment_takes_each_cut_token_from_the_front_or_the_back():
 
 
 @pytest.mark.parametrize("with_b", [True, False])
-def test_packed_examples_are_cls_a_sep_b_sep(with_b):
+def test_joined_examples_are_cls_a_sep_b_sep(with_b):
     rng = np.random.default_rng(4)
     segments_a = [list(rng.integers(10, 99, size=n)) for n in (1, 5, 3, 12)]
     segments_b = [list(rng.integers(10, 99, size=n)) for n in (2, 1, 9, 1)]
     a, b = tf.ragged.constant(segments_a, tf.int32), tf.ragged.constant(segments_b, tf.int32)
-    token_ids, segment_ids, lengths = steps.packed_examples(
+    token_ids, segment_ids, lengths = steps.joined_examples(
         a, b if with_b else None, cls_token_id=2, sep_token_id=3, pad_token_id=0, sequence_length=20
     )
     for row, (tokens_a, tokens_b) in enumerate(zip(segments_a, segments_b)):

@@ -29,7 +29,9 @@ VOCAB = [
 
 def test_counts_padding_and_random_tokens():
     tokenizer = BertTokenizer(VOCAB)
-    model_inputs = tokenizer.pack(["the fox jumps over the dog ."] * 64, ["the dog jumped ."] * 64, sequence_length=16)
+    model_inputs = tokenizer.join_segments(
+        ["the fox jumps over the dog ."] * 64, ["the dog jumped ."] * 64, sequence_length=16
+    )
     out = MlmMasker(tokenizer, max_predictions_per_seq=4)(
         model_inputs["token_ids"], model_inputs["padding_mask"], seed=[0, 1]
     )
@@ -45,7 +47,9 @@ def test_counts_padding_and_random_tokens():
 
 def test_whole_words_and_tf_data():
     tokenizer = BertTokenizer(VOCAB)
-    model_inputs = tokenizer.pack(["jumped jumps jumped jumps"] * 32, sequence_length=12)  # Every word is 2 tokens.
+    model_inputs = tokenizer.join_segments(
+        ["jumped jumps jumped jumps"] * 32, sequence_length=12
+    )  # Every word is 2 tokens.
     masker = MlmMasker(tokenizer, max_predictions_per_seq=4, masked_lm_prob=0.3, whole_word_masking=True)
     eager = masker(model_inputs["token_ids"], model_inputs["padding_mask"], seed=[5, 6])
     positions = eager["mask_positions"].numpy()

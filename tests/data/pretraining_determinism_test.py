@@ -54,7 +54,7 @@ def test_same_examples_new_masks_from_the_masker(tokenizer):
     """The masker alone: one batch, two seeds, two mask sets; the same seed, the same masks."""
     from keras_bert3.data import MlmMasker
 
-    model_inputs = tokenizer.pack(["The quick brown fox jumps over the lazy dog."] * 8, sequence_length=32)
+    model_inputs = tokenizer.join_segments(["The quick brown fox jumps over the lazy dog."] * 8, sequence_length=32)
     masker = MlmMasker(tokenizer, max_predictions_per_seq=5)
     one = masker(model_inputs["token_ids"], model_inputs["padding_mask"], seed=[1, 2])
     two = masker(model_inputs["token_ids"], model_inputs["padding_mask"], seed=[1, 3])

@@ -10,7 +10,7 @@ from keras_bert3.data.data_counters import DataCounters
 
 
 class SentencePairer:
-    """Turns a stream of tokenized documents into packed BERT pretraining pairs.
+    """Turns a stream of tokenized documents into BERT pretraining pairs.
 
     Follows `create_instances_from_document` of google-research/bert: per document,
     the target length is `sequence_length - 3`, or with probability `short_seq_prob`
@@ -20,7 +20,7 @@ class SentencePairer:
     whole chunk, B is a random span of another document and A's unused sentences are
     put back, else B is the rest of the chunk (the true continuation); the pair is
     truncated longer side first, each token from the front or the back with equal
-    probability. Packed as `[CLS] A [SEP] B [SEP]`, segment ids 0 then 1, padded.
+    probability. Laid out as `[CLS] A [SEP] B [SEP]`, segment ids 0 then 1, padded.
 
     Label convention, as the original: `next_sentence_label` is 0 when B is the
     true continuation of A, 1 when B is a random span of another document.
@@ -37,7 +37,7 @@ class SentencePairer:
     so memory is bounded by `reservoir_size` documents.
 
     Args:
-        sequence_length: int. Packed length, at least 5.
+        sequence_length: int. Length of a pair, at least 5.
         cls_token_id, sep_token_id, pad_token_id: int. The special ids.
         short_seq_prob: float. Probability of a shortened target length.
         next_sentence_prediction: bool. Pairs with NSP labels, or single segments.

@@ -13,7 +13,7 @@ def test_preprocessor_pads_to_the_batch_longest_example(tokenizer, topics):
     real = tokenizer(texts).row_lengths().numpy() + 2
     assert model_inputs["token_ids"].shape == (8, min(real.max(), 64))
     np.testing.assert_array_equal(model_inputs["padding_mask"].numpy().sum(1), np.minimum(real, 64))
-    full = tokenizer.pack(texts, sequence_length=64)
+    full = tokenizer.join_segments(texts, sequence_length=64)
     width = model_inputs["token_ids"].shape[1]
     for name in model_inputs:
         np.testing.assert_array_equal(model_inputs[name].numpy(), full[name].numpy()[:, :width])

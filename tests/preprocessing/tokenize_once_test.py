@@ -20,15 +20,15 @@ def texts():
 
 
 class CountingTextPreprocessor(BertTextPreprocessor):
-    """A real preprocessor that also counts the texts it packs (when the graph runs)."""
+    """A real preprocessor that also counts the texts it tokenizes (when the graph runs)."""
 
-    packed = 0
+    tokenized = 0
 
     def call(self, inputs):
         first = inputs[0] if isinstance(inputs, tuple) else inputs
 
         def count(batch):
-            CountingTextPreprocessor.packed += int(batch.shape[0])
+            CountingTextPreprocessor.tokenized += int(batch.shape[0])
             return 0
 
         with tf.control_dependencies([tf.py_function(count, [first], tf.int64)]):
@@ -65,8 +65,8 @@ def test_pair_batches_and_datasets_of_texts_equal_the_preprocessor(tokenizer, te
     dataset = text_classification_dataset(
         (texts, seconds), np.arange(len(texts)), preprocessor=pairs, batch_size=16, shuffle=True
     )
-    pack_pairs = lambda rows: pairs((tf.constant([texts[i] for i in rows]), tf.constant([seconds[i] for i in rows])))  # noqa: E731
-    assert_batches_equal_the_preprocessor(dataset, pack_pairs, len(texts))
+    join_pairs = lambda rows: pairs((tf.constant([texts[i] for i in rows]), tf.constant([seconds[i] for i in rows])))  # noqa: E731
+    assert_batches_equal_the_preprocessor(dataset, join_pairs, len(texts))
 
     single = BertTextPreprocessor(tokenizer, sequence_length=48)
     stream = tf.data.Dataset.from_tensor_slices((texts, np.arange(len(texts))))
@@ -93,19 +93,19 @@ def test_word_batches_equal_the_preprocessor_on_their_sentences(tokenizer):
     seen = []
     for inputs, token_labels, weights in dataset:
         rows = weights.numpy().astype(int)
-        packed = preprocessor(
+        expected = preprocessor(
             tf.ragged.constant([words[i] for i in rows]), tf.ragged.constant([labels[i] for i in rows])
         )
         for name, value in dict(inputs, labels=token_labels).items():
-            np.testing.assert_array_equal(value.numpy(), packed[name].numpy(), err_msg=name)
+            np.testing.assert_array_equal(value.numpy(), expected[name].numpy(), err_msg=name)
         seen += list(rows)
     assert sorted(seen) == list(range(len(words)))
 
 
 def test_each_text_is_tokenized_once_however_many_epochs(tokenizer, texts):
     preprocessor = CountingTextPreprocessor(tokenizer, sequence_length=48)
-    CountingTextPreprocessor.packed = 0
+    CountingTextPreprocessor.tokenized = 0
     dataset = text_classification_dataset(texts, np.zeros(len(texts), "int32"), preprocessor=preprocessor, shuffle=True)
     for _ in range(3):  # Three epochs.
         assert sum(len(y) for _, y in dataset) == len(texts)
-    assert CountingTextPreprocessor.packed == len(texts)
+    assert CountingTextPreprocessor.tokenized == len(texts)

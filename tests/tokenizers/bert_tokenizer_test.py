@@ -60,9 +60,9 @@ def test_in_tf_data_and_tf_function(uncased_tokenizer):
     batches = (
         tf.data.Dataset.from_tensor_slices((lines, lines[1:] + lines[:1]))
         .batch(32)
-        .map(lambda a, b: t.pack(a, b, sequence_length=24))
+        .map(lambda a, b: t.join_segments(a, b, sequence_length=24))
     )
-    direct = t.pack(tf.constant(lines), tf.constant(lines[1:] + lines[:1]), sequence_length=24)
+    direct = t.join_segments(tf.constant(lines), tf.constant(lines[1:] + lines[:1]), sequence_length=24)
     got = np.concatenate([batch["token_ids"].numpy() for batch in batches])
     np.testing.assert_array_equal(got, direct["token_ids"].numpy())
     traced = tf.function(t.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
@@ -80,16 +80,16 @@ def test_saved_model_round_trip(uncased_tokenizer, tmp_path):
             return self.tokenizer(strings)
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)])
-        def pack(self, first, second):
-            return self.tokenizer.pack(first, second, sequence_length=32)
+        def join_segments(self, first, second):
+            return self.tokenizer.join_segments(first, second, sequence_length=32)
 
     lines = list(real_lines()[1::97])
     path = str(tmp_path / "saved")
     tf.saved_model.save(Preprocessor(uncased_tokenizer), path)
     loaded = tf.saved_model.load(path)
     assert loaded.tokenize(tf.constant(lines)).to_list() == uncased_tokenizer(tf.constant(lines)).to_list()
-    got = loaded.pack(tf.constant(lines), tf.constant(lines[::-1]))
-    want = uncased_tokenizer.pack(tf.constant(lines), tf.constant(lines[::-1]), sequence_length=32)
+    got = loaded.join_segments(tf.constant(lines), tf.constant(lines[::-1]))
+    want = uncased_tokenizer.join_segments(tf.constant(lines), tf.constant(lines[::-1]), sequence_length=32)
     for key in want:
         np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
 

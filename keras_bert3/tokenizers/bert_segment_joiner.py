@@ -1,4 +1,4 @@
-"""Packs token ids into BERT inputs `[CLS] a [SEP] (b [SEP])`, truncating like Hugging Face."""
+"""Joins segments of token ids into BERT inputs `[CLS] a [SEP] (b [SEP])`, truncating like Hugging Face."""
 
 import keras
 from keras_bert3.upstream.string_input_layer import StringInputLayer
@@ -33,8 +33,8 @@ def longest_first_lengths(first_lengths: tf.Tensor, second_lengths: tf.Tensor, b
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertPacker(StringInputLayer):
-    """Packs one or two segments of token ids into fixed-length BERT inputs.
+class BertSegmentJoiner(StringInputLayer):
+    """Joins one or two segments of token ids into fixed-length BERT inputs.
 
     Single segments become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]`,
     padded with `pad_token_id` to `sequence_length`. Too long inputs are cut
@@ -44,7 +44,7 @@ class BertPacker(StringInputLayer):
     Always TensorFlow ops, usable in `tf.data`.
 
     Args:
-        sequence_length: int. Length of the packed output (>= 3 for pairs,
+        sequence_length: int. Length of the output (>= 3 for pairs,
             >= 2 for single segments).
         cls_token_id: int. Id of [CLS].
         sep_token_id: int. Id of [SEP].
@@ -62,8 +62,8 @@ class BertPacker(StringInputLayer):
 
     Examples:
 
-    >>> packer = BertPacker(sequence_length=7, cls_token_id=2, sep_token_id=3, pad_token_id=0)
-    >>> out = packer(tf.ragged.constant([[10, 11, 12, 13]]), tf.ragged.constant([[20, 21]]))
+    >>> joiner = BertSegmentJoiner(sequence_length=7, cls_token_id=2, sep_token_id=3, pad_token_id=0)
+    >>> out = joiner(tf.ragged.constant([[10, 11, 12, 13]]), tf.ragged.constant([[20, 21]]))
     >>> out["token_ids"].numpy()
     array([[ 2, 10, 11,  3, 20, 21,  3]], dtype=int32)
     >>> out["segment_ids"].numpy()
@@ -136,6 +136,10 @@ class BertPacker(StringInputLayer):
             }
         )
         return config
+
+
+# The layer's name before it was renamed (BertPacker): configs saved under it still load.
+keras.saving.get_custom_objects()["keras_bert3>BertPacker"] = BertSegmentJoiner
 
 
 def _to_ragged_batch(ids) -> tuple[tf.RaggedTensor, bool]:
