@@ -7,7 +7,8 @@ TensorFlow (so no tf.data, no tokenizer there):
 - `--prepare DIR` (here, with TensorFlow): real batches of the embedded corpus
   with the uncased BERT vocabulary (30,522) from `pretraining_dataset`, saved
   as `.npz`: length 128 (batch 128 and 256), pairs of at most 512 unpacked
-  (batch 32) and the same stream packed into rows of 512 (batch 32).
+  (batch 32) and the same stream packed into rows of 512 (batch 32, with
+  their `pair_ids`: files prepared before that input must be prepared again).
 - `--run DIR` (on the GPU): each row in its own process, one after the other,
   while `--budget` seconds are left; each prints a `RESULT {json}` line and
   appends it to `--out`/results.jsonl. Our rows import only the model
@@ -121,10 +122,10 @@ def pair_lengths(x: dict, packed: bool) -> list:
     """The real length of every pair in a batch."""
     import numpy as np
 
-    mask = np.asarray(x["padding_mask"])
     if not packed:
-        return [int(n) for n in mask.sum(axis=1)]
-    return [int((row == pair).sum()) for row in mask for pair in range(1, int(row.max()) + 1)]
+        return [int(n) for n in np.asarray(x["padding_mask"]).sum(axis=1)]
+    pair_ids = np.asarray(x["pair_ids"])  # 1, 2, ... for a row's pairs; 0 for padding.
+    return [int((row == pair).sum()) for row in pair_ids for pair in range(1, int(row.max()) + 1)]
 
 
 def real_flops(layers: int, hidden: int, lengths: list, predictions: int) -> float:

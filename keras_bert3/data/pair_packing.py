@@ -4,9 +4,10 @@ pairs, the compute that padding would take goes to real tokens.
 `pack_pairs` takes a batch of masked pairs as `pretraining_dataset` yields
 them and lays them end to end, in order, into rows of `row_length`: a pair
 goes into the current row if it fits whole, else it starts the next row, so
-no pair is ever split. `padding_mask` then numbers each token's pair within
-its row (1, 2, ...; 0 for padding), from which `BertPretrainer(packed=True)`
-keeps attention and positions within each pair; each pair's masked positions
+no pair is ever split. `pair_ids` then numbers each token's pair within its
+row (1, 2, ...; 0 for padding), from which `BertPretrainer(packed=True)`
+keeps attention and positions within each pair (`padding_mask` stays 1 on
+real tokens and 0 on padding, as in every other batch); each pair's masked positions
 and [CLS] position are moved by its offset in the row.
 
 `packed_rows` does that to a stream of masked pair batches (the
@@ -110,7 +111,8 @@ def pack_pairs(
 
     Returns:
         `(x, y, sample_weight)` of the packed rows, `(rows, row_length)` for
-        the token inputs, `padding_mask` numbering the pairs; each row's
+        the token inputs, `pair_ids` numbering the pairs (1, 2, ...; 0 for
+        padding) and `padding_mask` 1 on their tokens; each row's
         `mask_positions`, `mlm` targets and weights hold its pairs' real
         predictions (weight > 0) in order, then slots of weight 0; with NSP,
         `nsp_positions` (each pair's first token), `nsp` labels `(rows,
@@ -189,8 +191,8 @@ def pairs_in_rows(rows):
 def packed_tokens(x: dict, lengths, rows, offsets, num_rows, row_length: int, pair_in_row) -> dict:
     """The token inputs of the rows, int32 `(rows, row_length)`: each pair's
     real tokens of `token_ids` and `segment_ids` `(pairs, length)` moved to
-    its row at its offset, and `padding_mask` numbering the pairs of each row
-    1, 2, ... (0 for padding)."""
+    its row at its offset, `pair_ids` numbering the pairs of each row 1, 2,
+    ... (0 for padding), and `padding_mask` (1 on the pairs' tokens)."""
     token_rows = tf.repeat(rows, lengths)
     token_columns = tf.repeat(offsets, lengths) + tf.ragged.range(lengths).flat_values
     where = tf.stack([token_rows, token_columns], axis=1)  # (real tokens, 2)
@@ -200,10 +202,12 @@ def packed_tokens(x: dict, lengths, rows, offsets, num_rows, row_length: int, pa
         real = tf.RaggedTensor.from_tensor(values, lengths=lengths).flat_values
         return tf.scatter_nd(where, tf.cast(real, tf.int32), shape)
 
+    pair_ids = scatter(tf.repeat((pair_in_row + 1)[:, None], tf.shape(x["token_ids"])[1], axis=1))
     return {
         "token_ids": scatter(x["token_ids"]),
         "segment_ids": scatter(x["segment_ids"]),
-        "padding_mask": scatter(tf.repeat((pair_in_row + 1)[:, None], tf.shape(x["token_ids"])[1], axis=1)),
+        "padding_mask": tf.cast(pair_ids > 0, tf.int32),
+        "pair_ids": pair_ids,
     }
 
 

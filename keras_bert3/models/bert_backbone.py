@@ -176,9 +176,10 @@ class BertBackbone(keras.Model):
 
     def packed_sequence_output(self, token_ids, segment_ids, sequence_ids, training=None):
         """The sequence output of packed rows, several sequences a row,
-        numbered in `sequence_ids` (1, 2, ...; 0 for padding): each token
-        attends to the tokens of its own sequence alone and takes its position
-        within it, so each sequence gets the outputs it would get alone
+        numbered in `sequence_ids` (a packed row's `pair_ids`: 1, 2, ...; 0
+        for padding): each token attends to the tokens of its own sequence
+        alone and takes its position within it, so each sequence gets the
+        outputs it would get alone
         (`layers.packed_sequences`). Call it on `keras.Input`s to build a
         model on the backbone's layers (as `BertPretrainer(packed=True)` does)
         or on real inputs.

@@ -42,8 +42,9 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
     Args:
         backbone: a `BertBackbone`.
         nsp: bool. Train the next-sentence objective too.
-        packed: bool. Rows hold several pairs (`data.pair_packing.pack_pairs`): `padding_mask`
-            numbers each token's pair (1, 2, ...; 0 for padding), attention
+        packed: bool. Rows hold several pairs (`data.pair_packing.pack_pairs`): an
+            input `pair_ids` (int32 `(batch, seq)`) numbers each token's pair
+            (1, 2, ...; 0 for padding; `padding_mask` stays 0/1), attention
             and positions stay within a pair (`BertBackbone.packed_sequence_output`),
             and NSP is predicted for each pair from its own [CLS] token at
             `nsp_positions` (int32 `(batch, pairs)`), with labels
@@ -93,14 +94,11 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
             )
 
         # === Functional graph ===
-        names = ("token_ids", "segment_ids", "padding_mask", "mask_positions") + (
-            ("nsp_positions",) if packed and nsp else ()
-        )
+        names = ("token_ids", "segment_ids", "padding_mask", "mask_positions")
+        names += (("pair_ids",) if packed else ()) + (("nsp_positions",) if packed and nsp else ())
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in names}
-        if packed:
-            sequence = backbone.packed_sequence_output(
-                inputs["token_ids"], inputs["segment_ids"], inputs["padding_mask"]
-            )
+        if packed:  # Attention and positions from `pair_ids` alone; `padding_mask` is 1 on every pair's tokens.
+            sequence = backbone.packed_sequence_output(inputs["token_ids"], inputs["segment_ids"], inputs["pair_ids"])
         else:
             encoded = backbone({k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")})
             sequence = encoded["sequence_output"]

@@ -36,6 +36,7 @@ def assert_packs_the_unpacked_stream(packed, unpacked_windows):
         "token_ids": [ROWS, ROW_LENGTH],
         "segment_ids": [ROWS, ROW_LENGTH],
         "padding_mask": [ROWS, ROW_LENGTH],
+        "pair_ids": [ROWS, ROW_LENGTH],
         "mask_positions": [ROWS, predictions],
         "nsp_positions": [ROWS, max_pairs],
         "mlm": [ROWS, predictions],

@@ -98,7 +98,8 @@ def test_packed_tokens_move_each_pair_to_its_row_and_offset(pairs):
     numbers = np.zeros([num_rows, ROW_LENGTH], np.int32)
     for row, offset, length, place in zip(rows, offsets, lengths, places):
         numbers[row, offset : offset + length] = place + 1
-    np.testing.assert_array_equal(packed["padding_mask"], numbers)
+    np.testing.assert_array_equal(packed["pair_ids"], numbers)
+    np.testing.assert_array_equal(packed["padding_mask"], numbers > 0)
 
 
 @pytest.mark.parametrize("width", [None, 60])

@@ -74,8 +74,7 @@ def test_a_packed_batch_has_the_loss_of_its_pairs_unpacked(pairs, tokenizer):
     np.testing.assert_allclose(packed_out["nsp"][packed_w["nsp"].numpy() > 0], unpacked_out["nsp"], atol=1e-5)
 
     # Without the packed mask and positions (pairs seeing each other), the loss is another.
-    leaky_x = dict(packed_x, padding_mask=tf.cast(packed_x["padding_mask"] > 0, tf.int32))
-    leaky_x.pop("nsp_positions")
+    leaky_x = {key: value for key, value in packed_x.items() if key not in ("pair_ids", "nsp_positions")}
     leaky_mlm = keras.ops.convert_to_numpy(unpacked(leaky_x, training=False)["mlm"])[packed_weights]
     assert np.abs(leaky_mlm - unpacked_out["mlm"][weights]).max() > 1e-2
 
@@ -84,7 +83,8 @@ def test_packing_keeps_every_pair_whole_and_in_order(pairs):
     x, y, w = pairs
     packed_x, packed_y, packed_w = pack_pairs(x, y, w, ROW_LENGTH)
     lengths = tf.reduce_sum(x["padding_mask"], axis=1).numpy()
-    token_ids, sequence_ids = packed_x["token_ids"].numpy(), packed_x["padding_mask"].numpy()
+    token_ids, sequence_ids = packed_x["token_ids"].numpy(), packed_x["pair_ids"].numpy()
+    np.testing.assert_array_equal(packed_x["padding_mask"].numpy(), sequence_ids > 0)  # 0/1, as everywhere.
     rebuilt = [
         row[sequence_ids[r] == k] for r, row in enumerate(token_ids) for k in range(1, sequence_ids[r].max() + 1)
     ]
@@ -130,4 +130,4 @@ def test_a_packed_pretrainer_trains_on_the_packed_stream(tokenizer):
     history = packed.fit(rows, steps_per_epoch=4, epochs=1, verbose=0).history
     assert np.isfinite(history["loss"]).all() and 0 < history["nsp_loss"][-1] < 2
     restored = BertPretrainer.from_config(packed.get_config())
-    assert restored.packed and "nsp_positions" in restored.input
+    assert restored.packed and {"pair_ids", "nsp_positions"} <= set(restored.input)
