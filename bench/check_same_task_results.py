@@ -19,6 +19,8 @@ import argparse
 import os
 import sys
 
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/, after PYTHONPATH's checkout.
+
 import numpy as np
 
 TEXTS = [
@@ -96,19 +98,10 @@ def _minilm_tokenizer():
 
 
 def _backbone(tokenizer):
-    import keras
+    """The tests' tiny backbone (two layers, hidden size 8, seed 0) with the tokenizer's vocabulary."""
+    from tests.test_case import tiny_backbone
 
-    from keras_bert3.models.bert_backbone import BertBackbone
-
-    keras.utils.set_random_seed(0)
-    return BertBackbone(
-        vocabulary_size=tokenizer.vocabulary_size(),
-        num_layers=2,
-        num_heads=2,
-        hidden_dim=8,
-        intermediate_dim=16,
-        max_sequence_length=64,
-    )
+    return tiny_backbone(tokenizer.vocabulary_size())
 
 
 def compare(old: str, new: str) -> bool:
