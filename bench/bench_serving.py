@@ -31,6 +31,9 @@ op at a time: `ONE_OP_AT_A_TIME`),
 `quantize="int8"`, served by onnxruntime with every graph optimization,
 one intra-op thread per core, after Hugging Face `tokenizers` reads the
 export's `tokenizer.json`: a server without TensorFlow or keras_bert3),
+`onnx-text` and `onnx-text-int8` (the same exports' `text_model.onnx`,
+strings in, the tokenizer in the graph: onnxruntime with
+onnxruntime-extensions' ops and nothing else in Python),
 `hf` (float32), `hf-bf16` (the same pipeline under
 `torch.autocast("cpu", torch.bfloat16)`), and `products` (not a server): the
 float32 matrix products that one call of our export computes, alone, in a
@@ -76,6 +79,8 @@ SERVED_AS = {
     "ours-bf16-fw": ("ours-bf16", FROZEN_WEIGHTS),
     "ours-bf16-1op": ("ours-bf16", ONE_OP_AT_A_TIME),
     "ours-bf16-1core": ("ours-bf16", ONE_CORE),
+    "onnx-text": ("onnx", {}),
+    "onnx-text-int8": ("onnx-int8", {}),
 }
 SERVER_CORES = {"ours-bf16-1core": {0}}
 
@@ -171,6 +176,21 @@ def onnx_server(model_dir: str):
     return predict
 
 
+def onnx_text_server(model_dir: str):
+    """`predict(texts)` of an ONNX export's `text_model.onnx`: strings
+    straight into onnxruntime, with onnxruntime-extensions' string ops."""
+    import onnxruntime
+    import onnxruntime_extensions
+
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = len(os.sched_getaffinity(0))
+    options.inter_op_num_threads = 1
+    options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+    session = onnxruntime.InferenceSession(os.path.join(model_dir, "text_model.onnx"), options)
+    return lambda batch: session.run(["probabilities"], {"text": np.array(batch, dtype=object)})[0]
+
+
 def matrix_products_alone(hf_dir: str, lengths: dict):
     """`predict(texts)` runs the float32 matrix products of one call of our
     float32 export on `texts` (padded to the longest, whose token count is
@@ -234,7 +254,7 @@ def serve(kind: str, model_dir: str, texts_file: str, calls: int) -> dict:
         predict = matrix_products_alone(model_dir, lengths)
     elif kind.startswith("onnx"):
         assert not any(name.startswith(("keras_bert3", "tensorflow")) for name in sys.modules)
-        predict = onnx_server(model_dir)
+        predict = onnx_text_server(model_dir) if kind.startswith("onnx-text") else onnx_server(model_dir)
     elif kind.startswith("ours"):
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (the tokenizer's ops)
@@ -301,6 +321,8 @@ def main():
             "ours-jax",
             "onnx",
             "onnx-int8",
+            "onnx-text",
+            "onnx-text-int8",
             "hf",
             "hf-bf16",
             "products",

@@ -76,6 +76,7 @@ def test_finetune_export_predict(files, capsys):
     # An ONNX export, served by onnxruntime: the same labels, the probabilities within the printed rounding.
     cli(capsys, "export", "--model", str(files / "finetuned"), "--output", str(files / "onnx"), "--format", "onnx")
     assert os.path.isfile(files / "onnx" / "model.onnx") and os.path.isfile(files / "onnx" / "class_names.json")
+    assert os.path.isfile(files / "onnx" / "text_model.onnx")  # Strings in: the tokenizer in the graph.
     from_onnx = cli(capsys, "predict", "--model", str(files / "onnx"), "Open the URL and return the response.", "")
     for ours, theirs in zip(lines, from_onnx.strip().splitlines(), strict=True):
         (label, probability), (onnx_label, onnx_probability) = ours.split("\t")[:2], theirs.split("\t")[:2]

@@ -1,15 +1,20 @@
 """ONNX exports of the BERT tasks, served by onnxruntime on CPUs.
 
-The export is a folder: `model.onnx` on token ids (`onnx_graph.task_graph`,
-from the task's weights, on either backend) and `tokenizer.json`, the exact
-tokenizer and segment joiner of the task's preprocessor for Hugging Face
-`tokenizers`. The tokenizer is not inside the ONNX graph: onnxruntime-extensions'
-`BertTokenizer` op gives other ids than BERT's (it neither splits Unicode
-punctuation such as "।" nor strips combining marks as BERT does; on the real
-lines of tests/real_text.py 16% of lines differ, and a NUL character ends
-the text), while `tokenizers` gives
-exactly `BertTokenizer`'s ids. `OnnxTextModel` joins the two: strings in,
-the `serving_default` SavedModel signature's outputs out.
+The export is a folder:
+
+- `text_model.onnx` (classifiers): one file that takes strings, with the
+  task's exact tokenizer and segment joiner inside the graph
+  (`onnx_tokenizer_graph.text_model`), for onnxruntime with
+  onnxruntime-extensions' custom ops;
+- `model.onnx`: the same model on token ids (`onnx_graph.task_graph`, from the
+  task's weights, on either backend), standard ONNX ops only;
+- `tokenizer.json`: the same tokenizer and segment joiner for Hugging Face
+  `tokenizers`, for `model.onnx`'s clients, and the way in for the token
+  classifier (its words) and the question answerer (its windows), whose
+  string handling is not in a graph.
+
+`OnnxTextModel` serves the folder: strings in, the `serving_default`
+SavedModel signature's outputs out.
 
     export_onnx(classifier, "onnx/classifier")                     # float32
     export_onnx(classifier, "onnx/classifier-int8", quantize="int8")
@@ -24,6 +29,7 @@ import numpy as np
 from keras_bert3.files.whole_folders import written_whole
 
 MODEL_FILE = "model.onnx"
+TEXT_MODEL_FILE = "text_model.onnx"  # Classifiers: strings in.
 TOKENIZER_FILE = "tokenizer.json"
 QUANTIZATIONS = (None, "int8")
 ASCII_WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")  # Where a token classifier's text splits into words.
@@ -31,14 +37,18 @@ ASCII_WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")  # Where a token classifier's t
 
 def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
     """Writes `model` (a fine-tuned BertClassifier, BertTokenClassifier or
-    BertQuestionAnswerer) to the folder `filepath` as `model.onnx` and
-    `tokenizer.json`, whole or not at all (`written_whole`).
+    BertQuestionAnswerer) to the folder `filepath` as `model.onnx`,
+    `tokenizer.json` and, for a classifier, `text_model.onnx`, whole or not at
+    all (`written_whole`).
 
     `model.onnx` takes int32 `(batch, length)` `token_ids`, `segment_ids`,
     `padding_mask` and returns the `serve_token_ids` signature's float32
-    outputs. With `quantize="int8"` its weights are int8 (onnxruntime's
-    dynamic quantization: int8 matrix products, activations quantized per
-    call), about 4 times smaller and faster on CPUs with int8 instructions.
+    outputs. `text_model.onnx` takes string `(batch,)` `text` (and
+    `text_pair` for a pair classifier) and returns the `serving_default`
+    signature's `logits` and `probabilities`. With `quantize="int8"` the
+    weights are int8 (onnxruntime's dynamic quantization: int8 matrix
+    products, activations quantized per call), about 4 times smaller and
+    faster on CPUs with int8 instructions.
 
     Example:
     >>> export_onnx(classifier, "onnx/classifier", quantize="int8")
@@ -60,6 +70,10 @@ def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
             quantize_int8(float_path, path)
             os.remove(float_path)
         hugging_face_tokenizer(model.preprocessor).save(os.path.join(folder, TOKENIZER_FILE))
+        if type(model).__name__ == "BertClassifier":
+            from keras_bert3.export.onnx_tokenizer_graph import text_model
+
+            onnx.save(text_model(onnx.load(path), model.preprocessor), os.path.join(folder, TEXT_MODEL_FILE))
 
 
 def quantize_int8(source: str, target: str) -> None:
@@ -84,7 +98,9 @@ def hugging_face_tokenizer(preprocessor):
     Example:
     >>> hugging_face_tokenizer(classifier.preprocessor).encode("Some text.").ids
     """
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+
+    from keras_bert3.export.onnx_tokenizer_graph import bert_normalizer
 
     tokenizer = preprocessor.tokenizer
     vocabulary = {token: index for index, token in reversed(list(enumerate(tokenizer.vocabulary)))}
@@ -92,14 +108,10 @@ def hugging_face_tokenizer(preprocessor):
         vocabulary, unk_token=tokenizer.unk_token, max_input_chars_per_word=tokenizer.max_word_chars
     )
     result = Tokenizer(wordpiece)
-    result.normalizer = normalizers.BertNormalizer(
-        clean_text=True, handle_chinese_chars=True, strip_accents=tokenizer.strip_accents, lowercase=tokenizer.lowercase
-    )
+    result.normalizer = bert_normalizer(tokenizer.lowercase, tokenizer.strip_accents)
     result.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     result.decoder = decoders.WordPiece()
-    special = [tokenizer.pad_token, tokenizer.unk_token, tokenizer.cls_token, tokenizer.sep_token, tokenizer.mask_token]
-    if tokenizer.special_tokens_in_strings:
-        result.add_special_tokens(special)
+    result.add_special_tokens(tokenizer.special_tokens_in_text)
     cls, sep = tokenizer.cls_token, tokenizer.sep_token
     result.post_processor = processors.TemplateProcessing(
         single=f"{cls} $A {sep}",
@@ -113,28 +125,33 @@ def hugging_face_tokenizer(preprocessor):
 
 def onnx_session(path: str, *, threads: int | None = None):
     """An onnxruntime CPU session on `path` with every graph optimization
-    (onnxruntime fuses attention, LayerNorm and GELU) and `threads` intra-op
-    threads: by default the CPUs this process may run on.
+    (onnxruntime fuses attention, LayerNorm and GELU), `threads` intra-op
+    threads (by default the CPUs this process may run on) and
+    onnxruntime-extensions' string ops registered.
 
     Example:
     >>> onnx_session("onnx/classifier/model.onnx").run(None, model_inputs)
     """
     import onnxruntime
 
+    from keras_bert3.export.onnx_string_ops import string_ops_library
+
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.intra_op_num_threads = threads or len(os.sched_getaffinity(0))
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.register_custom_ops_library(string_ops_library())
     return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
 
 
 class OnnxTextModel:
-    """An ONNX export (`export_onnx`) served on strings: `tokenizer.json`
-    then `model.onnx`. Outputs as the SavedModel's `serving_default`: a
-    classifier's `logits` and `probabilities`; a token classifier's per token
-    and per word (`tagged`). A question answerer's export is served on token
-    ids only (`session.run`): its windows and span decoding are not here yet.
+    """An ONNX export (`export_onnx`) served on strings. Outputs as the
+    SavedModel's `serving_default`: a classifier's `logits` and
+    `probabilities` (from `text_model.onnx`, tokenizer in the graph); a token
+    classifier's per token and per word (`tagged`, `tokenizer.json` then
+    `model.onnx`). A question answerer's export is served on token ids only
+    (`session.run`): its windows and span decoding are not here yet.
 
     Example:
     >>> OnnxTextModel("onnx/classifier")(["Some text."])["probabilities"]  # (1, num_classes)
@@ -144,12 +161,17 @@ class OnnxTextModel:
         from tokenizers import Tokenizer
 
         self.tokenizer = Tokenizer.from_file(os.path.join(folder, TOKENIZER_FILE))
-        self.session = onnx_session(os.path.join(folder, MODEL_FILE), threads=threads)
-        self.output_names = [output.name for output in self.session.get_outputs()]
+        text_model = os.path.join(folder, TEXT_MODEL_FILE)
+        self.takes_strings = os.path.exists(text_model)
+        self.session = onnx_session(
+            text_model if self.takes_strings else os.path.join(folder, MODEL_FILE), threads=threads
+        )
+        self.input_names = [value.name for value in self.session.get_inputs()]
+        self.output_names = [value.name for value in self.session.get_outputs()]
         self.task = self.session.get_modelmeta().custom_metadata_map.get("task")
 
     def model_inputs(self, text, text_pair=None) -> dict:
-        """int32 `(batch, length)` model inputs for `text` (and `text_pair`)."""
+        """int32 `(batch, length)` model inputs for `text` (and `text_pair`), from `tokenizer.json`."""
         text = _strings(text, "text")
         if text_pair is None:
             encodings = self.tokenizer.encode_batch(text)
@@ -160,8 +182,27 @@ class OnnxTextModel:
     def __call__(self, text, text_pair=None) -> dict:
         if self.task == "BertTokenClassifier":
             return self.tagged(text)
-        outputs = self.session.run(self.output_names, self.model_inputs(text, text_pair))
-        return dict(zip(self.output_names, outputs))
+        if self.takes_strings:
+            feeds = self.string_inputs(text, text_pair)
+        else:
+            feeds = self.model_inputs(text, text_pair)
+        return dict(zip(self.output_names, self.session.run(self.output_names, feeds)))
+
+    def string_inputs(self, text, text_pair=None) -> dict:
+        """`text_model.onnx`'s inputs: string arrays, a `text_pair` exactly
+        where the classifier takes pairs, as many as texts."""
+        feeds = {"text": np.array(_strings(text, "text"), dtype=object)}
+        if "text_pair" in self.input_names:
+            if text_pair is None:
+                raise ValueError("This classifier takes sentence pairs: pass `text_pair` as well as `text`.")
+            feeds["text_pair"] = np.array(_strings(text_pair, "text_pair"), dtype=object)
+            if len(feeds["text_pair"]) != len(feeds["text"]):
+                raise ValueError(
+                    f"Got {len(feeds['text'])} texts and {len(feeds['text_pair'])} text pairs: pass one pair a text."
+                )
+        elif text_pair is not None:
+            raise ValueError("This classifier takes single texts, not pairs: leave out `text_pair`.")
+        return feeds
 
     def tagged(self, text) -> dict:
         """A token classifier's outputs per token and per word, as its

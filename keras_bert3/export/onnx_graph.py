@@ -22,24 +22,28 @@ MASKED_SCORE_DROP = 1e9  # As keras_bert3.ops.masked_softmax: masked keys' score
 
 
 class GraphBuilder:
-    """Collects nodes and constant tensors; `op(...)` returns its output's name."""
+    """Collects nodes and constant tensors; `op(...)` returns its output's
+    name (a list of `outputs` names for ops with several). Names start with
+    `prefix`, so that two builders' graphs can be joined."""
 
-    def __init__(self):
-        self.nodes, self.initializers, self._count = [], [], 0
+    def __init__(self, prefix: str = ""):
+        self.nodes, self.initializers, self._count, self.prefix = [], [], 0, prefix
 
     def name(self, hint: str) -> str:
         self._count += 1
-        return f"{hint}_{self._count}"
+        return f"{self.prefix}{hint}_{self._count}"
 
     def const(self, value, hint: str = "const") -> str:
         name = self.name(hint)
-        self.initializers.append(numpy_helper.from_array(np.asarray(value), name))
+        value = np.asarray(value)
+        value = value.astype(object) if value.dtype.kind == "U" else value  # ONNX strings.
+        self.initializers.append(numpy_helper.from_array(value, name))
         return name
 
-    def op(self, op_type: str, inputs: list, hint: str | None = None, **attributes) -> str:
-        output = self.name(hint or op_type.lower())
-        self.nodes.append(helper.make_node(op_type, list(inputs), [output], name=output, **attributes))
-        return output
+    def op(self, op_type: str, inputs: list, hint: str | None = None, *, outputs: int = 1, **attributes):
+        names = [self.name(hint or op_type.lower()) for _ in range(outputs)]
+        self.nodes.append(helper.make_node(op_type, list(inputs), names, name=names[0], **attributes))
+        return names[0] if outputs == 1 else names
 
 
 def task_graph(model, *, name: str = "bert") -> "onnx.ModelProto":  # noqa: F821

@@ -207,6 +207,12 @@ class BertTokenizer(StringInputLayer):
         """Ids of [CLS], [SEP], [PAD], [MASK] and [UNK] (in that order)."""
         return [self.cls_token_id, self.sep_token_id, self.pad_token_id, self.mask_token_id, self.unk_token_id]
 
+    @property
+    def special_tokens_in_text(self) -> list[str]:
+        """The special token strings matched inside the text (longest first),
+        none if `special_tokens_in_strings` is False."""
+        return list(self._special_tokens) if self.special_tokens_in_strings else []
+
     def split_words(self, inputs) -> tf.RaggedTensor:
         """Normalizes strings and splits them into words (Hugging Face pre-tokens).
 

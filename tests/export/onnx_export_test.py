@@ -121,6 +121,11 @@ def test_pair_classifier_on_real_pairs(tokenizer, tmp_path):
     assert not ours["padding_mask"][:, length:].any()
     expected = task.predict((first, second), verbose=0)
     np.testing.assert_allclose(served(first, second)["logits"], expected, atol=1e-4, rtol=0)
+    assert served.takes_strings  # text_model.onnx, the tokenizer in the graph.
+    with pytest.raises(ValueError, match="takes sentence pairs: pass `text_pair`"):
+        served(first)
+    with pytest.raises(ValueError, match="Got 2 texts and 1 text pairs"):
+        served(first[:2], second[:1])
 
 
 def test_int8_export_stays_close_to_float32(tokenizer, tmp_path):
@@ -144,6 +149,8 @@ def test_bad_inputs(tokenizer, tmp_path):
     assert not (tmp_path / "int4").exists() and not (tmp_path / "other").exists()
     export_onnx(task, str(tmp_path / "onnx"))
     served = OnnxTextModel(str(tmp_path / "onnx"))
+    with pytest.raises(ValueError, match="takes single texts, not pairs"):
+        served(["a"], ["b"])
     with pytest.raises(ValueError, match=r"text\[1\] is not valid UTF-8"):
         served([b"fine", b"\xff\xfe broken"])
     # An empty string and a 1 MB string are served: [CLS] [SEP], and the first 64 tokens.

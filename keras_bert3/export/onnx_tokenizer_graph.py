@@ -1,0 +1,336 @@
+"""BERT's tokenizer as ONNX nodes, so that one `.onnx` file takes strings.
+
+The nodes are standard ONNX ops plus onnxruntime-extensions' string ops
+(domain `ai.onnx.contrib`), and give exactly the ids of the task's
+`BertTokenizer` and `BertSegmentJoiner` (tests/export/onnx_tokenizer_graph_test.py).
+onnxruntime-extensions' own `BertTokenizer` op is not exact: it neither
+splits Unicode punctuation nor strips accents as BERT does, and ends a text
+at a NUL character. Instead, every step of BERT's normalization and
+pre-tokenization is a function of one character, so it is one table,
+`character_table`, computed at export time by Hugging Face `tokenizers`
+with the normalizer of the `tokenizer.json` the export writes. In the graph:
+
+1. NUL characters become U+0001 (standard `StringSplit`, then `StringJoin`):
+   onnxruntime-extensions' ops read strings up to their first NUL, and BERT
+   deletes both characters alike.
+2. Tab, newline and carriage return become spaces (they cannot be keys of
+   the `StringMapping` table).
+3. The text splits into characters and special token strings ("[MASK]"),
+   matched in the raw text as the tokenizer does, longest first.
+4. `StringMapping` applies the table: lowercasing, accent stripping, spaces
+   around punctuation, control characters marked for deletion.
+5. The pieces join back into one string a text; deleted characters and
+   private-use characters go, CJK ideographs get spaces around them.
+6. The text splits into words at spaces; `WordpieceTokenizer` finds their
+   pieces, ONNX-ML's `LabelEncoder` turns them into ids, and a word with an
+   unknown piece becomes one `[UNK]` (the op keeps the pieces before it).
+7. Standard ops truncate ("longest_first" for pairs), add `[CLS]` and
+   `[SEP]`, segment ids and the padding mask, padded to the batch's longest.
+
+One empty text more goes through steps 1-7 and is dropped at the end:
+onnxruntime-extensions' ops crash on empty tensors (a batch of no texts).
+
+    model = text_model(onnx.load("classifier/model.onnx"), classifier.preprocessor)
+"""
+
+import functools
+import json
+
+import numpy as np
+from onnx import TensorProto
+from onnx import helper
+
+from keras_bert3.export.onnx_graph import INPUT_NAMES
+from keras_bert3.export.onnx_graph import GraphBuilder
+
+STRING_OPS = "ai.onnx.contrib"  # onnxruntime-extensions' domain.
+OPSETS = {"": 20, STRING_OPS: 1, "ai.onnx.ml": 3}  # 20 for the standard `StringSplit`.
+DELETED = "\x01"  # A control character: BERT deletes it, so the table marks deletions with it.
+PRIVATE_USE = ((0xE000, 0xF8FF), (0xF0000, 0xFFFFD), (0x100000, 0x10FFFD))  # `tokenizers` deletes these.
+CJK_IDEOGRAPHS = (  # As `tokenizers`' `is_chinese_char`: each such character is a word of its own.
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
+)
+SURROGATES = (0xD800, 0xDFFF)
+
+
+def bert_normalizer(lowercase: bool, strip_accents: bool | None):
+    """BERT's normalizer for Hugging Face `tokenizers`, as `BertTokenizer`'s
+    settings: control characters deleted, CJK ideographs spaced, accents
+    stripped and lowercased as asked."""
+    from tokenizers import normalizers
+
+    return normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=strip_accents, lowercase=lowercase
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, str]:
+    """What BERT's normalizer (`bert_normalizer`) and pre-tokenizer make of
+    each Unicode character, for the characters they change: word breaks as
+    spaces, punctuation between spaces, `DELETED` for characters they delete.
+    Private-use characters and CJK ideographs that only gain spaces are left
+    out: the graph handles each group with one regular expression.
+
+    Example:
+    >>> character_table(lowercase=True, strip_accents=None)["A"]  # "a"
+    """
+    from tokenizers import pre_tokenizers
+
+    normalizer = bert_normalizer(lowercase, strip_accents)
+    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    kinds = {}  # A normalized character as pre-tokenized: " " (a break), " c " (a word of its own) or "c".
+
+    def pre_tokenized(character: str) -> str:
+        if character not in kinds:
+            words = len(pre_tokenizer.pre_tokenize_str(f"a{character}a"))
+            kinds[character] = " " if words == 2 else f" {character} " if words == 3 else character
+        return kinds[character]
+
+    table = {}
+    for code in range(0x110000):
+        if _within(code, (SURROGATES,) + PRIVATE_USE):
+            continue
+        character = chr(code)
+        changed = "".join(pre_tokenized(c) for c in normalizer.normalize_str(character)) or DELETED
+        if changed != character and not (_within(code, CJK_IDEOGRAPHS) and changed == f" {character} "):
+            table[character] = changed
+    return table
+
+
+def text_model(token_ids_model, preprocessor) -> "onnx.ModelProto":  # noqa: F821
+    """`token_ids_model` (an ONNX model on int32 `token_ids`, `segment_ids`,
+    `padding_mask`) with `preprocessor`'s tokenizer and segment joiner in
+    front: string `(batch,)` inputs `text` (and `text_pair` for a pair
+    classifier), the same outputs. Runs on onnxruntime with
+    onnxruntime-extensions' custom ops library registered.
+
+    Example:
+    >>> onnx.save(text_model(onnx.load("model.onnx"), classifier.preprocessor), "text_model.onnx")
+    """
+    g = GraphBuilder(prefix="tokenize/")
+    names = ["text", "text_pair"] if preprocessor.sentence_pairs else ["text"]
+    empty = g.const([""])  # One more text each, so that no custom op sees an empty tensor (they crash).
+    texts = g.op("Concat", [part for name in names for part in (name, empty)], axis=0)
+    tokenizer = preprocessor.tokenizer
+    table = character_table(tokenizer.lowercase, tokenizer.strip_accents)
+    ids, row_starts = _token_ids(g, tokenizer, table, texts)
+    model_inputs = _join_segments(g, preprocessor, ids, row_starts, pairs=len(names) == 2)
+    for name, value in zip(INPUT_NAMES, model_inputs):  # Without the added row.
+        value = g.op("Slice", [value, g.const([0]), g.const([-1])])
+        g.nodes.append(helper.make_node("Cast", [value], [name], name=f"tokenize/{name}", to=TensorProto.INT32))
+    graph = token_ids_model.graph
+    model = helper.make_model(
+        helper.make_graph(
+            g.nodes + list(graph.node),
+            graph.name,
+            [helper.make_tensor_value_info(name, TensorProto.STRING, ["batch"]) for name in names],
+            list(graph.output),
+            g.initializers + list(graph.initializer),
+        ),
+        opset_imports=_opsets(token_ids_model),
+        producer_name="keras_bert3",
+    )
+    helper.set_model_props(model, {p.key: p.value for p in token_ids_model.metadata_props})
+    return model
+
+
+def _token_ids(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple[str, str]:
+    """Steps 1-6: the int64 ids of all texts' word pieces, and where each
+    text's ids start (`(texts + 1,)`)."""
+    pieces, _ = g.op("StringSplit", [texts], outputs=2, delimiter="\x00")
+    texts = g.op("StringJoin", [pieces, g.const([DELETED]), g.const([1])], domain=STRING_OPS)
+    texts = _replace(g, texts, r"[\t\n\r]", " ")
+    special = tokenizer.special_tokens_in_text
+    pattern = "(" + "".join(_re2_literal(token) + "|" for token in special) + "(?s:.))"
+    characters, _, _, starts = g.op(
+        "StringRegexSplitWithOffsets", [texts, g.const([pattern]), g.const([pattern])], outputs=4, domain=STRING_OPS
+    )
+    table = {**table, **{token: f" {token} " for token in special}}
+    mapping = "\n".join(f"{key}\t{value}" for key, value in table.items() if key not in "\t\n\r")  # Spaces by now.
+    mapped = g.op("StringMapping", [characters], domain=STRING_OPS, map=mapping)
+    texts = g.op(
+        "StringJoin", [_ragged_to_dense(g, mapped, starts, ""), g.const([""]), g.const([1])], domain=STRING_OPS
+    )
+    texts = _replace(g, texts, f"[{DELETED}{_character_ranges(PRIVATE_USE)}]", "")
+    texts = _replace(g, texts, f"([{_character_ranges(CJK_IDEOGRAPHS)}])", r" \1 ")
+    words, _, _, word_starts = g.op(
+        "StringRegexSplitWithOffsets", [texts, g.const(["( )"]), g.const([""])], outputs=4, domain=STRING_OPS
+    )
+    vocabulary = {token: index for index, token in reversed(list(enumerate(tokenizer.vocabulary)))}
+    pieces, piece_starts, _, _ = g.op(
+        "WordpieceTokenizer",
+        [words, g.const(np.zeros([0], "int64"))],
+        outputs=4,
+        domain=STRING_OPS,
+        vocab=json.dumps(vocabulary, ensure_ascii=False),
+        suffix_indicator="##",
+        unknown_token=tokenizer.unk_token,
+        max_input_chars_per_word=tokenizer.max_word_chars,
+    )
+    ids = g.op(
+        "LabelEncoder",
+        [pieces],
+        domain="ai.onnx.ml",
+        keys_strings=list(vocabulary),
+        values_int64s=list(vocabulary.values()),
+        default_int64=tokenizer.unk_token_id,
+    )
+    ids, piece_counts = _unknown_words_whole(g, ids, piece_starts, tokenizer.unk_token_id)
+    piece_ends = g.op("CumSum", [piece_counts, g.const(0)])
+    return ids, g.op("Gather", [g.op("Concat", [g.const([0]), piece_ends], axis=0), word_starts], axis=0)
+
+
+def _unknown_words_whole(g: GraphBuilder, ids: str, word_starts: str, unk_id: int) -> tuple[str, str]:
+    """A word with an unknown piece as one unknown token, as BERT's WordPiece
+    (`WordpieceTokenizer` keeps the pieces found before the unknown one):
+    the ids left and the count of each word's (`(words,)`)."""
+    starts, ends = _slice(g, word_starts, 0, -1), _slice(g, word_starts, 1, 2**62)
+    unknown = g.op("Cast", [g.op("Equal", [ids, g.const(unk_id)])], to=TensorProto.INT64)
+    unknown_before = g.op("Concat", [g.const([0]), g.op("CumSum", [unknown, g.const(0)])], axis=0)
+    word_unknown = g.op(
+        "Greater",
+        [
+            g.op(
+                "Sub",
+                [g.op("Gather", [unknown_before, ends], axis=0), g.op("Gather", [unknown_before, starts], axis=0)],
+            ),
+            g.const(0),
+        ],
+    )
+    zeros = g.op(
+        "ConstantOfShape", [g.op("Shape", [ids])], value=helper.make_tensor("zero", TensorProto.INT64, [1], [0])
+    )
+    first_piece = g.op(
+        "ScatterElements", [zeros, starts, g.op("Add", [g.op("Mul", [starts, g.const(0)]), g.const(1)])], axis=0
+    )
+    word_of_piece = g.op("Sub", [g.op("CumSum", [first_piece, g.const(0)]), g.const(1)])
+    in_unknown_word = g.op("Gather", [word_unknown, word_of_piece], axis=0)
+    keep = g.op("Or", [g.op("Not", [in_unknown_word]), g.op("Equal", [first_piece, g.const(1)])])
+    ids = g.op("Compress", [g.op("Where", [in_unknown_word, g.const(unk_id), ids]), keep], axis=0)
+    return ids, g.op("Where", [word_unknown, g.const(1), g.op("Sub", [ends, starts])])
+
+
+def _join_segments(g: GraphBuilder, preprocessor, ids: str, row_starts: str, *, pairs: bool) -> list[str]:
+    """Step 7: int64 `(batch, longest)` token ids, segment ids and padding
+    mask of `[CLS] a [SEP] (b [SEP])` rows, truncated as `BertSegmentJoiner`."""
+    tokenizer, length = preprocessor.tokenizer, preprocessor.sequence_length
+    starts, ends = _slice(g, row_starts, 0, -1), _slice(g, row_starts, 1, 2**62)
+    lengths = g.op("Sub", [ends, starts])
+    if pairs:  # The first rows are `text` and "", the others `text_pair` and "".
+        rows = g.op("Add", [g.op("Shape", ["text"]), g.const([1])])
+        sizes = g.op("Concat", [rows, g.op("Add", [g.op("Shape", ["text_pair"]), g.const([1])])], axis=0)
+        first, second = g.op("Split", [lengths, sizes], outputs=2, axis=0)
+        first_start, second_start = g.op("Split", [starts, sizes], outputs=2, axis=0)
+        second = g.op("Reshape", [second, rows], "text_pair_rows_must_equal_text_rows")  # Fails where they differ.
+        second_start = g.op("Reshape", [second_start, rows])
+        first, second = _longest_first(g, first, second, length - 3)
+        total = g.op("Add", [g.op("Add", [first, second]), g.const(3)])
+    else:
+        first, first_start = g.op("Min", [lengths, g.const(length - 2)]), starts
+        second, second_start = g.op("Mul", [first, g.const(0)]), starts
+        total = g.op("Add", [first, g.const(2)])
+    longest = g.op("ReduceMax", [g.op("Concat", [total, g.const([2])], axis=0)], keepdims=0)
+    position = g.op("Unsqueeze", [g.op("Range", [g.const(0), longest, g.const(1)]), g.const([0])])  # (1, longest)
+    column = lambda x: g.op("Unsqueeze", [x, g.const([1])])  # noqa: E731  (batch,) to (batch, 1).
+    first, second, first_start, second_start, total = map(column, (first, second, first_start, second_start, total))
+    second_begins = g.op("Add", [first, g.const(2)])
+    in_first = g.op("And", [g.op("GreaterOrEqual", [position, g.const(1)]), g.op("LessOrEqual", [position, first])])
+    in_second = g.op(
+        "And",
+        [
+            g.op("GreaterOrEqual", [position, second_begins]),
+            g.op("Less", [position, g.op("Add", [second_begins, second])]),
+        ],
+    )
+    padded_ids = g.op("Concat", [ids, g.const([tokenizer.pad_token_id])], axis=0)
+    pad_index = g.op("Sub", [g.op("Shape", [padded_ids]), g.const([1])])
+    index = g.op(
+        "Where",
+        [
+            in_first,
+            g.op("Sub", [g.op("Add", [first_start, position]), g.const(1)]),
+            g.op("Where", [in_second, g.op("Sub", [g.op("Add", [second_start, position]), second_begins]), pad_index]),
+        ],
+    )
+    token_ids = g.op("Gather", [padded_ids, index], axis=0)
+    is_sep = g.op("Equal", [position, g.op("Sub", [second_begins, g.const(1)])])
+    if pairs:
+        is_sep = g.op("Or", [is_sep, g.op("Equal", [position, g.op("Sub", [total, g.const(1)])])])
+    token_ids = g.op("Where", [is_sep, g.const(tokenizer.sep_token_id), token_ids])
+    token_ids = g.op("Where", [g.op("Equal", [position, g.const(0)]), g.const(tokenizer.cls_token_id), token_ids])
+    padding_mask = g.op("Less", [position, total])
+    segment_ids = g.op("And", [g.op("GreaterOrEqual", [position, second_begins]), padding_mask])
+    return [token_ids, segment_ids, padding_mask]
+
+
+def _longest_first(g: GraphBuilder, first: str, second: str, budget: int) -> tuple[str, str]:
+    """The lengths two segments keep under "longest_first" truncation to
+    `budget` tokens, as `bert_segment_joiner.longest_first_lengths`."""
+    shorter = g.op("Min", [first, second])
+    longer_keep = g.op(
+        "Where",
+        [
+            g.op("Greater", [shorter, g.const(budget)]),
+            shorter,
+            g.op("Max", [shorter, g.op("Sub", [g.const(budget), shorter])]),
+        ],
+    )
+    both_cut = g.op("Greater", [g.op("Add", [shorter, longer_keep]), g.const(budget)])
+    shorter_keep = g.op("Where", [both_cut, g.const(budget // 2), shorter])
+    longer_keep = g.op("Where", [both_cut, g.const(budget // 2 + budget % 2), longer_keep])
+    first_is_longer = g.op("Greater", [first, second])
+    first_keep = g.op("Where", [first_is_longer, longer_keep, shorter_keep])
+    second_keep = g.op("Where", [first_is_longer, shorter_keep, longer_keep])
+    return g.op("Min", [first_keep, first]), g.op("Min", [second_keep, second])
+
+
+def _ragged_to_dense(g: GraphBuilder, values: str, row_starts: str, padding) -> str:
+    """`values` cut at `row_starts` (`(rows + 1,)`) as a `(rows, longest)`
+    tensor padded with `padding` (at least one column)."""
+    starts = _slice(g, row_starts, 0, -1)
+    lengths = g.op("Sub", [_slice(g, row_starts, 1, 2**62), starts])
+    longest = g.op("ReduceMax", [g.op("Concat", [lengths, g.const([1])], axis=0)], keepdims=0)
+    position = g.op("Unsqueeze", [g.op("Range", [g.const(0), longest, g.const(1)]), g.const([0])])
+    index = g.op("Add", [g.op("Unsqueeze", [starts, g.const([1])]), position])
+    inside = g.op("Less", [position, g.op("Unsqueeze", [lengths, g.const([1])])])
+    padded = g.op("Concat", [values, g.const([padding])], axis=0)
+    index = g.op("Where", [inside, index, g.op("Shape", [values])])
+    return g.op("Gather", [padded, index], axis=0)
+
+
+def _slice(g: GraphBuilder, x: str, start: int, end: int) -> str:
+    return g.op("Slice", [x, g.const([start]), g.const([end])])
+
+
+def _replace(g: GraphBuilder, texts: str, pattern: str, rewrite: str) -> str:
+    return g.op("StringRegexReplace", [texts, g.const([pattern]), g.const([rewrite])], domain=STRING_OPS)
+
+
+def _re2_literal(text: str) -> str:
+    """`text` as an RE2 pattern that matches it literally."""
+    return "".join(c if c.isalnum() or not c.isascii() else "\\" + c for c in text)
+
+
+def _character_ranges(ranges) -> str:
+    """`((first, last), ...)` code points as the inside of an RE2 character class."""
+    return "".join(f"\\x{{{first:X}}}-\\x{{{last:X}}}" for first, last in ranges)
+
+
+def _within(code: int, ranges) -> bool:
+    return any(first <= code <= last for first, last in ranges)
+
+
+def _opsets(model) -> list:
+    """`model`'s opset imports, raised to at least `OPSETS`."""
+    versions = dict(OPSETS)
+    for opset in model.opset_import:
+        versions[opset.domain] = max(versions.get(opset.domain, 0), opset.version)
+    return [helper.make_opsetid(domain, version) for domain, version in versions.items()]
