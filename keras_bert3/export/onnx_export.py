@@ -4,8 +4,10 @@ The export is a folder:
 
 - `text_model.onnx` (classifiers): one file that takes strings, with the
   task's exact tokenizer and segment joiner inside the graph
-  (`onnx_tokenizer_graph.text_model`), for onnxruntime with
-  onnxruntime-extensions' custom ops;
+  (`onnx_tokenizer_graph.text_model`) and the encoder's attention, residual
+  LayerNorms and GELU fused into onnxruntime's kernels
+  (`fused_for_onnxruntime`), for onnxruntime with onnxruntime-extensions'
+  custom ops;
 - `model.onnx`: the same model on token ids (`onnx_graph.task_graph`, from the
   task's weights, on either backend), standard ONNX ops only;
 - `tokenizer.json`: the same tokenizer and segment joiner for Hugging Face
@@ -61,31 +63,64 @@ def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
         raise ValueError(f"Unknown quantization {quantize!r}: use one of {QUANTIZATIONS}.")
     graph = task_graph(model, name=model.name)
     with written_whole(filepath, "the ONNX export", marker=MODEL_FILE) as folder:
-        path = os.path.join(folder, MODEL_FILE)
-        if quantize is None:
-            onnx.save(graph, path)
-        else:
-            float_path = os.path.join(folder, "model.float32.onnx")
-            onnx.save(graph, float_path)
-            quantize_int8(float_path, path)
-            os.remove(float_path)
+        onnx.save(graph, os.path.join(folder, MODEL_FILE))
+        if quantize is not None:
+            quantize_int8(os.path.join(folder, MODEL_FILE), os.path.join(folder, MODEL_FILE))
         hugging_face_tokenizer(model.preprocessor).save(os.path.join(folder, TOKENIZER_FILE))
         if type(model).__name__ == "BertClassifier":
             from keras_bert3.export.onnx_tokenizer_graph import text_model
 
-            onnx.save(text_model(onnx.load(path), model.preprocessor), os.path.join(folder, TEXT_MODEL_FILE))
+            path = os.path.join(folder, TEXT_MODEL_FILE)
+            onnx.save(fused_for_onnxruntime(graph, model.backbone), path)
+            if quantize is not None:
+                quantize_int8(path, path)
+            onnx.save(text_model(onnx.load(path), model.preprocessor), path)
 
 
 def quantize_int8(source: str, target: str) -> None:
     """onnxruntime's dynamic quantization of `source`'s matrix products
-    (signed int8 weights, per output channel) to `target`.
+    (signed int8 weights, per output channel; fused `Attention` ops
+    included) to `target` (which may be `source`).
 
     Example:
     >>> quantize_int8("model.onnx", "model.int8.onnx")
     """
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    quantize_dynamic(source, target, weight_type=QuantType.QInt8, per_channel=True, op_types_to_quantize=["MatMul"])
+    quantize_dynamic(
+        source,
+        target,
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        op_types_to_quantize=["MatMul", "Attention"],
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # Where contrib ops hide a type.
+    )
+
+
+def fused_for_onnxruntime(graph, backbone):
+    """`graph` (`task_graph`'s) with each block's attention, the residual
+    LayerNorms and the bias + GELU fused into onnxruntime's own kernels
+    (`Attention`, `SkipLayerNormalization`, `BiasGelu`, domain
+    `com.microsoft`: onnxruntime only) by its transformer optimizer. The
+    session's own optimizer does not fuse attention; this one does.
+
+    Example:
+    >>> onnx.save(fused_for_onnxruntime(task_graph(classifier), classifier.backbone), "fused.onnx")
+    """
+    import logging
+
+    import onnx
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
+    logging.getLogger("optimizer").setLevel(logging.ERROR)  # It says it expected a PyTorch export.
+    fused = optimize_model(
+        graph, model_type="bert", num_heads=backbone.num_heads, hidden_size=backbone.hidden_dim, opt_level=0
+    )
+    if not any(opset.domain == "com.microsoft" for opset in fused.model.opset_import):
+        fused.model.opset_import.append(onnx.helper.make_opsetid("com.microsoft", 1))  # As its own save adds it.
+    return fused.model
 
 
 def hugging_face_tokenizer(preprocessor):

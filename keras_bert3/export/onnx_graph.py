@@ -6,8 +6,11 @@ numpy arrays, so that one path serves the TensorFlow and the JAX backend alike
 (tf2onnx reads only TensorFlow graphs, and misses `Erfc`, which TensorFlow's
 exact GELU uses; jax2onnx cannot reshape our symbolic shapes). Its numbers
 equal `model.predict`'s within float32 rounding: tests/export/onnx_export_test.py.
-Attention is written as separate query/key/value products so that
-onnxruntime's graph optimizer fuses it into its `Attention` kernel.
+Attention is written as BERT exported from PyTorch writes it (separate
+query/key/value products, scores divided by the square root of the head size,
+the padding mask as `(1 - mask) * -1e9`), the patterns onnxruntime's
+transformer optimizer fuses into its `Attention` kernel
+(`onnx_export.fused_for_onnxruntime`).
 """
 
 import keras
@@ -91,10 +94,12 @@ def _encoder(g: GraphBuilder, backbone, w: dict, token_ids: str, segment_ids: st
     length = g.op("Slice", [g.op("Shape", [token_ids]), g.const(np.array([1])), g.const(np.array([2]))])
     positions = g.op("Slice", [g.const(w["embeddings/position_embedding/embeddings"]), g.const(np.array([0])), length])
     x = _layer_norm(g, g.op("Add", [x, positions]), w, "embeddings/layer_norm", backbone.layer_norm_epsilon)
-    # (batch, 1, 1, length): 0 where a key may be attended to, -1e9 where it is padding.
-    allowed = g.op("Cast", [padding_mask], to=TensorProto.FLOAT)
-    drop = g.op("Mul", [g.op("Sub", [allowed, g.const(np.float32(1.0))]), g.const(np.float32(MASKED_SCORE_DROP))])
-    drop = g.op("Unsqueeze", [drop, g.const(np.array([1, 2]))], hint="attention_drop")
+    # (batch, 1, 1, length): 0 where a key may be attended to, -1e9 where it is
+    # padding; written as BERT exports from PyTorch write it, for onnxruntime's attention fusion.
+    allowed = g.op("Unsqueeze", [g.op("Unsqueeze", [padding_mask, g.const(np.array([1]))]), g.const(np.array([2]))])
+    allowed = g.op("Cast", [allowed], to=TensorProto.FLOAT)
+    drop = g.op("Sub", [g.const(np.float32(1.0)), allowed])
+    drop = g.op("Mul", [drop, g.const(np.float32(-MASKED_SCORE_DROP))], hint="attention_drop")
     for i in range(backbone.num_layers):
         x = _encoder_block(g, backbone, w, f"encoder_block_{i}", x, drop)
     return x
@@ -115,8 +120,8 @@ def _encoder_block(g: GraphBuilder, backbone, w: dict, block: str, x: str, drop:
     query = project(0, [0, 2, 1, 3])  # (batch, heads, length, head_dim)
     key = project(1, [0, 2, 3, 1])  # (batch, heads, head_dim, length)
     value = project(2, [0, 2, 1, 3])
-    query = g.op("Mul", [query, g.const(np.float32(1.0 / head_dim**0.5))])
-    scores = g.op("Add", [g.op("MatMul", [query, key]), drop])  # (batch, heads, length, length)
+    scores = g.op("Div", [g.op("MatMul", [query, key]), g.const(np.float32(head_dim**0.5))])
+    scores = g.op("Add", [scores, drop])  # (batch, heads, length, length)
     probs = g.op("Softmax", [scores], axis=-1)
     context = g.op("Transpose", [g.op("MatMul", [probs, value])], perm=[0, 2, 1, 3])
     context = g.op("Reshape", [context, g.const(np.array([0, 0, hidden]))])

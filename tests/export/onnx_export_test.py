@@ -138,6 +138,13 @@ def test_int8_export_stays_close_to_float32(tokenizer, tmp_path):
     quantized = onnx.load(str(tmp_path / "int8" / "model.onnx"))
     assert sum(node.op_type in ("MatMulInteger", "DynamicQuantizeMatMul") for node in quantized.graph.node) >= 12
     np.testing.assert_allclose(int8, float32, atol=0.02, rtol=0)
+    # model.onnx is standard ONNX; text_model.onnx has onnxruntime's fused attention, quantized in int8.
+    layers = task.backbone.num_layers
+    assert {node.domain for node in onnx.load(str(tmp_path / "float32" / "model.onnx")).graph.node} == {""}
+    fused = onnx.load(str(tmp_path / "float32" / "text_model.onnx")).graph.node
+    assert sum(node.op_type == "Attention" for node in fused) == layers
+    fused_int8 = onnx.load(str(tmp_path / "int8" / "text_model.onnx")).graph.node
+    assert sum(node.op_type == "QAttention" for node in fused_int8) == layers
 
 
 def test_bad_inputs(tokenizer, tmp_path):
