@@ -2,18 +2,17 @@
 
 The export is a folder:
 
-- `text_model.onnx` (classifiers): one file that takes strings, with the
-  task's exact tokenizer and segment joiner inside the graph
-  (`onnx_tokenizer_graph.text_model`) and the encoder's attention, residual
-  LayerNorms and GELU fused into onnxruntime's kernels
-  (`fused_for_onnxruntime`), for onnxruntime with onnxruntime-extensions'
-  custom ops;
+- `text_model.onnx` (classifiers and token classifiers): one file that
+  takes strings, with the task's exact tokenizer and segment joiner inside
+  the graph (`onnx_tokenizer_graph.text_model`; a token classifier's words:
+  `onnx_word_tags_graph`) and the encoder's attention, residual LayerNorms
+  and GELU fused into onnxruntime's kernels (`fused_for_onnxruntime`), for
+  onnxruntime with onnxruntime-extensions' custom ops;
 - `model.onnx`: the same model on token ids (`onnx_graph.task_graph`, from the
   task's weights, on either backend), standard ONNX ops only;
 - `tokenizer.json`: the same tokenizer and segment joiner for Hugging Face
-  `tokenizers`, for `model.onnx`'s clients, and the way in for the token
-  classifier (its words) and the question answerer (its windows), whose
-  string handling is not in a graph.
+  `tokenizers`, for `model.onnx`'s clients, and the way in for the question
+  answerer, whose windows and span decoding are not in a graph.
 
 `OnnxTextModel` serves the folder: strings in, the `serving_default`
 SavedModel signature's outputs out.
@@ -24,7 +23,6 @@ SavedModel signature's outputs out.
 """
 
 import os
-import re
 
 import numpy as np
 
@@ -34,20 +32,19 @@ MODEL_FILE = "model.onnx"
 TEXT_MODEL_FILE = "text_model.onnx"  # Classifiers: strings in.
 TOKENIZER_FILE = "tokenizer.json"
 QUANTIZATIONS = (None, "int8")
-ASCII_WHITESPACE = re.compile(r"[ \t\n\r\f\v]+")  # Where a token classifier's text splits into words.
 
 
 def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
     """Writes `model` (a fine-tuned BertClassifier, BertTokenClassifier or
     BertQuestionAnswerer) to the folder `filepath` as `model.onnx`,
-    `tokenizer.json` and, for a classifier, `text_model.onnx`, whole or not at
-    all (`written_whole`).
+    `tokenizer.json` and, but for the question answerer, `text_model.onnx`,
+    whole or not at all (`written_whole`).
 
     `model.onnx` takes int32 `(batch, length)` `token_ids`, `segment_ids`,
     `padding_mask` and returns the `serve_token_ids` signature's float32
     outputs. `text_model.onnx` takes string `(batch,)` `text` (and
     `text_pair` for a pair classifier) and returns the `serving_default`
-    signature's `logits` and `probabilities`. With `quantize="int8"` the
+    signature's outputs. With `quantize="int8"` the
     weights are int8 (onnxruntime's dynamic quantization: int8 matrix
     products, activations quantized per call), about 4 times smaller and
     faster on CPUs with int8 instructions.
@@ -67,7 +64,7 @@ def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
         if quantize is not None:
             quantize_int8(os.path.join(folder, MODEL_FILE), os.path.join(folder, MODEL_FILE))
         hugging_face_tokenizer(model.preprocessor).save(os.path.join(folder, TOKENIZER_FILE))
-        if type(model).__name__ == "BertClassifier":
+        if type(model).__name__ in ("BertClassifier", "BertTokenClassifier"):
             from keras_bert3.export.onnx_tokenizer_graph import text_model
 
             path = os.path.join(folder, TEXT_MODEL_FILE)
@@ -181,12 +178,13 @@ def onnx_session(path: str, *, threads: int | None = None):
 
 
 class OnnxTextModel:
-    """An ONNX export (`export_onnx`) served on strings. Outputs as the
+    """An ONNX export (`export_onnx`) served on strings from its
+    `text_model.onnx`, the tokenizer in the graph. Outputs as the
     SavedModel's `serving_default`: a classifier's `logits` and
-    `probabilities` (from `text_model.onnx`, tokenizer in the graph); a token
-    classifier's per token and per word (`tagged`, `tokenizer.json` then
-    `model.onnx`). A question answerer's export is served on token ids only
-    (`session.run`): its windows and span decoding are not here yet.
+    `probabilities`; a token classifier's per token and per word. A question
+    answerer's export has no `text_model.onnx` and is served on token ids
+    only (`session.run` on `model.onnx`): its windows and span decoding are
+    not in a graph yet.
 
     Example:
     >>> OnnxTextModel("onnx/classifier")(["Some text."])["probabilities"]  # (1, num_classes)
@@ -215,13 +213,12 @@ class OnnxTextModel:
         return _model_inputs(encodings, len(text))
 
     def __call__(self, text, text_pair=None) -> dict:
-        if self.task == "BertTokenClassifier":
-            return self.tagged(text)
-        if self.takes_strings:
-            feeds = self.string_inputs(text, text_pair)
-        else:
-            feeds = self.model_inputs(text, text_pair)
-        return dict(zip(self.output_names, self.session.run(self.output_names, feeds)))
+        if not self.takes_strings:
+            raise ValueError(
+                f"This {self.task} export takes token ids, not strings: run `session` on `model_inputs(...)`."
+            )
+        outputs = self.session.run(self.output_names, self.string_inputs(text, text_pair))
+        return dict(zip(self.output_names, outputs))
 
     def string_inputs(self, text, text_pair=None) -> dict:
         """`text_model.onnx`'s inputs: string arrays, a `text_pair` exactly
@@ -236,37 +233,8 @@ class OnnxTextModel:
                     f"Got {len(feeds['text'])} texts and {len(feeds['text_pair'])} text pairs: pass one pair a text."
                 )
         elif text_pair is not None:
-            raise ValueError("This classifier takes single texts, not pairs: leave out `text_pair`.")
+            raise ValueError("This model takes single texts, not pairs: leave out `text_pair`.")
         return feeds
-
-    def tagged(self, text) -> dict:
-        """A token classifier's outputs per token and per word, as its
-        SavedModel's `serving_default`: the strings split into words at ASCII
-        whitespace, each word tokenized on its own (`align_words`)."""
-        words = [[word for word in ASCII_WHITESPACE.split(line) if word] for line in _strings(text, "text")]
-        encodings = self.tokenizer.encode_batch(words, is_pretokenized=True)
-        model_inputs = _model_inputs(encodings, len(words))
-        outputs = dict(zip(self.output_names, self.session.run(self.output_names, model_inputs)))
-        most = max([len(line) for line in words], default=0)
-        positions = np.full((len(words), most), -1, "int32")
-        for row, encoding in enumerate(encodings):
-            for position, word in reversed(list(enumerate(encoding.word_ids))):
-                if word is not None:
-                    positions[row, word] = position
-        rows = np.arange(len(words))[:, None]
-        word_probabilities = np.where(
-            positions[..., None] >= 0, outputs["probabilities"][rows, np.maximum(positions, 0)], np.float32(0)
-        )
-        outputs.update(
-            words=np.array([line + [""] * (most - len(line)) for line in words], dtype=object).reshape(
-                len(words), most
-            ),
-            num_words=np.array([len(line) for line in words], "int32"),
-            word_positions=positions,
-            word_labels=np.where(positions >= 0, word_probabilities.argmax(-1), -1).astype("int32"),
-            word_probabilities=word_probabilities.astype("float32"),
-        )
-        return outputs
 
 
 def _model_inputs(encodings, rows: int) -> dict:

@@ -109,31 +109,45 @@ def text_model(token_ids_model, preprocessor) -> "onnx.ModelProto":  # noqa: F82
     """`token_ids_model` (an ONNX model on int32 `token_ids`, `segment_ids`,
     `padding_mask`) with `preprocessor`'s tokenizer and segment joiner in
     front: string `(batch,)` inputs `text` (and `text_pair` for a pair
-    classifier), the same outputs. Runs on onnxruntime with
-    onnxruntime-extensions' custom ops library registered.
+    classifier), the same outputs; for a token classifier also the per-word
+    outputs of its SavedModel (`onnx_word_tags_graph`). Runs on onnxruntime
+    with onnxruntime-extensions' custom ops library registered.
 
     Example:
     >>> onnx.save(text_model(onnx.load("model.onnx"), classifier.preprocessor), "text_model.onnx")
     """
+    from keras_bert3.export import onnx_word_tags_graph
+
     g = GraphBuilder(prefix="tokenize/")
-    names = ["text", "text_pair"] if preprocessor.sentence_pairs else ["text"]
-    empty = g.const([""])  # One more text each, so that no custom op sees an empty tensor (they crash).
-    texts = g.op("Concat", [part for name in names for part in (name, empty)], axis=0)
     tokenizer = preprocessor.tokenizer
     table = character_table(tokenizer.lowercase, tokenizer.strip_accents)
-    ids, row_starts = _token_ids(g, tokenizer, table, texts)
-    model_inputs = _join_segments(g, preprocessor, ids, row_starts, pairs=len(names) == 2)
+    names = ["text", "text_pair"] if getattr(preprocessor, "sentence_pairs", False) else ["text"]
+    empty = g.const([""])  # One more text each, so that no custom op sees an empty tensor (they crash).
+    texts = g.op("Concat", [part for name in names for part in (name, empty)], axis=0)
+    tags = None
+    if hasattr(preprocessor, "as_words"):  # A token classifier's words.
+        model_inputs, tags = onnx_word_tags_graph.word_nodes(g, preprocessor, table, texts)
+    else:
+        ids, row_starts = token_id_nodes(g, tokenizer, table, texts)
+        model_inputs = joined_segment_nodes(g, preprocessor, ids, row_starts, pairs=len(names) == 2)
     for name, value in zip(INPUT_NAMES, model_inputs):  # Without the added row.
-        value = g.op("Slice", [value, g.const([0]), g.const([-1])])
-        g.nodes.append(helper.make_node("Cast", [value], [name], name=f"tokenize/{name}", to=TensorProto.INT32))
+        g.nodes.append(
+            helper.make_node(
+                "Cast", [without_last_row(g, value)], [name], name=f"tokenize/{name}", to=TensorProto.INT32
+            )
+        )
     graph = token_ids_model.graph
+    after = GraphBuilder(prefix="words/")
+    outputs = list(graph.output)
+    if tags is not None:
+        outputs += onnx_word_tags_graph.word_output_nodes(after, g, tags)
     model = helper.make_model(
         helper.make_graph(
-            g.nodes + list(graph.node),
+            g.nodes + list(graph.node) + after.nodes,
             graph.name,
             [helper.make_tensor_value_info(name, TensorProto.STRING, ["batch"]) for name in names],
-            list(graph.output),
-            g.initializers + list(graph.initializer),
+            outputs,
+            g.initializers + list(graph.initializer) + after.initializers,
         ),
         opset_imports=_opsets(token_ids_model),
         producer_name="keras_bert3",
@@ -142,12 +156,26 @@ def text_model(token_ids_model, preprocessor) -> "onnx.ModelProto":  # noqa: F82
     return model
 
 
-def _token_ids(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple[str, str]:
+def without_nul(g: GraphBuilder, texts: str) -> str:
+    """`texts` with each NUL character as `DELETED` (standard ops: onnxruntime-extensions'
+    ops read a string up to its first NUL; BERT deletes both characters alike)."""
+    pieces, counts = g.op("StringSplit", [texts], outputs=2, delimiter="\x00")  # (texts, most), "" after the last
+    width = g.op("Squeeze", [g.op("Slice", [g.op("Shape", [pieces]), g.const([1]), g.const([2])])])
+    column = g.op("Unsqueeze", [g.op("Range", [g.const(0), width, g.const(1)]), g.const([0])])
+    not_last = g.op("Less", [column, g.op("Unsqueeze", [g.op("Sub", [counts, g.const(1)]), g.const([1])])])
+    pieces = g.op("Where", [not_last, g.op("StringConcat", [pieces, g.const(DELETED)]), pieces])
+    return g.op("StringJoin", [pieces, g.const([""]), g.const([1])], domain=STRING_OPS)
+
+
+def without_last_row(g: GraphBuilder, x: str) -> str:
+    """`x[:-1]`: drops the row of the text added by `text_model`."""
+    return g.op("Slice", [x, g.const([0]), g.const([-1])])
+
+
+def token_id_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple[str, str]:
     """Steps 1-6: the int64 ids of all texts' word pieces, and where each
     text's ids start (`(texts + 1,)`)."""
-    pieces, _ = g.op("StringSplit", [texts], outputs=2, delimiter="\x00")
-    texts = g.op("StringJoin", [pieces, g.const([DELETED]), g.const([1])], domain=STRING_OPS)
-    texts = _replace(g, texts, r"[\t\n\r]", " ")
+    texts = _replace(g, without_nul(g, texts), r"[\t\n\r]", " ")
     special = tokenizer.special_tokens_in_text
     pattern = "(" + "".join(_re2_literal(token) + "|" for token in special) + "(?s:.))"
     characters, _, _, starts = g.op(
@@ -218,7 +246,7 @@ def _unknown_words_whole(g: GraphBuilder, ids: str, word_starts: str, unk_id: in
     return ids, g.op("Where", [word_unknown, g.const(1), g.op("Sub", [ends, starts])])
 
 
-def _join_segments(g: GraphBuilder, preprocessor, ids: str, row_starts: str, *, pairs: bool) -> list[str]:
+def joined_segment_nodes(g: GraphBuilder, preprocessor, ids: str, row_starts: str, *, pairs: bool) -> list[str]:
     """Step 7: int64 `(batch, longest)` token ids, segment ids and padding
     mask of `[CLS] a [SEP] (b [SEP])` rows, truncated as `BertSegmentJoiner`."""
     tokenizer, length = preprocessor.tokenizer, preprocessor.sequence_length

@@ -11,6 +11,7 @@ import tensorflow as tf
 from keras_bert3.export.onnx_export import OnnxTextModel
 from keras_bert3.export.onnx_export import export_onnx
 from keras_bert3.export.onnx_export import hugging_face_tokenizer
+from keras_bert3.export.onnx_export import onnx_session
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
@@ -61,11 +62,15 @@ def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp
         onnx_outputs = served(texts)
     else:  # The token-ids model on the preprocessor's words, or its question-and-passage windows.
         if kind == "question_answerer":
+            with pytest.raises(ValueError, match="takes token ids, not strings"):
+                served(texts)
             model_inputs = task.preprocessor.model_inputs(task.preprocessor((texts, texts[::-1])))
         else:
             model_inputs = task.preprocessor(task.preprocessor.as_words(tf.constant(texts)))
         model_inputs = {key: np.asarray(model_inputs[key]) for key in INPUT_NAMES}
-        onnx_outputs = dict(zip(served.output_names, served.session.run(served.output_names, model_inputs)))
+        session = onnx_session(str(tmp_path / "onnx" / "model.onnx"))
+        names = [output.name for output in session.get_outputs()]
+        onnx_outputs = dict(zip(names, session.run(names, model_inputs)))
     expected = token_ids_outputs(task, model_inputs)
     if kind == "classifier":
         np.testing.assert_allclose(expected["logits"], task.predict(texts, verbose=0), atol=1e-4, rtol=0)
@@ -80,8 +85,15 @@ def test_token_classifier_words_as_predict(tokenizer, tmp_path):
     served = OnnxTextModel(str(tmp_path / "onnx"))
     texts = texts_to_check() + ["Call  os.walk\tfirst", "\x00 only\x00 \x00"]
     outputs = served(texts)
-    model_inputs = task.preprocessor(task.preprocessor.as_words(tf.constant(texts)))
+    assert served.takes_strings  # text_model.onnx: the words and the tokenizer in the graph.
+    words = task.preprocessor.as_words(tf.constant(texts))
+    model_inputs = task.preprocessor(words)
     np.testing.assert_array_equal(outputs["word_positions"], np.asarray(model_inputs["word_positions"]))
+    expected_words = [[w.decode().replace("\x00", "\x01") for w in row] for row in words.to_tensor("").numpy()]
+    assert outputs["words"].tolist() == expected_words  # NUL comes back as U+0001.
+    assert outputs["num_words"].tolist() == [len(text.split()) for text in texts]
+    labels = np.where(outputs["word_positions"] >= 0, outputs["word_probabilities"].argmax(-1), -1)
+    np.testing.assert_array_equal(outputs["word_labels"], labels)
     for row, word_logits in enumerate(task.predict(texts, verbose=0)):
         assert outputs["num_words"][row] == len(word_logits) == len(texts[row].split())
         expected = keras.ops.convert_to_numpy(keras.ops.softmax(np.nan_to_num(word_logits), axis=-1))
