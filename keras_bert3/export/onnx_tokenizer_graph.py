@@ -177,7 +177,10 @@ def token_id_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple
     text's ids start (`(texts + 1,)`)."""
     texts = _replace(g, without_nul(g, texts), r"[\t\n\r]", " ")
     special = tokenizer.special_tokens_in_text
-    pattern = "(" + "".join(_re2_literal(token) + "|" for token in special) + "(?s:.))"
+    pattern = "((?s:.))"
+    if special:  # Characters that start no special token first: the common case, tried first, is faster.
+        first_characters = "".join(sorted({f"\\x{{{ord(token[0]):X}}}" for token in special}))
+        pattern = f"([^{first_characters}]|" + "".join(_re2_literal(token) + "|" for token in special) + "(?s:.))"
     characters, _, _, starts = g.op(
         "StringRegexSplitWithOffsets", [texts, g.const([pattern]), g.const([pattern])], outputs=4, domain=STRING_OPS
     )
