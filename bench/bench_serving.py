@@ -152,18 +152,28 @@ def export_ours(hf_dir: str, export_dir: str, backend: str, dtype: str | None, o
     subprocess.run(command, env=env, check=True)
 
 
-def onnx_server(model_dir: str):
-    """`predict(texts)` of an ONNX export as a server without keras_bert3 runs
-    it: `tokenizers` on tokenizer.json, then onnxruntime on model.onnx."""
+def onnxruntime_session(path: str, custom_ops_library: str | None = None):
+    """A server's onnxruntime session: every graph optimization, one intra-op
+    thread per core (as `keras_bert3.export.onnx_export.onnx_session`, which
+    these servers do not import)."""
     import onnxruntime
-    from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
     options = onnxruntime.SessionOptions()
     options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.intra_op_num_threads = len(os.sched_getaffinity(0))
     options.inter_op_num_threads = 1
-    session = onnxruntime.InferenceSession(os.path.join(model_dir, "model.onnx"), options)
+    if custom_ops_library:
+        options.register_custom_ops_library(custom_ops_library)
+    return onnxruntime.InferenceSession(path, options)
+
+
+def onnx_server(model_dir: str):
+    """`predict(texts)` of an ONNX export as a server without keras_bert3 runs
+    it: `tokenizers` on tokenizer.json, then onnxruntime on model.onnx."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
+    session = onnxruntime_session(os.path.join(model_dir, "model.onnx"))
 
     def predict(batch):
         encodings = tokenizer.encode_batch(batch)
@@ -179,15 +189,9 @@ def onnx_server(model_dir: str):
 def onnx_text_server(model_dir: str):
     """`predict(texts)` of an ONNX export's `text_model.onnx`: strings
     straight into onnxruntime, with onnxruntime-extensions' string ops."""
-    import onnxruntime
     import onnxruntime_extensions
 
-    options = onnxruntime.SessionOptions()
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = len(os.sched_getaffinity(0))
-    options.inter_op_num_threads = 1
-    options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
-    session = onnxruntime.InferenceSession(os.path.join(model_dir, "text_model.onnx"), options)
+    session = onnxruntime_session(os.path.join(model_dir, "text_model.onnx"), onnxruntime_extensions.get_library_path())
     return lambda batch: session.run(["probabilities"], {"text": np.array(batch, dtype=object)})[0]
 
 

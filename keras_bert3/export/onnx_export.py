@@ -215,7 +215,8 @@ class OnnxTextModel:
     def __call__(self, text, text_pair=None) -> dict:
         if not self.takes_strings:
             raise ValueError(
-                f"This {self.task} export takes token ids, not strings: run `session` on `model_inputs(...)`."
+                f"This {self.task} export takes token ids, not strings: its windows and span decoding are not in "
+                "a graph. Serve its SavedModel export for strings, or run `session` on the windows of its preprocessor."
             )
         outputs = self.session.run(self.output_names, self.string_inputs(text, text_pair))
         return dict(zip(self.output_names, outputs))

@@ -160,11 +160,20 @@ def without_nul(g: GraphBuilder, texts: str) -> str:
     """`texts` with each NUL character as `DELETED` (standard ops: onnxruntime-extensions'
     ops read a string up to its first NUL; BERT deletes both characters alike)."""
     pieces, counts = g.op("StringSplit", [texts], outputs=2, delimiter="\x00")  # (texts, most), "" after the last
-    width = g.op("Squeeze", [g.op("Slice", [g.op("Shape", [pieces]), g.const([1]), g.const([2])])])
-    column = g.op("Unsqueeze", [g.op("Range", [g.const(0), width, g.const(1)]), g.const([0])])
+    column = column_indices(g, width_of(g, pieces))
     not_last = g.op("Less", [column, g.op("Unsqueeze", [g.op("Sub", [counts, g.const(1)]), g.const([1])])])
     pieces = g.op("Where", [not_last, g.op("StringConcat", [pieces, g.const(DELETED)]), pieces])
     return g.op("StringJoin", [pieces, g.const([""]), g.const([1])], domain=STRING_OPS)
+
+
+def width_of(g: GraphBuilder, x: str) -> str:
+    """The size of `x`'s second dimension, an int64 scalar."""
+    return g.op("Squeeze", [g.op("Slice", [g.op("Shape", [x]), g.const([1]), g.const([2])])])
+
+
+def column_indices(g: GraphBuilder, count: str) -> str:
+    """`[[0, 1, ..., count - 1]]`: int64 `(1, count)` for an int64 scalar `count`."""
+    return g.op("Unsqueeze", [g.op("Range", [g.const(0), count, g.const(1)]), g.const([0])])
 
 
 def without_last_row(g: GraphBuilder, x: str) -> str:
@@ -175,7 +184,7 @@ def without_last_row(g: GraphBuilder, x: str) -> str:
 def token_id_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple[str, str]:
     """Steps 1-6: the int64 ids of all texts' word pieces, and where each
     text's ids start (`(texts + 1,)`)."""
-    texts = _replace(g, without_nul(g, texts), r"[\t\n\r]", " ")
+    texts = regex_replace(g, without_nul(g, texts), r"[\t\n\r]", " ")
     special = tokenizer.special_tokens_in_text
     pattern = "((?s:.))"
     if special:  # Characters that start no special token first: the common case, tried first, is faster.
@@ -190,8 +199,8 @@ def token_id_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple
     texts = g.op(
         "StringJoin", [_ragged_to_dense(g, mapped, starts, ""), g.const([""]), g.const([1])], domain=STRING_OPS
     )
-    texts = _replace(g, texts, f"[{DELETED}{_character_ranges(PRIVATE_USE)}]", "")
-    texts = _replace(g, texts, f"([{_character_ranges(CJK_IDEOGRAPHS)}])", r" \1 ")
+    texts = regex_replace(g, texts, f"[{DELETED}{_character_ranges(PRIVATE_USE)}]", "")
+    texts = regex_replace(g, texts, f"([{_character_ranges(CJK_IDEOGRAPHS)}])", r" \1 ")
     words, _, _, word_starts = g.op(
         "StringRegexSplitWithOffsets", [texts, g.const(["( )"]), g.const([""])], outputs=4, domain=STRING_OPS
     )
@@ -269,7 +278,7 @@ def joined_segment_nodes(g: GraphBuilder, preprocessor, ids: str, row_starts: st
         second, second_start = g.op("Mul", [first, g.const(0)]), starts
         total = g.op("Add", [first, g.const(2)])
     longest = g.op("ReduceMax", [g.op("Concat", [total, g.const([2])], axis=0)], keepdims=0)
-    position = g.op("Unsqueeze", [g.op("Range", [g.const(0), longest, g.const(1)]), g.const([0])])  # (1, longest)
+    position = column_indices(g, longest)
     column = lambda x: g.op("Unsqueeze", [x, g.const([1])])  # noqa: E731  (batch,) to (batch, 1).
     first, second, first_start, second_start, total = map(column, (first, second, first_start, second_start, total))
     second_begins = g.op("Add", [first, g.const(2)])
@@ -329,7 +338,7 @@ def _ragged_to_dense(g: GraphBuilder, values: str, row_starts: str, padding) -> 
     starts = _slice(g, row_starts, 0, -1)
     lengths = g.op("Sub", [_slice(g, row_starts, 1, 2**62), starts])
     longest = g.op("ReduceMax", [g.op("Concat", [lengths, g.const([1])], axis=0)], keepdims=0)
-    position = g.op("Unsqueeze", [g.op("Range", [g.const(0), longest, g.const(1)]), g.const([0])])
+    position = column_indices(g, longest)
     index = g.op("Add", [g.op("Unsqueeze", [starts, g.const([1])]), position])
     inside = g.op("Less", [position, g.op("Unsqueeze", [lengths, g.const([1])])])
     padded = g.op("Concat", [values, g.const([padding])], axis=0)
@@ -341,7 +350,8 @@ def _slice(g: GraphBuilder, x: str, start: int, end: int) -> str:
     return g.op("Slice", [x, g.const([start]), g.const([end])])
 
 
-def _replace(g: GraphBuilder, texts: str, pattern: str, rewrite: str) -> str:
+def regex_replace(g: GraphBuilder, texts: str, pattern: str, rewrite: str) -> str:
+    """`texts` with each match of the RE2 `pattern` rewritten (`\\1` for its group)."""
     return g.op("StringRegexReplace", [texts, g.const([pattern]), g.const([rewrite])], domain=STRING_OPS)
 
 

@@ -17,9 +17,11 @@ from onnx import TensorProto
 from onnx import helper
 
 from keras_bert3.export.onnx_graph import GraphBuilder
-from keras_bert3.export.onnx_tokenizer_graph import STRING_OPS
+from keras_bert3.export.onnx_tokenizer_graph import column_indices
 from keras_bert3.export.onnx_tokenizer_graph import joined_segment_nodes
+from keras_bert3.export.onnx_tokenizer_graph import regex_replace
 from keras_bert3.export.onnx_tokenizer_graph import token_id_nodes
+from keras_bert3.export.onnx_tokenizer_graph import width_of
 from keras_bert3.export.onnx_tokenizer_graph import without_last_row
 from keras_bert3.export.onnx_tokenizer_graph import without_nul
 
@@ -30,14 +32,9 @@ def word_nodes(g: GraphBuilder, preprocessor, table: dict, texts: str) -> tuple[
     `word_output_nodes`: `words` string `(rows, max_words)` ("" for padding),
     `num_words` `(rows,)` and `word_positions` `(rows, max_words)` (the
     position of a word's first piece, -1 where it has none in the sequence)."""
-    texts = g.op(
-        "StringRegexReplace",
-        [without_nul(g, texts), g.const([r"[\t\n\r\f\v]"]), g.const([" "])],
-        domain=STRING_OPS,
-    )
+    texts = regex_replace(g, without_nul(g, texts), r"[\t\n\r\f\v]", " ")
     words, counts = g.op("StringSplit", [texts], outputs=2)  # No delimiter: at runs of spaces.
-    width = g.op("Squeeze", [g.op("Slice", [g.op("Shape", [words]), g.const([1]), g.const([2])])])
-    column = g.op("Unsqueeze", [g.op("Range", [g.const(0), width, g.const(1)]), g.const([0])])  # (1, max_words)
+    column = column_indices(g, width_of(g, words))  # (1, max_words)
     inside = g.op("Less", [column, g.op("Unsqueeze", [counts, g.const([1])])])  # (rows, max_words)
     flat = g.op("Compress", [g.op("Reshape", [words, g.const([-1])]), g.op("Reshape", [inside, g.const([-1])])])
     flat = g.op("Concat", [flat, g.const([""])], axis=0)  # One word more: never an empty tensor.
