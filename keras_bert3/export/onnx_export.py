@@ -132,7 +132,7 @@ def hugging_face_tokenizer(preprocessor):
     """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 
-    from keras_bert3.export.onnx_tokenizer_graph import bert_normalizer
+    from keras_bert3.export.onnx_tokenizer_graph import hugging_face_normalizer
 
     tokenizer = preprocessor.tokenizer
     vocabulary = {token: index for index, token in reversed(list(enumerate(tokenizer.vocabulary)))}
@@ -140,7 +140,7 @@ def hugging_face_tokenizer(preprocessor):
         vocabulary, unk_token=tokenizer.unk_token, max_input_chars_per_word=tokenizer.max_word_chars
     )
     result = Tokenizer(wordpiece)
-    result.normalizer = bert_normalizer(tokenizer.lowercase, tokenizer.strip_accents)
+    result.normalizer = hugging_face_normalizer(tokenizer.lowercase, tokenizer.strip_accents)
     result.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     result.decoder = decoders.WordPiece()
     result.add_special_tokens(tokenizer.special_tokens_in_text)

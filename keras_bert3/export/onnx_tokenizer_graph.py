@@ -60,7 +60,7 @@ CJK_IDEOGRAPHS = (  # As `tokenizers`' `is_chinese_char`: each such character is
 SURROGATES = (0xD800, 0xDFFF)
 
 
-def bert_normalizer(lowercase: bool, strip_accents: bool | None):
+def hugging_face_normalizer(lowercase: bool, strip_accents: bool | None):
     """BERT's normalizer for Hugging Face `tokenizers`, as `BertTokenizer`'s
     settings: control characters deleted, CJK ideographs spaced, accents
     stripped and lowercased as asked."""
@@ -73,7 +73,7 @@ def bert_normalizer(lowercase: bool, strip_accents: bool | None):
 
 @functools.lru_cache(maxsize=4)
 def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, str]:
-    """What BERT's normalizer (`bert_normalizer`) and pre-tokenizer make of
+    """What BERT's normalizer (`hugging_face_normalizer`) and pre-tokenizer make of
     each Unicode character, for the characters they change: word breaks as
     spaces, punctuation between spaces, `DELETED` for characters they delete.
     Private-use characters and CJK ideographs that only gain spaces are left
@@ -84,7 +84,7 @@ def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, st
     """
     from tokenizers import pre_tokenizers
 
-    normalizer = bert_normalizer(lowercase, strip_accents)
+    normalizer = hugging_face_normalizer(lowercase, strip_accents)
     pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     kinds = {}  # A normalized character as pre-tokenized: " " (a break), " c " (a word of its own) or "c".
 
