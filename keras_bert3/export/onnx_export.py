@@ -2,17 +2,18 @@
 
 The export is a folder:
 
-- `text_model.onnx` (classifiers and token classifiers): one file that
-  takes strings, with the task's exact tokenizer and segment joiner inside
-  the graph (`onnx_tokenizer_graph.text_model`; a token classifier's words:
-  `onnx_word_tags_graph`) and the encoder's attention, residual LayerNorms
-  and GELU fused into onnxruntime's kernels (`fused_for_onnxruntime`), for
-  onnxruntime with onnxruntime-extensions' custom ops;
+- `text_model.onnx`: one file that takes strings, with the task's exact
+  tokenizer inside the graph (`onnx_tokenizer_graph.text_model`), and a
+  classifier's segment joiner, a token classifier's words
+  (`onnx_word_tags_graph`) or a question answerer's windows and span
+  decoding (`onnx_question_answerer_graph`); the encoder's attention,
+  residual LayerNorms and GELU fused into onnxruntime's kernels
+  (`fused_for_onnxruntime`). For onnxruntime with onnxruntime-extensions'
+  custom ops;
 - `model.onnx`: the same model on token ids (`onnx_graph.task_graph`, from the
   task's weights, on either backend), standard ONNX ops only;
 - `tokenizer.json`: the same tokenizer and segment joiner for Hugging Face
-  `tokenizers`, for `model.onnx`'s clients, and the way in for the question
-  answerer, whose windows and span decoding are not in a graph.
+  `tokenizers`, for `model.onnx`'s clients.
 
 `OnnxTextModel` serves the folder: strings in, the `serving_default`
 SavedModel signature's outputs out.
@@ -29,7 +30,7 @@ import numpy as np
 from keras_bert3.files.whole_folders import written_whole
 
 MODEL_FILE = "model.onnx"
-TEXT_MODEL_FILE = "text_model.onnx"  # Classifiers: strings in.
+TEXT_MODEL_FILE = "text_model.onnx"  # Strings in.
 TOKENIZER_FILE = "tokenizer.json"
 QUANTIZATIONS = (None, "int8")
 
@@ -37,14 +38,15 @@ QUANTIZATIONS = (None, "int8")
 def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
     """Writes `model` (a fine-tuned BertClassifier, BertTokenClassifier or
     BertQuestionAnswerer) to the folder `filepath` as `model.onnx`,
-    `tokenizer.json` and, but for the question answerer, `text_model.onnx`,
-    whole or not at all (`written_whole`).
+    `tokenizer.json` and `text_model.onnx`, whole or not at all
+    (`written_whole`).
 
     `model.onnx` takes int32 `(batch, length)` `token_ids`, `segment_ids`,
     `padding_mask` and returns the `serve_token_ids` signature's float32
     outputs. `text_model.onnx` takes string `(batch,)` `text` (and
-    `text_pair` for a pair classifier) and returns the `serving_default`
-    signature's outputs. With `quantize="int8"` the
+    `text_pair` for a pair classifier; `question` and `context` for a
+    question answerer) and returns the `serving_default` signature's
+    outputs. With `quantize="int8"` the
     weights are int8 (onnxruntime's dynamic quantization: int8 matrix
     products, activations quantized per call), about 4 times smaller and
     faster on CPUs with int8 instructions.
@@ -64,14 +66,14 @@ def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
         if quantize is not None:
             quantize_int8(os.path.join(folder, MODEL_FILE), os.path.join(folder, MODEL_FILE))
         hugging_face_tokenizer(model.preprocessor).save(os.path.join(folder, TOKENIZER_FILE))
-        if type(model).__name__ in ("BertClassifier", "BertTokenClassifier"):
-            from keras_bert3.export.onnx_tokenizer_graph import text_model
+        from keras_bert3.export.onnx_tokenizer_graph import text_model
 
-            path = os.path.join(folder, TEXT_MODEL_FILE)
-            onnx.save(fused_for_onnxruntime(graph, model.backbone), path)
-            if quantize is not None:
-                quantize_int8(path, path)
-            onnx.save(text_model(onnx.load(path), model.preprocessor), path)
+        path = os.path.join(folder, TEXT_MODEL_FILE)
+        onnx.save(fused_for_onnxruntime(graph, model.backbone), path)
+        if quantize is not None:
+            quantize_int8(path, path)
+        answer_length = {"max_answer_length": model.max_answer_length} if hasattr(model, "max_answer_length") else {}
+        onnx.save(text_model(onnx.load(path), model.preprocessor, **answer_length), path)
 
 
 def quantize_int8(source: str, target: str) -> None:
@@ -179,32 +181,31 @@ def onnx_session(path: str, *, threads: int | None = None):
 
 class OnnxTextModel:
     """An ONNX export (`export_onnx`) served on strings from its
-    `text_model.onnx`, the tokenizer in the graph. Outputs as the
-    SavedModel's `serving_default`: a classifier's `logits` and
-    `probabilities`; a token classifier's per token and per word. A question
-    answerer's export has no `text_model.onnx` and is served on token ids
-    only (`session.run` on `model.onnx`): its windows and span decoding are
-    not in a graph yet.
+    `text_model.onnx`, the tokenizer in the graph. Called with one list of
+    strings (or one string) for each of the graph's inputs, in order:
+    `text`; `text` and `text_pair` (a pair classifier); `question` and
+    `context` (a question answerer). Outputs as the SavedModel's
+    `serving_default`: a classifier's `logits` and `probabilities`; a token
+    classifier's per token and per word; a question answerer's `answer`,
+    `start`, `end` and `score`.
 
     Example:
     >>> OnnxTextModel("onnx/classifier")(["Some text."])["probabilities"]  # (1, num_classes)
+    >>> OnnxTextModel("onnx/qa")(["Who wrote it?"], ["It was written by Guido."])["answer"]
     """
 
     def __init__(self, folder: str, *, threads: int | None = None):
         from tokenizers import Tokenizer
 
         self.tokenizer = Tokenizer.from_file(os.path.join(folder, TOKENIZER_FILE))
-        text_model = os.path.join(folder, TEXT_MODEL_FILE)
-        self.takes_strings = os.path.exists(text_model)
-        self.session = onnx_session(
-            text_model if self.takes_strings else os.path.join(folder, MODEL_FILE), threads=threads
-        )
+        self.session = onnx_session(os.path.join(folder, TEXT_MODEL_FILE), threads=threads)
         self.input_names = [value.name for value in self.session.get_inputs()]
         self.output_names = [value.name for value in self.session.get_outputs()]
         self.task = self.session.get_modelmeta().custom_metadata_map.get("task")
 
     def model_inputs(self, text, text_pair=None) -> dict:
-        """int32 `(batch, length)` model inputs for `text` (and `text_pair`), from `tokenizer.json`."""
+        """int32 `(batch, length)` inputs of `model.onnx` for `text` (and
+        `text_pair`), from `tokenizer.json`: the classifiers' token ids."""
         text = _strings(text, "text")
         if text_pair is None:
             encodings = self.tokenizer.encode_batch(text)
@@ -212,29 +213,23 @@ class OnnxTextModel:
             encodings = self.tokenizer.encode_batch(list(zip(text, _strings(text_pair, "text_pair"))))
         return _model_inputs(encodings, len(text))
 
-    def __call__(self, text, text_pair=None) -> dict:
-        if not self.takes_strings:
-            raise ValueError(
-                f"This {self.task} export takes token ids, not strings: its windows and span decoding are not in "
-                "a graph. Serve its SavedModel export for strings, or run `session` on the windows of its preprocessor."
-            )
-        outputs = self.session.run(self.output_names, self.string_inputs(text, text_pair))
+    def __call__(self, *texts) -> dict:
+        outputs = self.session.run(self.output_names, self.string_inputs(*texts))
         return dict(zip(self.output_names, outputs))
 
-    def string_inputs(self, text, text_pair=None) -> dict:
-        """`text_model.onnx`'s inputs: string arrays, a `text_pair` exactly
-        where the classifier takes pairs, as many as texts."""
-        feeds = {"text": np.array(_strings(text, "text"), dtype=object)}
-        if "text_pair" in self.input_names:
-            if text_pair is None:
-                raise ValueError("This classifier takes sentence pairs: pass `text_pair` as well as `text`.")
-            feeds["text_pair"] = np.array(_strings(text_pair, "text_pair"), dtype=object)
-            if len(feeds["text_pair"]) != len(feeds["text"]):
-                raise ValueError(
-                    f"Got {len(feeds['text'])} texts and {len(feeds['text_pair'])} text pairs: pass one pair a text."
-                )
-        elif text_pair is not None:
-            raise ValueError("This model takes single texts, not pairs: leave out `text_pair`.")
+    def string_inputs(self, *texts) -> dict:
+        """`text_model.onnx`'s inputs: one string array for each of its
+        inputs, as many strings each."""
+        names = self.input_names
+        if len(texts) != len(names):
+            raise ValueError(
+                f"This {self.task} takes {' and '.join(f'`{name}`' for name in names)}: got {len(texts)} "
+                f"list{'s' if len(texts) != 1 else ''} of strings."
+            )
+        feeds = {name: np.array(_strings(value, name), dtype=object) for name, value in zip(names, texts)}
+        if len({len(value) for value in feeds.values()}) > 1:
+            counts = " and ".join(f"{len(value)} `{name}`" for name, value in feeds.items())
+            raise ValueError(f"Got {counts} strings: pass as many of each.")
         return feeds
 
 

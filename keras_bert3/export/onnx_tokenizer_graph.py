@@ -13,21 +13,24 @@ with the normalizer of the `tokenizer.json` the export writes. In the graph:
 1. NUL characters become U+0001 (standard `StringSplit`, then `StringJoin`):
    onnxruntime-extensions' ops read strings up to their first NUL, and BERT
    deletes both characters alike.
-2. Tab, newline and carriage return become spaces (they cannot be keys of
-   the `StringMapping` table).
-3. The text splits into characters and special token strings ("[MASK]"),
+2. The text splits into characters and special token strings ("[MASK]"),
    matched in the raw text as the tokenizer does, longest first.
-4. `StringMapping` applies the table: lowercasing, accent stripping, spaces
-   around punctuation, control characters marked for deletion.
-5. The pieces join back into one string a text; deleted characters and
-   private-use characters go, CJK ideographs get spaces around them.
-6. The text splits into words at spaces; `WordpieceTokenizer` finds their
-   pieces, ONNX-ML's `LabelEncoder` turns them into ids, and a word with an
-   unknown piece becomes one `[UNK]` (the op keeps the pieces before it).
-7. Standard ops truncate ("longest_first" for pairs), add `[CLS]` and
+3. `StringMapping` applies the table: lowercasing, accent stripping, spaces
+   around punctuation and CJK ideographs, control characters marked for
+   deletion.
+4. The pieces join back into one string a text; tab, newline and carriage
+   return (which cannot be keys of the table) become spaces and
+   private-use characters are marked for deletion, one character for one,
+   so that each character of the normalized text comes from one piece
+   (`word_source_nodes`, for the question answerer's character offsets).
+5. Marked characters go; the text splits into words at spaces;
+   `WordpieceTokenizer` finds their pieces, ONNX-ML's `LabelEncoder` turns
+   them into ids, and a word with an unknown piece becomes one `[UNK]` (the
+   op keeps the pieces before it).
+6. Standard ops truncate ("longest_first" for pairs), add `[CLS]` and
    `[SEP]`, segment ids and the padding mask, padded to the batch's longest.
 
-One empty text more goes through steps 1-7 and is dropped at the end:
+One empty text more goes through steps 1-6 and is dropped at the end:
 onnxruntime-extensions' ops crash on empty tensors (a batch of no texts).
 
     model = text_model(onnx.load("classifier/model.onnx"), classifier.preprocessor)
@@ -47,16 +50,6 @@ STRING_OPS = "ai.onnx.contrib"  # onnxruntime-extensions' domain.
 OPSETS = {"": 20, STRING_OPS: 1, "ai.onnx.ml": 3}  # 20 for the standard `StringSplit`.
 DELETED = "\x01"  # A control character: BERT deletes it, so the table marks deletions with it.
 PRIVATE_USE = ((0xE000, 0xF8FF), (0xF0000, 0xFFFFD), (0x100000, 0x10FFFD))  # `tokenizers` deletes these.
-CJK_IDEOGRAPHS = (  # As `tokenizers`' `is_chinese_char`: each such character is a word of its own.
-    (0x4E00, 0x9FFF),
-    (0x3400, 0x4DBF),
-    (0x20000, 0x2A6DF),
-    (0x2A700, 0x2B73F),
-    (0x2B740, 0x2B81F),
-    (0x2B820, 0x2CEAF),
-    (0xF900, 0xFAFF),
-    (0x2F800, 0x2FA1F),
-)
 SURROGATES = (0xD800, 0xDFFF)
 
 
@@ -75,9 +68,9 @@ def hugging_face_normalizer(lowercase: bool, strip_accents: bool | None):
 def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, str]:
     """What BERT's normalizer (`hugging_face_normalizer`) and pre-tokenizer make of
     each Unicode character, for the characters they change: word breaks as
-    spaces, punctuation between spaces, `DELETED` for characters they delete.
-    Private-use characters and CJK ideographs that only gain spaces are left
-    out: the graph handles each group with one regular expression.
+    spaces, punctuation and CJK ideographs between spaces, `DELETED` for
+    characters they delete. Private-use characters are left out: the graph
+    marks them for deletion with one regular expression.
 
     Example:
     >>> character_table(lowercase=True, strip_accents=None)["A"]  # "a"
@@ -100,47 +93,58 @@ def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, st
             continue
         character = chr(code)
         changed = "".join(pre_tokenized(c) for c in normalizer.normalize_str(character)) or DELETED
-        if changed != character and not (_within(code, CJK_IDEOGRAPHS) and changed == f" {character} "):
+        if changed != character:
             table[character] = changed
     return table
 
 
-def text_model(token_ids_model, preprocessor) -> "onnx.ModelProto":  # noqa: F821
+def text_model(token_ids_model, preprocessor, *, max_answer_length: int = 15) -> "onnx.ModelProto":  # noqa: F821
     """`token_ids_model` (an ONNX model on int32 `token_ids`, `segment_ids`,
     `padding_mask`) with `preprocessor`'s tokenizer and segment joiner in
     front: string `(batch,)` inputs `text` (and `text_pair` for a pair
     classifier), the same outputs; for a token classifier also the per-word
-    outputs of its SavedModel (`onnx_word_tags_graph`). Runs on onnxruntime
-    with onnxruntime-extensions' custom ops library registered.
+    outputs of its SavedModel (`onnx_word_tags_graph`). For a question
+    answerer's preprocessor: inputs `question` and `context`, its windows in
+    front and the best span of at most `max_answer_length` pieces after the
+    model, with the outputs of its SavedModel (`onnx_question_answerer_graph`).
+    Runs on onnxruntime with onnxruntime-extensions' custom ops library
+    registered.
 
     Example:
     >>> onnx.save(text_model(onnx.load("model.onnx"), classifier.preprocessor), "text_model.onnx")
     """
+    from keras_bert3.export import onnx_question_answerer_graph
     from keras_bert3.export import onnx_word_tags_graph
 
     g = GraphBuilder(prefix="tokenize/")
     tokenizer = preprocessor.tokenizer
     table = character_table(tokenizer.lowercase, tokenizer.strip_accents)
-    names = ["text", "text_pair"] if getattr(preprocessor, "sentence_pairs", False) else ["text"]
+    answers = hasattr(preprocessor, "doc_stride")  # A question answerer's windows.
+    if answers:
+        names = ["question", "context"]
+    else:
+        names = ["text", "text_pair"] if getattr(preprocessor, "sentence_pairs", False) else ["text"]
     empty = g.const([""])  # One more text each, so that no custom op sees an empty tensor (they crash).
     texts = g.op("Concat", [part for name in names for part in (name, empty)], axis=0)
-    tags = None
-    if hasattr(preprocessor, "as_words"):  # A token classifier's words.
+    tags = windows = None
+    if answers:
+        model_inputs, windows = onnx_question_answerer_graph.window_nodes(g, preprocessor, table, texts)
+    elif hasattr(preprocessor, "as_words"):  # A token classifier's words.
         model_inputs, tags = onnx_word_tags_graph.word_nodes(g, preprocessor, table, texts)
+        model_inputs = [without_last_row(g, value) for value in model_inputs]
     else:
         ids, row_starts = token_id_nodes(g, tokenizer, table, texts)
         model_inputs = joined_segment_nodes(g, preprocessor, ids, row_starts, pairs=len(names) == 2)
-    for name, value in zip(INPUT_NAMES, model_inputs):  # Without the added row.
-        g.nodes.append(
-            helper.make_node(
-                "Cast", [without_last_row(g, value)], [name], name=f"tokenize/{name}", to=TensorProto.INT32
-            )
-        )
+        model_inputs = [without_last_row(g, value) for value in model_inputs]
+    for name, value in zip(INPUT_NAMES, model_inputs):
+        g.nodes.append(helper.make_node("Cast", [value], [name], name=f"tokenize/{name}", to=TensorProto.INT32))
     graph = token_ids_model.graph
     after = GraphBuilder(prefix="words/")
     outputs = list(graph.output)
     if tags is not None:
         outputs += onnx_word_tags_graph.word_output_nodes(after, g, tags)
+    if windows is not None:
+        outputs = onnx_question_answerer_graph.answer_nodes(after, windows, max_answer_length)
     model = helper.make_model(
         helper.make_graph(
             g.nodes + list(graph.node) + after.nodes,
@@ -182,27 +186,54 @@ def without_last_row(g: GraphBuilder, x: str) -> str:
 
 
 def token_id_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple[str, str]:
-    """Steps 1-6: the int64 ids of all texts' word pieces, and where each
+    """Steps 1-5: the int64 ids of all texts' word pieces, and where each
     text's ids start (`(texts + 1,)`)."""
-    texts = regex_replace(g, without_nul(g, texts), r"[\t\n\r]", " ")
+    _, _, _, normalized = normalized_nodes(g, tokenizer, table, texts)
+    ids, piece_counts, word_rows = wordpiece_nodes(g, tokenizer, normalized)
+    return ids, text_row_starts(g, piece_counts, word_rows)
+
+
+def text_row_starts(g: GraphBuilder, piece_counts: str, word_rows: str) -> str:
+    """Where each text's ids start (`(texts + 1,)`), from `wordpiece_nodes`' counts and rows."""
+    piece_ends = g.op("CumSum", [piece_counts, g.const(0)])
+    return g.op("Gather", [g.op("Concat", [g.const([0]), piece_ends], axis=0), word_rows], axis=0)
+
+
+def normalized_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple[str, str, str, str]:
+    """Steps 1-4: `pieces`, the characters and special token strings of all
+    texts (flat, NUL as `DELETED`), `piece_rows` (`(texts + 1,)`: each text's
+    first piece), `mapped` (each piece normalized and pre-tokenized) and
+    `normalized` (`(texts,)`: each text's `mapped` joined, with one character
+    for each character of `mapped`)."""
+    texts = without_nul(g, texts)
     special = tokenizer.special_tokens_in_text
     pattern = "((?s:.))"
     if special:  # Characters that start no special token first: the common case, tried first, is faster.
         first_characters = "".join(sorted({f"\\x{{{ord(token[0]):X}}}" for token in special}))
         pattern = f"([^{first_characters}]|" + "".join(_re2_literal(token) + "|" for token in special) + "(?s:.))"
-    characters, _, _, starts = g.op(
+    pieces, _, _, piece_rows = g.op(
         "StringRegexSplitWithOffsets", [texts, g.const([pattern]), g.const([pattern])], outputs=4, domain=STRING_OPS
     )
     table = {**table, **{token: f" {token} " for token in special}}
-    mapping = "\n".join(f"{key}\t{value}" for key, value in table.items() if key not in "\t\n\r")  # Spaces by now.
-    mapped = g.op("StringMapping", [characters], domain=STRING_OPS, map=mapping)
-    texts = g.op(
-        "StringJoin", [_ragged_to_dense(g, mapped, starts, ""), g.const([""]), g.const([1])], domain=STRING_OPS
+    mapping = "\n".join(f"{key}\t{value}" for key, value in table.items() if key not in "\t\n\r")  # Not keys.
+    mapped = g.op("StringMapping", [pieces], domain=STRING_OPS, map=mapping)
+    normalized = g.op(
+        "StringJoin", [ragged_to_dense(g, mapped, piece_rows, ""), g.const([""]), g.const([1])], domain=STRING_OPS
     )
-    texts = regex_replace(g, texts, f"[{DELETED}{_character_ranges(PRIVATE_USE)}]", "")
-    texts = regex_replace(g, texts, f"([{_character_ranges(CJK_IDEOGRAPHS)}])", r" \1 ")
-    words, _, _, word_starts = g.op(
-        "StringRegexSplitWithOffsets", [texts, g.const(["( )"]), g.const([""])], outputs=4, domain=STRING_OPS
+    normalized = regex_replace(g, normalized, r"[\t\n\r]", " ")
+    normalized = regex_replace(g, normalized, f"[{_character_ranges(PRIVATE_USE)}]", DELETED)
+    return pieces, piece_rows, mapped, normalized
+
+
+def wordpiece_nodes(g: GraphBuilder, tokenizer, normalized: str) -> tuple[str, str, str]:
+    """Step 5: the int64 ids of the word pieces of all `normalized` texts,
+    how many pieces each word has (`(words,)`), and each text's first word
+    (`(texts + 1,)`)."""
+    words, _, _, word_rows = g.op(
+        "StringRegexSplitWithOffsets",
+        [regex_replace(g, normalized, DELETED, ""), g.const(["( )"]), g.const([""])],
+        outputs=4,
+        domain=STRING_OPS,
     )
     vocabulary = {token: index for index, token in reversed(list(enumerate(tokenizer.vocabulary)))}
     pieces, piece_starts, _, _ = g.op(
@@ -224,15 +255,34 @@ def token_id_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple
         default_int64=tokenizer.unk_token_id,
     )
     ids, piece_counts = _unknown_words_whole(g, ids, piece_starts, tokenizer.unk_token_id)
-    piece_ends = g.op("CumSum", [piece_counts, g.const(0)])
-    return ids, g.op("Gather", [g.op("Concat", [g.const([0]), piece_ends], axis=0), word_starts], axis=0)
+    return ids, piece_counts, word_rows
+
+
+def repeat_indices(g: GraphBuilder, counts: str) -> str:
+    """`i` repeated `counts[i]` times, in order: int64 `(sum(counts),)` for
+    int64 `counts >= 0` (NumPy's `np.repeat(np.arange(len(counts)), counts)`)."""
+    ends = g.op("CumSum", [counts, g.const(0)])
+    total = g.op("ReduceSum", [counts, g.const([0])], keepdims=1)  # (1,)
+    zeros = g.op(
+        "ConstantOfShape",
+        [g.op("Add", [total, g.const([1])])],
+        value=helper.make_tensor("zero", TensorProto.INT64, [1], [0]),
+    )
+    starts = g.op("Sub", [ends, counts])
+    marks = g.op(
+        "ScatterElements",
+        [zeros, starts, g.op("Add", [g.op("Mul", [starts, g.const(0)]), g.const(1)])],
+        axis=0,
+        reduction="add",  # Items repeated 0 times mark the same start as the next one.
+    )
+    return slice_of(g, g.op("Sub", [g.op("CumSum", [marks, g.const(0)]), g.const(1)]), 0, -1)
 
 
 def _unknown_words_whole(g: GraphBuilder, ids: str, word_starts: str, unk_id: int) -> tuple[str, str]:
     """A word with an unknown piece as one unknown token, as BERT's WordPiece
     (`WordpieceTokenizer` keeps the pieces found before the unknown one):
     the ids left and the count of each word's (`(words,)`)."""
-    starts, ends = _slice(g, word_starts, 0, -1), _slice(g, word_starts, 1, 2**62)
+    starts, ends = slice_of(g, word_starts, 0, -1), slice_of(g, word_starts, 1, 2**62)
     unknown = g.op("Cast", [g.op("Equal", [ids, g.const(unk_id)])], to=TensorProto.INT64)
     unknown_before = g.op("Concat", [g.const([0]), g.op("CumSum", [unknown, g.const(0)])], axis=0)
     word_unknown = g.op(
@@ -262,7 +312,7 @@ def joined_segment_nodes(g: GraphBuilder, preprocessor, ids: str, row_starts: st
     """Step 7: int64 `(batch, longest)` token ids, segment ids and padding
     mask of `[CLS] a [SEP] (b [SEP])` rows, truncated as `BertSegmentJoiner`."""
     tokenizer, length = preprocessor.tokenizer, preprocessor.sequence_length
-    starts, ends = _slice(g, row_starts, 0, -1), _slice(g, row_starts, 1, 2**62)
+    starts, ends = slice_of(g, row_starts, 0, -1), slice_of(g, row_starts, 1, 2**62)
     lengths = g.op("Sub", [ends, starts])
     if pairs:  # The first rows are `text` and "", the others `text_pair` and "".
         rows = g.op("Add", [g.op("Shape", ["text"]), g.const([1])])
@@ -332,11 +382,16 @@ def _longest_first(g: GraphBuilder, first: str, second: str, budget: int) -> tup
     return g.op("Min", [first_keep, first]), g.op("Min", [second_keep, second])
 
 
-def _ragged_to_dense(g: GraphBuilder, values: str, row_starts: str, padding) -> str:
+def ragged_to_dense(g: GraphBuilder, values: str, row_starts: str, padding) -> str:
     """`values` cut at `row_starts` (`(rows + 1,)`) as a `(rows, longest)`
     tensor padded with `padding` (at least one column)."""
-    starts = _slice(g, row_starts, 0, -1)
-    lengths = g.op("Sub", [_slice(g, row_starts, 1, 2**62), starts])
+    starts = slice_of(g, row_starts, 0, -1)
+    return runs_to_dense(g, values, starts, g.op("Sub", [slice_of(g, row_starts, 1, 2**62), starts]), padding)
+
+
+def runs_to_dense(g: GraphBuilder, values: str, starts: str, lengths: str, padding) -> str:
+    """`values[starts[i] : starts[i] + lengths[i]]` as row `i` of a `(rows,
+    longest)` tensor padded with `padding` (at least one column)."""
     longest = g.op("ReduceMax", [g.op("Concat", [lengths, g.const([1])], axis=0)], keepdims=0)
     position = column_indices(g, longest)
     index = g.op("Add", [g.op("Unsqueeze", [starts, g.const([1])]), position])
@@ -346,7 +401,7 @@ def _ragged_to_dense(g: GraphBuilder, values: str, row_starts: str, padding) -> 
     return g.op("Gather", [padded, index], axis=0)
 
 
-def _slice(g: GraphBuilder, x: str, start: int, end: int) -> str:
+def slice_of(g: GraphBuilder, x: str, start: int, end: int) -> str:
     return g.op("Slice", [x, g.const([start]), g.const([end])])
 
 

@@ -17,6 +17,7 @@ from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 from tests.qa_passages import LENGTHS
+from tests.qa_passages import passages
 from tests.real_text import real_lines
 from tests.real_text import real_pairs
 from tests.test_case import tiny_backbone
@@ -53,6 +54,7 @@ def token_ids_outputs(task, model_inputs: dict) -> dict:
 
 @pytest.mark.parametrize("kind", ["classifier", "token_classifier", "question_answerer"])
 def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp_path):
+    """model.onnx on token ids (a classifier's from tokenizer.json, the others' from their preprocessor)."""
     task = task_of(kind, tokenizer)
     task.export(str(tmp_path / "onnx"), format="onnx")
     served = OnnxTextModel(str(tmp_path / "onnx"))
@@ -62,8 +64,6 @@ def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp
         onnx_outputs = served(texts)
     else:  # The token-ids model on the preprocessor's words, or its question-and-passage windows.
         if kind == "question_answerer":
-            with pytest.raises(ValueError, match="takes token ids, not strings"):
-                served(texts)
             model_inputs = task.preprocessor.model_inputs(task.preprocessor((texts, texts[::-1])))
         else:
             model_inputs = task.preprocessor(task.preprocessor.as_words(tf.constant(texts)))
@@ -79,13 +79,44 @@ def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp
         np.testing.assert_allclose(onnx_outputs[key], expected[key], atol=1e-4, rtol=0)
 
 
+def test_question_answerer_answers_strings_as_its_saved_model(tokenizer, tmp_path):
+    """text_model.onnx: questions and contexts in, the answers of the
+    SavedModel's `serving_default` (the preprocessor's windows, the model,
+    `best_spans`) out, on real passages longer than a window and odd texts."""
+    task = task_of("question_answerer", tokenizer)
+    task.export(str(tmp_path / "onnx"), format="onnx")
+    served = OnnxTextModel(str(tmp_path / "onnx"))
+    questions, contexts = (list(side) for side in zip(*passages()))
+    texts = texts_to_check()
+    questions += texts + ["", "What?", "Where is it?"]
+    contexts += texts[::-1] + ["", "", "Tab\tnew\nline, NUL\x00 and \ue000 private [MASK] ﬁne 東京."]
+    answers = served(questions, contexts)
+    features = task.preprocessor((questions, contexts))
+    logits = task(task.preprocessor.model_inputs(features), training=False)
+    expected = task.best_spans(features, logits["start_logits"], logits["end_logits"], tf.constant(contexts))
+    expected = {key: np.asarray(value) for key, value in expected.items()}
+    expected_answers = [answer.decode("utf-8").replace("\x00", "\x01") for answer in expected["answer"]]
+    assert answers["answer"].tolist() == expected_answers  # NUL comes back as U+0001.
+    for key in ("start", "end"):
+        np.testing.assert_array_equal(answers[key], expected[key])
+    np.testing.assert_allclose(answers["score"], expected["score"], atol=1e-4, rtol=0)
+    for context, answer, start, end in zip(contexts, *(answers[key] for key in ("answer", "start", "end"))):
+        assert context[start:end].replace("\x00", "\x01") == answer
+    assert len(set(answers["answer"].tolist())) > len(questions) // 2  # Spans all over the passages.
+    assert answers["score"][-3:-1].tolist() == [0.0, 0.0] and answers["answer"][-3:-1].tolist() == ["", ""]
+    assert [value.shape for value in served([], []).values()] == [(0,)] * 4
+    with pytest.raises(ValueError, match="takes `question` and `context`: got 1 list"):
+        served(questions)
+    with pytest.raises(ValueError, match="Got 2 `question` and 1 `context` strings"):
+        served(questions[:2], contexts[:1])
+
+
 def test_token_classifier_words_as_predict(tokenizer, tmp_path):
     task = task_of("token_classifier", tokenizer)
     task.export(str(tmp_path / "onnx"), format="onnx")
     served = OnnxTextModel(str(tmp_path / "onnx"))
     texts = texts_to_check() + ["Call  os.walk\tfirst", "\x00 only\x00 \x00"]
     outputs = served(texts)
-    assert served.takes_strings  # text_model.onnx: the words and the tokenizer in the graph.
     words = task.preprocessor.as_words(tf.constant(texts))
     model_inputs = task.preprocessor(words)
     np.testing.assert_array_equal(outputs["word_positions"], np.asarray(model_inputs["word_positions"]))
@@ -133,10 +164,9 @@ def test_pair_classifier_on_real_pairs(tokenizer, tmp_path):
     assert not ours["padding_mask"][:, length:].any()
     expected = task.predict((first, second), verbose=0)
     np.testing.assert_allclose(served(first, second)["logits"], expected, atol=1e-4, rtol=0)
-    assert served.takes_strings  # text_model.onnx, the tokenizer in the graph.
-    with pytest.raises(ValueError, match="takes sentence pairs: pass `text_pair`"):
+    with pytest.raises(ValueError, match="takes `text` and `text_pair`: got 1 list of strings"):
         served(first)
-    with pytest.raises(ValueError, match="Got 2 texts and 1 text pairs"):
+    with pytest.raises(ValueError, match="Got 2 `text` and 1 `text_pair` strings"):
         served(first[:2], second[:1])
 
 
@@ -168,7 +198,7 @@ def test_bad_inputs(tokenizer, tmp_path):
     assert not (tmp_path / "int4").exists() and not (tmp_path / "other").exists()
     export_onnx(task, str(tmp_path / "onnx"))
     served = OnnxTextModel(str(tmp_path / "onnx"))
-    with pytest.raises(ValueError, match="takes single texts, not pairs"):
+    with pytest.raises(ValueError, match="takes `text`: got 2 lists of strings"):
         served(["a"], ["b"])
     with pytest.raises(ValueError, match=r"text\[1\] is not valid UTF-8"):
         served([b"fine", b"\xff\xfe broken"])

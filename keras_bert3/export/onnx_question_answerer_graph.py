@@ -1,0 +1,283 @@
+"""A question answerer's windows and answers as ONNX nodes around the
+in-graph tokenizer (`onnx_tokenizer_graph`), giving the outputs of its
+SavedModel's `serving_default` (`question_answerer_export`) from strings, as
+`QuestionAnsweringPreprocessor` and its `best_spans` do:
+
+- every word piece of a context traced back to the characters of its word
+  (`passage_token_nodes`): each character of a normalized text comes from one
+  piece (a character or special token string) of the context;
+- the windows `[CLS] question [SEP] passage-window [SEP]`, the question cut to
+  `max_query_length` pieces, consecutive windows sharing `doc_stride`
+  passage pieces, at most `max_windows` an example (`window_nodes`);
+- after the model, the best span of each example over its windows, widened
+  to whole words, and the answer cut from the context (`answer_nodes`; a
+  NUL character inside an answer comes back as U+0001).
+
+    model_inputs, windows = window_nodes(g, preprocessor, table, texts)   # before the model
+    outputs = answer_nodes(after, windows, max_answer_length)             # after it
+"""
+
+import numpy as np
+from onnx import TensorProto
+from onnx import helper
+
+from keras_bert3.export.onnx_graph import GraphBuilder
+from keras_bert3.export.onnx_tokenizer_graph import DELETED
+from keras_bert3.export.onnx_tokenizer_graph import STRING_OPS
+from keras_bert3.export.onnx_tokenizer_graph import column_indices
+from keras_bert3.export.onnx_tokenizer_graph import normalized_nodes
+from keras_bert3.export.onnx_tokenizer_graph import repeat_indices
+from keras_bert3.export.onnx_tokenizer_graph import runs_to_dense
+from keras_bert3.export.onnx_tokenizer_graph import slice_of
+from keras_bert3.export.onnx_tokenizer_graph import text_row_starts
+from keras_bert3.export.onnx_tokenizer_graph import width_of
+from keras_bert3.export.onnx_tokenizer_graph import without_last_row
+from keras_bert3.export.onnx_tokenizer_graph import wordpiece_nodes
+
+OUTPUTS = {
+    "answer": TensorProto.STRING,
+    "start": TensorProto.INT32,
+    "end": TensorProto.INT32,
+    "score": TensorProto.FLOAT,
+}
+MASKED_LOGIT = -10000.0  # As `QuestionAnsweringPreprocessor.best_spans`.
+
+
+def passage_token_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> dict:
+    """The word pieces of all `texts` and where their words are in them:
+    int64 `ids` and `row_starts` (`(texts + 1,)`, each text's first piece) as
+    `token_id_nodes`; for each word piece, the first and the last of the
+    text's `pieces` its word comes from (`first_piece`, `last_piece`); and for
+    each of those pieces its characters in its text
+    (`text[piece_start[i]:piece_end[i]]`), so that a word piece's word is
+    `text[piece_start[first_piece]:piece_end[last_piece]]`, as
+    `BertTokenizer.tokenize_with_offsets(word_offsets=True)` gives it."""
+    pieces, piece_rows, mapped, normalized = normalized_nodes(g, tokenizer, table, texts)
+    ids, piece_counts, word_rows = wordpiece_nodes(g, tokenizer, normalized)
+    text_of_piece = repeat_indices(g, g.op("Sub", [slice_of(g, piece_rows, 1, 2**62), slice_of(g, piece_rows, 0, -1)]))
+    first_piece, last_piece = _word_source_nodes(g, text_of_piece, mapped, normalized)
+    word_of_token = repeat_indices(g, piece_counts)
+    characters = g.op("StringLength", [pieces], domain=STRING_OPS)
+    ends = g.op("CumSum", [characters, g.const(0)])
+    text_first_character = g.op("Gather", [g.op("Concat", [g.const([0]), ends], axis=0), piece_rows], axis=0)
+    piece_end = g.op("Sub", [ends, g.op("Gather", [text_first_character, text_of_piece], axis=0)])
+    return {
+        "ids": ids,
+        "row_starts": text_row_starts(g, piece_counts, word_rows),
+        "first_piece": g.op("Gather", [first_piece, word_of_token], axis=0),
+        "last_piece": g.op("Gather", [last_piece, word_of_token], axis=0),
+        "pieces": pieces,
+        "piece_start": g.op("Sub", [piece_end, characters]),
+        "piece_end": piece_end,
+    }
+
+
+def _word_source_nodes(g: GraphBuilder, text_of_piece: str, mapped: str, normalized: str) -> tuple[str, str]:
+    """The first and the last piece that each word of `wordpiece_nodes` comes
+    from, int64 `(words,)`: the characters of the `normalized` texts traced
+    back to their pieces through `mapped` (as many characters each)."""
+    piece_of_character = repeat_indices(g, g.op("StringLength", [mapped], domain=STRING_OPS))
+    split = "((?s:.))"
+    characters, _, _, _ = g.op(
+        "StringRegexSplitWithOffsets", [normalized, g.const([split]), g.const([split])], outputs=4, domain=STRING_OPS
+    )
+    kept = g.op("Not", [g.op("Equal", [characters, g.const([DELETED])])])
+    piece_of_character = g.op("Compress", [piece_of_character, kept], axis=0)
+    in_word = g.op("Not", [g.op("Equal", [g.op("Compress", [characters, kept], axis=0), g.const([" "])])])
+    text = g.op("Gather", [text_of_piece, piece_of_character], axis=0)
+
+    def neighbour(x, fill, step):  # x[i - 1] (step 1) or x[i + 1] (step -1) at i, `fill` past the ends.
+        parts = [g.const([fill]), slice_of(g, x, 0, -1)] if step == 1 else [slice_of(g, x, 1, 2**62), g.const([fill])]
+        return g.op("Concat", parts, axis=0)
+
+    def word_edges(step):  # Word characters whose neighbour (before or after) is not of the same word.
+        same_word = g.op("And", [neighbour(in_word, False, step), g.op("Equal", [neighbour(text, -1, step), text])])
+        return g.op("And", [in_word, g.op("Not", [same_word])])
+
+    first = g.op("Compress", [piece_of_character, word_edges(1)], axis=0)
+    return first, g.op("Compress", [piece_of_character, word_edges(-1)], axis=0)
+
+
+def window_nodes(g: GraphBuilder, preprocessor, table: dict, texts: str) -> tuple[list[str], dict]:
+    """The model inputs (int64 `(windows, length)` token ids, segment ids,
+    padding mask) of the windows of `texts` (`(2 * batch + 2,)` strings: the
+    `question`s, "", the `context`s, ""), and the windows' values for
+    `answer_nodes`. Windows as `QuestionAnsweringPreprocessor.call`."""
+    tokenizer = preprocessor.tokenizer
+    tokens = passage_token_nodes(g, tokenizer, table, texts)
+    starts = slice_of(g, tokens["row_starts"], 0, -1)
+    lengths = g.op("Sub", [slice_of(g, tokens["row_starts"], 1, 2**62), starts])
+    batch = g.op("Shape", ["question"])
+    questions = g.op("Range", [g.const(0), g.op("Squeeze", [batch]), g.const(1)])
+    contexts = g.op("Add", [questions, g.op("Add", [batch, g.const([1])])])
+    question_length = g.op(
+        "Min", [g.op("Gather", [lengths, questions], axis=0), g.const(preprocessor.max_query_length)]
+    )
+    spans = _window_spans(g, preprocessor, question_length, g.op("Gather", [lengths, contexts], axis=0))
+    of_example = spans["of_example"]
+    question = of_example(question_length)  # (windows, 1), as the values below.
+    passage_begins = g.op("Add", [question, g.const(2)])
+    passage_end = g.op("Add", [passage_begins, spans["length"]])
+    total = g.op("Add", [passage_end, g.const(1)])
+    position = column_indices(g, _padded_length(g, preprocessor, total))  # (1, padded)
+    in_question = g.op(
+        "And", [g.op("GreaterOrEqual", [position, g.const(1)]), g.op("LessOrEqual", [position, question])]
+    )
+    in_passage = g.op(
+        "And", [g.op("GreaterOrEqual", [position, passage_begins]), g.op("Less", [position, passage_end])]
+    )
+    question_token = g.op(
+        "Add", [of_example(g.op("Gather", [starts, questions], axis=0)), g.op("Sub", [position, g.const(1)])]
+    )
+    passage_start = g.op("Add", [of_example(g.op("Gather", [starts, contexts], axis=0)), spans["first"]])
+    passage_token = g.op("Add", [passage_start, g.op("Sub", [position, passage_begins])])
+    outside = g.op("Shape", [tokens["ids"]])  # The index of the value appended below.
+    index = g.op("Where", [in_question, question_token, g.op("Where", [in_passage, passage_token, outside])])
+
+    def at_tokens(values, fill):  # values[index], `fill` off the question and passage.
+        return g.op("Gather", [g.op("Concat", [values, g.const([fill])], axis=0), index], axis=0)
+
+    is_sep = g.op(
+        "Or", [g.op("Equal", [position, g.op("Add", [question, g.const(1)])]), g.op("Equal", [position, passage_end])]
+    )
+    token_ids = g.op(
+        "Where", [is_sep, g.const(tokenizer.sep_token_id), at_tokens(tokens["ids"], tokenizer.pad_token_id)]
+    )
+    token_ids = g.op("Where", [g.op("Equal", [position, g.const(0)]), g.const(tokenizer.cls_token_id), token_ids])
+    padding_mask = g.op("Less", [position, total])
+    segment_ids = g.op("And", [g.op("GreaterOrEqual", [position, passage_begins]), padding_mask])
+    values = {
+        "in_passage": in_passage,
+        "first_piece": at_tokens(tokens["first_piece"], -1),
+        "last_piece": at_tokens(tokens["last_piece"], -1),
+        "windows": spans["windows"],
+        "first_window": spans["first_window"],
+        **{name: tokens[name] for name in ("pieces", "piece_start", "piece_end")},
+    }
+    return [token_ids, segment_ids, padding_mask], values
+
+
+def _window_spans(g: GraphBuilder, preprocessor, question_length: str, passage_length: str) -> dict:
+    """How many windows each example has (`windows`, `(batch,)`) and where
+    its first is (`first_window`); for each window, its first passage piece
+    and how many it holds (`first`, `length`: `(windows, 1)`); and
+    `of_example`, which takes `(batch,)` values to each window's `(windows, 1)`."""
+    budget = g.op("Sub", [g.const(preprocessor.sequence_length - 3), question_length])  # Passage pieces a window.
+    step = g.op("Sub", [budget, g.const(preprocessor.doc_stride)])
+    overflow = g.op("Max", [g.op("Sub", [passage_length, budget]), g.const(0)])
+    more = g.op("Div", [g.op("Add", [overflow, g.op("Sub", [step, g.const(1)])]), step])  # Rounded up.
+    windows = g.op("Min", [g.op("Add", [more, g.const(1)]), g.const(preprocessor.max_windows)])
+    example = repeat_indices(g, windows)  # (windows,)
+    first_window = g.op("Sub", [g.op("CumSum", [windows, g.const(0)]), windows])
+
+    def of_example(x):
+        return g.op("Unsqueeze", [g.op("Gather", [x, example], axis=0), g.const([1])])
+
+    window = g.op("Range", [g.const(0), g.op("Squeeze", [g.op("Shape", [example])]), g.const(1)])
+    number = g.op("Sub", [g.op("Unsqueeze", [window, g.const([1])]), of_example(first_window)])  # In its example.
+    first = g.op("Mul", [number, of_example(step)])
+    length = g.op("Min", [of_example(budget), g.op("Sub", [of_example(passage_length), first])])
+    return {
+        "windows": windows,
+        "first_window": first_window,
+        "first": first,
+        "length": length,
+        "of_example": of_example,
+    }
+
+
+def _padded_length(g: GraphBuilder, preprocessor, total: str) -> str:
+    """The longest of `total` (at least 1), rounded up to `pad_to_multiple_of`, at most `sequence_length`."""
+    multiple = preprocessor.pad_to_multiple_of
+    longest = g.op(
+        "ReduceMax", [g.op("Concat", [g.op("Reshape", [total, g.const([-1])]), g.const([1])], axis=0)], keepdims=0
+    )
+    rounded = g.op(
+        "Mul", [g.op("Div", [g.op("Add", [longest, g.const(multiple - 1)]), g.const(multiple)]), g.const(multiple)]
+    )
+    return g.op("Min", [rounded, g.const(preprocessor.sequence_length)])
+
+
+def answer_nodes(after: GraphBuilder, windows: dict, max_answer_length: int) -> list:
+    """Nodes after the model (in `after`) that find each example's best span
+    in the model's `start_logits` and `end_logits`, as
+    `QuestionAnsweringPreprocessor.best_spans`; the graph outputs `answer`,
+    `start`, `end` and `score` (value infos). `windows` are `window_nodes`' values."""
+    g, k = after, max_answer_length
+    scores = _span_scores(g, windows["in_passage"], k)  # (windows, length * k)
+    best = g.op("ArgMax", [scores], axis=1, keepdims=0)  # The first maximum: start-major, then shortest.
+    score, window = _best_windows(g, g.op("ReduceMax", [scores, g.const([1])], keepdims=0), windows)
+    span = g.op("Gather", [best, window], axis=0)
+    start_token = g.op("Div", [span, g.const(k)])
+    end_token = g.op("Add", [start_token, g.op("Mod", [span, g.const(k)])])
+    found = g.op("GreaterOrEqual", [score, g.const(np.float32(0.0))])
+
+    def at_span(name, token):  # windows[name][window, token], 0 where no span was found.
+        index = g.op(
+            "Concat", [g.op("Unsqueeze", [window, g.const([1])]), g.op("Unsqueeze", [token, g.const([1])])], axis=1
+        )
+        return g.op("Where", [found, g.op("GatherND", [windows[name], index]), g.const(0)])
+
+    def of_piece(name, piece):  # windows[name][piece], 0 where no span was found.
+        values = g.op("Concat", [windows[name], g.const([0])], axis=0)  # Never empty.
+        return g.op("Where", [found, g.op("Gather", [values, piece], axis=0), g.const(0)])
+
+    first_piece, last_piece = at_span("first_piece", start_token), at_span("last_piece", end_token)
+    count = g.op("Where", [found, g.op("Add", [g.op("Sub", [last_piece, first_piece]), g.const(1)]), g.const(0)])
+    starts, counts = (g.op("Concat", [x, g.const([0])], axis=0) for x in (first_piece, count))  # One row more.
+    answer_pieces = runs_to_dense(g, windows["pieces"], starts, counts, "")
+    answer = g.op("StringJoin", [answer_pieces, g.const([""]), g.const([1])], domain=STRING_OPS)
+    values = {
+        "answer": without_last_row(g, answer),
+        "start": of_piece("piece_start", first_piece),
+        "end": of_piece("piece_end", last_piece),
+        "score": g.op("Where", [found, score, g.const(np.float32(0.0))]),
+    }
+    outputs = []
+    for name, element_type in OUTPUTS.items():
+        if element_type == TensorProto.STRING:
+            g.nodes.append(helper.make_node("Identity", [values[name]], [name], name=f"answers/{name}"))
+        else:
+            g.nodes.append(helper.make_node("Cast", [values[name]], [name], name=f"answers/{name}", to=element_type))
+        outputs.append(helper.make_tensor_value_info(name, element_type, ["batch"]))
+    return outputs
+
+
+def _span_scores(g: GraphBuilder, passage: str, k: int) -> str:
+    """`p_start[t] * p_end[t + j]` of each window's spans `(t, t + j)`, `j < k`,
+    both ends in the passage, else -1: float32 `(windows, length * k)`. The
+    probabilities are the softmax of the model's logits over the passage and
+    [CLS], then [CLS]'s zeroed."""
+    is_cls = g.op("Equal", [column_indices(g, width_of(g, "start_logits")), g.const(0)])
+
+    def probabilities(logits):
+        logits = g.op("Where", [g.op("Or", [passage, is_cls]), logits, g.const(np.float32(MASKED_LOGIT))])
+        return g.op("Where", [is_cls, g.const(np.float32(0.0)), g.op("Softmax", [logits], axis=-1)])
+
+    positions = g.op("Range", [g.const(0), width_of(g, "start_logits"), g.const(1)])
+    ends = g.op("Add", [g.op("Unsqueeze", [positions, g.const([1])]), g.const(np.arange(k)[None, :])])  # (length, k)
+
+    def at_ends(x):  # (windows, length) to (windows, length, k): x[:, t + j] at (t, j), 0 past the end.
+        return g.op("Gather", [g.op("Pad", [x, g.const([0, 0, 0, k]), g.const(np.float32(0.0))]), ends], axis=1)
+
+    scores = g.op(
+        "Mul", [g.op("Unsqueeze", [probabilities("start_logits"), g.const([2])]), at_ends(probabilities("end_logits"))]
+    )
+    end_in_passage = g.op("Greater", [at_ends(g.op("Cast", [passage], to=TensorProto.FLOAT)), g.const(np.float32(0.5))])
+    valid = g.op("And", [g.op("Unsqueeze", [passage, g.const([2])]), end_in_passage])
+    scores = g.op("Where", [valid, scores, g.const(np.float32(-1.0))])
+    shape = g.op("Shape", [scores])
+    flat = g.op("Concat", [slice_of(g, shape, 0, 1), g.op("Mul", [slice_of(g, shape, 1, 2), g.const([k])])], axis=0)
+    return g.op("Reshape", [scores, flat])
+
+
+def _best_windows(g: GraphBuilder, window_score: str, windows: dict) -> tuple[str, str]:
+    """Each example's best score over its windows (`(batch,)`, -1 where no
+    window has a span) and the first window that has it."""
+    counts, first_window = windows["windows"], windows["first_window"]
+    column = column_indices(g, g.op("ReduceMax", [g.op("Concat", [counts, g.const([1])], axis=0)], keepdims=0))
+    inside = g.op("Less", [column, g.op("Unsqueeze", [counts, g.const([1])])])  # (batch, most windows)
+    window = g.op("Where", [inside, g.op("Add", [g.op("Unsqueeze", [first_window, g.const([1])]), column]), g.const(0)])
+    scores = g.op("Where", [inside, g.op("Gather", [window_score, window], axis=0), g.const(np.float32(-2.0))])
+    best = g.op("Add", [first_window, g.op("ArgMax", [scores], axis=1, keepdims=0)])
+    return g.op("ReduceMax", [scores, g.const([1])], keepdims=0), best
