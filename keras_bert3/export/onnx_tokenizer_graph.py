@@ -49,6 +49,7 @@ from keras_bert3.export.onnx_graph import GraphBuilder
 STRING_OPS = "ai.onnx.contrib"  # onnxruntime-extensions' domain.
 OPSETS = {"": 20, STRING_OPS: 1, "ai.onnx.ml": 3}  # 20 for the standard `StringSplit`.
 DELETED = "\x01"  # A control character: BERT deletes it, so the table marks deletions with it.
+ROW_END = "\x02"  # Another: never in the table's values, so it ends each text where they are joined.
 PRIVATE_USE = ((0xE000, 0xF8FF), (0xF0000, 0xFFFFD), (0x100000, 0x10FFFD))  # `tokenizers` deletes these.
 SURROGATES = (0xD800, 0xDFFF)
 
@@ -214,12 +215,11 @@ def normalized_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tup
     pieces, _, _, piece_rows = g.op(
         "StringRegexSplitWithOffsets", [texts, g.const([pattern]), g.const([pattern])], outputs=4, domain=STRING_OPS
     )
+    assert table[ROW_END] == DELETED, "ROW_END must not be in any normalized text."
     table = {**table, **{token: f" {token} " for token in special}}
     mapping = "\n".join(f"{key}\t{value}" for key, value in table.items() if key not in "\t\n\r")  # Not keys.
     mapped = g.op("StringMapping", [pieces], domain=STRING_OPS, map=mapping)
-    normalized = g.op(
-        "StringJoin", [ragged_to_dense(g, mapped, piece_rows, ""), g.const([""]), g.const([1])], domain=STRING_OPS
-    )
+    normalized = joined_rows(g, mapped, piece_rows)
     normalized = regex_replace(g, normalized, r"[\t\n\r]", " ")
     normalized = regex_replace(g, normalized, f"[{_character_ranges(PRIVATE_USE)}]", DELETED)
     return pieces, piece_rows, mapped, normalized
@@ -382,11 +382,33 @@ def _longest_first(g: GraphBuilder, first: str, second: str, budget: int) -> tup
     return g.op("Min", [first_keep, first]), g.op("Min", [second_keep, second])
 
 
-def ragged_to_dense(g: GraphBuilder, values: str, row_starts: str, padding) -> str:
-    """`values` cut at `row_starts` (`(rows + 1,)`) as a `(rows, longest)`
-    tensor padded with `padding` (at least one column)."""
-    starts = slice_of(g, row_starts, 0, -1)
-    return runs_to_dense(g, values, starts, g.op("Sub", [slice_of(g, row_starts, 1, 2**62), starts]), padding)
+def joined_rows(g: GraphBuilder, values: str, row_starts: str) -> str:
+    """Each row's `values` (strings, cut at `row_starts`, `(rows + 1,)`)
+    joined into one string, `(rows,)`: all values joined at once with
+    `ROW_END` after each row, then split at it (standard `StringSplit`), so
+    that a long row in a batch of short ones costs its own length only (a
+    `(rows, longest)` layout would cost the longest row's length a row).
+    `values` never contain `ROW_END`: the table maps it to `DELETED`."""
+    counts = g.op("Sub", [slice_of(g, row_starts, 1, 2**62), slice_of(g, row_starts, 0, -1)])
+    ends = g.op("Add", [slice_of(g, row_starts, 1, 2**62), column_indices_1d(g, g.op("Shape", [counts]))])
+    size = g.op("Add", [g.op("Shape", [values]), g.op("Shape", [counts])])  # Values and one `ROW_END` a row.
+    zeros = g.op("ConstantOfShape", [size], value=helper.make_tensor("zero", TensorProto.INT64, [1], [0]))
+    ones = g.op("Add", [g.op("Mul", [ends, g.const(0)]), g.const(1)])
+    is_end = g.op("ScatterElements", [zeros, ends, ones], axis=0)  # Where each row's `ROW_END` goes.
+    ends_before = g.op("Sub", [g.op("CumSum", [is_end, g.const(0)]), is_end])
+    position = column_indices_1d(g, size)
+    index = g.op(
+        "Where", [g.op("Equal", [is_end, g.const(1)]), g.op("Shape", [values]), g.op("Sub", [position, ends_before])]
+    )
+    flat = g.op("Gather", [g.op("Concat", [values, g.const([ROW_END])], axis=0), index], axis=0)
+    joined = g.op("StringJoin", [flat, g.const([""]), g.const([0])], domain=STRING_OPS)
+    rows, _ = g.op("StringSplit", [g.op("Reshape", [joined, g.const([1])])], outputs=2, delimiter=ROW_END)
+    return g.op("Slice", [g.op("Reshape", [rows, g.const([-1])]), g.const([0]), g.op("Shape", [counts])])
+
+
+def column_indices_1d(g: GraphBuilder, count: str) -> str:
+    """`[0, 1, ..., count - 1]`: int64 for an int64 `(1,)` `count`."""
+    return g.op("Range", [g.const(0), g.op("Squeeze", [count]), g.const(1)])
 
 
 def runs_to_dense(g: GraphBuilder, values: str, starts: str, lengths: str, padding) -> str:

@@ -106,6 +106,22 @@ def test_no_strings_and_a_1_mb_string(tokenizer, tmp_path):
     assert len(huge.encode()) > 1_000_000
     assert_same_model_inputs(preprocessor, session, ["", huge, "short"])
     assert os.path.getsize(tmp_path / "text_model.onnx") < 5_000_000  # Tokenizer tables only.
+    # In a batch of 64, the 1 MB string costs its own length, not 64 times it (in a server
+    # process of onnxruntime and onnxruntime-extensions alone).
+    serve = (
+        "import numpy as np, onnxruntime, onnxruntime_extensions\n"
+        "options = onnxruntime.SessionOptions()\n"
+        "options.register_custom_ops_library(onnxruntime_extensions.get_library_path())\n"
+        f"session = onnxruntime.InferenceSession({str(tmp_path / 'text_model.onnx')!r}, options)\n"
+        "texts = np.array(['Ünïcode wörds, [MASK] and 東京 ' * 40_000] + ['short'] * 63, dtype=object)\n"
+        "assert session.run(None, {'text': texts})[0].shape == (64, 64)\n"
+        "print(next(int(line.split()[1]) // 1024 for line in open('/proc/self/status') if line.startswith('VmHWM')))\n"
+    )
+    served = subprocess.run([sys.executable, "-c", serve], capture_output=True, text=True, timeout=300)
+    assert served.returncode == 0, served.stderr
+    assert int(served.stdout) < 900, (
+        f"{served.stdout.strip()} MB at peak"
+    )  # 500 MB; a (64, longest) layout: over 2 GB at 16 rows.
 
 
 def test_string_ops_refused_where_they_bind_to_tensorflows_re2():
