@@ -197,8 +197,14 @@ class OnnxTextModel:
     def __init__(self, folder: str, *, threads: int | None = None):
         from tokenizers import Tokenizer
 
+        text_model = os.path.join(folder, TEXT_MODEL_FILE)
+        if not os.path.isfile(text_model):
+            raise FileNotFoundError(
+                f"{folder} has no {TEXT_MODEL_FILE}: it is not an ONNX export of this version of keras_bert3. "
+                'Export the task again with `task.export(folder, format="onnx")`.'
+            )
         self.tokenizer = Tokenizer.from_file(os.path.join(folder, TOKENIZER_FILE))
-        self.session = onnx_session(os.path.join(folder, TEXT_MODEL_FILE), threads=threads)
+        self.session = onnx_session(text_model, threads=threads)
         self.input_names = [value.name for value in self.session.get_inputs()]
         self.output_names = [value.name for value in self.session.get_outputs()]
         self.task = self.session.get_modelmeta().custom_metadata_map.get("task")
@@ -213,14 +219,18 @@ class OnnxTextModel:
             encodings = self.tokenizer.encode_batch(list(zip(text, _strings(text_pair, "text_pair"))))
         return _model_inputs(encodings, len(text))
 
-    def __call__(self, *texts) -> dict:
-        outputs = self.session.run(self.output_names, self.string_inputs(*texts))
+    def __call__(self, *texts, **named_texts) -> dict:
+        outputs = self.session.run(self.output_names, self.string_inputs(*texts, **named_texts))
         return dict(zip(self.output_names, outputs))
 
-    def string_inputs(self, *texts) -> dict:
+    def string_inputs(self, *texts, **named_texts) -> dict:
         """`text_model.onnx`'s inputs: one string array for each of its
-        inputs, as many strings each."""
+        inputs (given in order, or by name), as many strings each."""
         names = self.input_names
+        unknown = sorted(set(named_texts) - set(names[len(texts) :]))
+        if unknown:
+            raise ValueError(f"This {self.task} takes {' and '.join(f'`{name}`' for name in names)}, not {unknown}.")
+        texts = texts + tuple(named_texts[name] for name in names[len(texts) :] if name in named_texts)
         if len(texts) != len(names):
             raise ValueError(
                 f"This {self.task} takes {' and '.join(f'`{name}`' for name in names)}: got {len(texts)} "

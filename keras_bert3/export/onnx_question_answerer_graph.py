@@ -22,17 +22,20 @@ from onnx import TensorProto
 from onnx import helper
 
 from keras_bert3.export.onnx_graph import GraphBuilder
+from keras_bert3.export.onnx_index_ops import column_indices
+from keras_bert3.export.onnx_index_ops import index_range
+from keras_bert3.export.onnx_index_ops import length_of
+from keras_bert3.export.onnx_index_ops import repeat_indices
+from keras_bert3.export.onnx_index_ops import runs_to_dense
+from keras_bert3.export.onnx_index_ops import slice_of
+from keras_bert3.export.onnx_index_ops import width_of
+from keras_bert3.export.onnx_index_ops import without_last_row
 from keras_bert3.export.onnx_tokenizer_graph import DELETED
 from keras_bert3.export.onnx_tokenizer_graph import STRING_OPS
-from keras_bert3.export.onnx_tokenizer_graph import column_indices
 from keras_bert3.export.onnx_tokenizer_graph import normalized_nodes
-from keras_bert3.export.onnx_tokenizer_graph import repeat_indices
-from keras_bert3.export.onnx_tokenizer_graph import runs_to_dense
-from keras_bert3.export.onnx_tokenizer_graph import slice_of
 from keras_bert3.export.onnx_tokenizer_graph import text_row_starts
-from keras_bert3.export.onnx_tokenizer_graph import width_of
-from keras_bert3.export.onnx_tokenizer_graph import without_last_row
 from keras_bert3.export.onnx_tokenizer_graph import wordpiece_nodes
+from keras_bert3.preprocessing.question_answering_preprocessor import MASKED_LOGIT
 
 OUTPUTS = {
     "answer": TensorProto.STRING,
@@ -40,7 +43,6 @@ OUTPUTS = {
     "end": TensorProto.INT32,
     "score": TensorProto.FLOAT,
 }
-MASKED_LOGIT = -10000.0  # As `QuestionAnsweringPreprocessor.best_spans`.
 
 
 def passage_token_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> dict:
@@ -108,12 +110,17 @@ def window_nodes(g: GraphBuilder, preprocessor, table: dict, texts: str) -> tupl
     starts = slice_of(g, tokens["row_starts"], 0, -1)
     lengths = g.op("Sub", [slice_of(g, tokens["row_starts"], 1, 2**62), starts])
     batch = g.op("Shape", ["question"])
-    questions = g.op("Range", [g.const(0), g.op("Squeeze", [batch]), g.const(1)])
-    contexts = g.op("Add", [questions, g.op("Add", [batch, g.const([1])])])
+    questions = index_range(g, g.op("Squeeze", [batch]))
     question_length = g.op(
         "Min", [g.op("Gather", [lengths, questions], axis=0), g.const(preprocessor.max_query_length)]
     )
-    spans = _window_spans(g, preprocessor, question_length, g.op("Gather", [lengths, contexts], axis=0))
+
+    def of_contexts(x):  # The contexts' rows of x (between the two ""), as many as questions.
+        rows = g.op("Slice", [x, g.op("Add", [batch, g.const([1])]), g.const([-1])])
+        return g.op("Reshape", [rows, batch], "context_rows_must_equal_question_rows")  # Fails where they differ.
+
+    passage_length = of_contexts(lengths)
+    spans = _window_spans(g, preprocessor, question_length, passage_length)
     of_example = spans["of_example"]
     question = of_example(question_length)  # (windows, 1), as the values below.
     passage_begins = g.op("Add", [question, g.const(2)])
@@ -129,7 +136,7 @@ def window_nodes(g: GraphBuilder, preprocessor, table: dict, texts: str) -> tupl
     question_token = g.op(
         "Add", [of_example(g.op("Gather", [starts, questions], axis=0)), g.op("Sub", [position, g.const(1)])]
     )
-    passage_start = g.op("Add", [of_example(g.op("Gather", [starts, contexts], axis=0)), spans["first"]])
+    passage_start = g.op("Add", [of_example(of_contexts(starts)), spans["first"]])
     passage_token = g.op("Add", [passage_start, g.op("Sub", [position, passage_begins])])
     outside = g.op("Shape", [tokens["ids"]])  # The index of the value appended below.
     index = g.op("Where", [in_question, question_token, g.op("Where", [in_passage, passage_token, outside])])
@@ -173,7 +180,7 @@ def _window_spans(g: GraphBuilder, preprocessor, question_length: str, passage_l
     def of_example(x):
         return g.op("Unsqueeze", [g.op("Gather", [x, example], axis=0), g.const([1])])
 
-    window = g.op("Range", [g.const(0), g.op("Squeeze", [g.op("Shape", [example])]), g.const(1)])
+    window = index_range(g, length_of(g, example))
     number = g.op("Sub", [g.op("Unsqueeze", [window, g.const([1])]), of_example(first_window)])  # In its example.
     first = g.op("Mul", [number, of_example(step)])
     length = g.op("Min", [of_example(budget), g.op("Sub", [of_example(passage_length), first])])
@@ -254,7 +261,7 @@ def _span_scores(g: GraphBuilder, passage: str, k: int) -> str:
         logits = g.op("Where", [g.op("Or", [passage, is_cls]), logits, g.const(np.float32(MASKED_LOGIT))])
         return g.op("Where", [is_cls, g.const(np.float32(0.0)), g.op("Softmax", [logits], axis=-1)])
 
-    positions = g.op("Range", [g.const(0), width_of(g, "start_logits"), g.const(1)])
+    positions = index_range(g, width_of(g, "start_logits"))
     ends = g.op("Add", [g.op("Unsqueeze", [positions, g.const([1])]), g.const(np.arange(k)[None, :])])  # (length, k)
 
     def at_ends(x):  # (windows, length) to (windows, length, k): x[:, t + j] at (t, j), 0 past the end.

@@ -22,7 +22,7 @@ with the normalizer of the `tokenizer.json` the export writes. In the graph:
    return (which cannot be keys of the table) become spaces and
    private-use characters are marked for deletion, one character for one,
    so that each character of the normalized text comes from one piece
-   (`word_source_nodes`, for the question answerer's character offsets).
+   (for the question answerer's character offsets: `onnx_question_answerer_graph`).
 5. Marked characters go; the text splits into words at spaces;
    `WordpieceTokenizer` finds their pieces, ONNX-ML's `LabelEncoder` turns
    them into ids, and a word with an unknown piece becomes one `[UNK]` (the
@@ -45,6 +45,14 @@ from onnx import helper
 
 from keras_bert3.export.onnx_graph import INPUT_NAMES
 from keras_bert3.export.onnx_graph import GraphBuilder
+from keras_bert3.export.onnx_index_ops import column_indices
+from keras_bert3.export.onnx_index_ops import index_range
+from keras_bert3.export.onnx_index_ops import length_of
+from keras_bert3.export.onnx_index_ops import ones_like
+from keras_bert3.export.onnx_index_ops import slice_of
+from keras_bert3.export.onnx_index_ops import width_of
+from keras_bert3.export.onnx_index_ops import without_last_row
+from keras_bert3.export.onnx_index_ops import zeros_of_shape
 
 STRING_OPS = "ai.onnx.contrib"  # onnxruntime-extensions' domain.
 OPSETS = {"": 20, STRING_OPS: 1, "ai.onnx.ml": 3}  # 20 for the standard `StringSplit`.
@@ -140,7 +148,7 @@ def text_model(token_ids_model, preprocessor, *, max_answer_length: int = 15) ->
     for name, value in zip(INPUT_NAMES, model_inputs):
         g.nodes.append(helper.make_node("Cast", [value], [name], name=f"tokenize/{name}", to=TensorProto.INT32))
     graph = token_ids_model.graph
-    after = GraphBuilder(prefix="words/")
+    after = GraphBuilder(prefix="after/")
     outputs = list(graph.output)
     if tags is not None:
         outputs += onnx_word_tags_graph.word_output_nodes(after, g, tags)
@@ -169,21 +177,6 @@ def without_nul(g: GraphBuilder, texts: str) -> str:
     not_last = g.op("Less", [column, g.op("Unsqueeze", [g.op("Sub", [counts, g.const(1)]), g.const([1])])])
     pieces = g.op("Where", [not_last, g.op("StringConcat", [pieces, g.const(DELETED)]), pieces])
     return g.op("StringJoin", [pieces, g.const([""]), g.const([1])], domain=STRING_OPS)
-
-
-def width_of(g: GraphBuilder, x: str) -> str:
-    """The size of `x`'s second dimension, an int64 scalar."""
-    return g.op("Squeeze", [g.op("Slice", [g.op("Shape", [x]), g.const([1]), g.const([2])])])
-
-
-def column_indices(g: GraphBuilder, count: str) -> str:
-    """`[[0, 1, ..., count - 1]]`: int64 `(1, count)` for an int64 scalar `count`."""
-    return g.op("Unsqueeze", [g.op("Range", [g.const(0), count, g.const(1)]), g.const([0])])
-
-
-def without_last_row(g: GraphBuilder, x: str) -> str:
-    """`x[:-1]`: drops the row of the text added by `text_model`."""
-    return g.op("Slice", [x, g.const([0]), g.const([-1])])
 
 
 def token_id_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple[str, str]:
@@ -215,8 +208,9 @@ def normalized_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tup
     pieces, _, _, piece_rows = g.op(
         "StringRegexSplitWithOffsets", [texts, g.const([pattern]), g.const([pattern])], outputs=4, domain=STRING_OPS
     )
-    assert table[ROW_END] == DELETED, "ROW_END must not be in any normalized text."
     table = {**table, **{token: f" {token} " for token in special}}
+    if table.get(ROW_END) != DELETED or any(ROW_END in value for value in table.values()):
+        raise ValueError(f"A normalized text may hold {ROW_END!r}, which ends each text where they are joined.")
     mapping = "\n".join(f"{key}\t{value}" for key, value in table.items() if key not in "\t\n\r")  # Not keys.
     mapped = g.op("StringMapping", [pieces], domain=STRING_OPS, map=mapping)
     normalized = joined_rows(g, mapped, piece_rows)
@@ -258,26 +252,6 @@ def wordpiece_nodes(g: GraphBuilder, tokenizer, normalized: str) -> tuple[str, s
     return ids, piece_counts, word_rows
 
 
-def repeat_indices(g: GraphBuilder, counts: str) -> str:
-    """`i` repeated `counts[i]` times, in order: int64 `(sum(counts),)` for
-    int64 `counts >= 0` (NumPy's `np.repeat(np.arange(len(counts)), counts)`)."""
-    ends = g.op("CumSum", [counts, g.const(0)])
-    total = g.op("ReduceSum", [counts, g.const([0])], keepdims=1)  # (1,)
-    zeros = g.op(
-        "ConstantOfShape",
-        [g.op("Add", [total, g.const([1])])],
-        value=helper.make_tensor("zero", TensorProto.INT64, [1], [0]),
-    )
-    starts = g.op("Sub", [ends, counts])
-    marks = g.op(
-        "ScatterElements",
-        [zeros, starts, g.op("Add", [g.op("Mul", [starts, g.const(0)]), g.const(1)])],
-        axis=0,
-        reduction="add",  # Items repeated 0 times mark the same start as the next one.
-    )
-    return slice_of(g, g.op("Sub", [g.op("CumSum", [marks, g.const(0)]), g.const(1)]), 0, -1)
-
-
 def _unknown_words_whole(g: GraphBuilder, ids: str, word_starts: str, unk_id: int) -> tuple[str, str]:
     """A word with an unknown piece as one unknown token, as BERT's WordPiece
     (`WordpieceTokenizer` keeps the pieces found before the unknown one):
@@ -295,11 +269,8 @@ def _unknown_words_whole(g: GraphBuilder, ids: str, word_starts: str, unk_id: in
             g.const(0),
         ],
     )
-    zeros = g.op(
-        "ConstantOfShape", [g.op("Shape", [ids])], value=helper.make_tensor("zero", TensorProto.INT64, [1], [0])
-    )
     first_piece = g.op(
-        "ScatterElements", [zeros, starts, g.op("Add", [g.op("Mul", [starts, g.const(0)]), g.const(1)])], axis=0
+        "ScatterElements", [zeros_of_shape(g, g.op("Shape", [ids])), starts, ones_like(g, starts)], axis=0
     )
     word_of_piece = g.op("Sub", [g.op("CumSum", [first_piece, g.const(0)]), g.const(1)])
     in_unknown_word = g.op("Gather", [word_unknown, word_of_piece], axis=0)
@@ -309,7 +280,7 @@ def _unknown_words_whole(g: GraphBuilder, ids: str, word_starts: str, unk_id: in
 
 
 def joined_segment_nodes(g: GraphBuilder, preprocessor, ids: str, row_starts: str, *, pairs: bool) -> list[str]:
-    """Step 7: int64 `(batch, longest)` token ids, segment ids and padding
+    """Step 6: int64 `(batch, longest)` token ids, segment ids and padding
     mask of `[CLS] a [SEP] (b [SEP])` rows, truncated as `BertSegmentJoiner`."""
     tokenizer, length = preprocessor.tokenizer, preprocessor.sequence_length
     starts, ends = slice_of(g, row_starts, 0, -1), slice_of(g, row_starts, 1, 2**62)
@@ -388,15 +359,13 @@ def joined_rows(g: GraphBuilder, values: str, row_starts: str) -> str:
     `ROW_END` after each row, then split at it (standard `StringSplit`), so
     that a long row in a batch of short ones costs its own length only (a
     `(rows, longest)` layout would cost the longest row's length a row).
-    `values` never contain `ROW_END`: the table maps it to `DELETED`."""
+    `values` must not contain `ROW_END` (`normalized_nodes` checks its table)."""
     counts = g.op("Sub", [slice_of(g, row_starts, 1, 2**62), slice_of(g, row_starts, 0, -1)])
-    ends = g.op("Add", [slice_of(g, row_starts, 1, 2**62), column_indices_1d(g, g.op("Shape", [counts]))])
+    ends = g.op("Add", [slice_of(g, row_starts, 1, 2**62), index_range(g, length_of(g, counts))])
     size = g.op("Add", [g.op("Shape", [values]), g.op("Shape", [counts])])  # Values and one `ROW_END` a row.
-    zeros = g.op("ConstantOfShape", [size], value=helper.make_tensor("zero", TensorProto.INT64, [1], [0]))
-    ones = g.op("Add", [g.op("Mul", [ends, g.const(0)]), g.const(1)])
-    is_end = g.op("ScatterElements", [zeros, ends, ones], axis=0)  # Where each row's `ROW_END` goes.
+    is_end = g.op("ScatterElements", [zeros_of_shape(g, size), ends, ones_like(g, ends)], axis=0)  # Each `ROW_END`.
     ends_before = g.op("Sub", [g.op("CumSum", [is_end, g.const(0)]), is_end])
-    position = column_indices_1d(g, size)
+    position = index_range(g, g.op("Squeeze", [size]))
     index = g.op(
         "Where", [g.op("Equal", [is_end, g.const(1)]), g.op("Shape", [values]), g.op("Sub", [position, ends_before])]
     )
@@ -404,27 +373,6 @@ def joined_rows(g: GraphBuilder, values: str, row_starts: str) -> str:
     joined = g.op("StringJoin", [flat, g.const([""]), g.const([0])], domain=STRING_OPS)
     rows, _ = g.op("StringSplit", [g.op("Reshape", [joined, g.const([1])])], outputs=2, delimiter=ROW_END)
     return g.op("Slice", [g.op("Reshape", [rows, g.const([-1])]), g.const([0]), g.op("Shape", [counts])])
-
-
-def column_indices_1d(g: GraphBuilder, count: str) -> str:
-    """`[0, 1, ..., count - 1]`: int64 for an int64 `(1,)` `count`."""
-    return g.op("Range", [g.const(0), g.op("Squeeze", [count]), g.const(1)])
-
-
-def runs_to_dense(g: GraphBuilder, values: str, starts: str, lengths: str, padding) -> str:
-    """`values[starts[i] : starts[i] + lengths[i]]` as row `i` of a `(rows,
-    longest)` tensor padded with `padding` (at least one column)."""
-    longest = g.op("ReduceMax", [g.op("Concat", [lengths, g.const([1])], axis=0)], keepdims=0)
-    position = column_indices(g, longest)
-    index = g.op("Add", [g.op("Unsqueeze", [starts, g.const([1])]), position])
-    inside = g.op("Less", [position, g.op("Unsqueeze", [lengths, g.const([1])])])
-    padded = g.op("Concat", [values, g.const([padding])], axis=0)
-    index = g.op("Where", [inside, index, g.op("Shape", [values])])
-    return g.op("Gather", [padded, index], axis=0)
-
-
-def slice_of(g: GraphBuilder, x: str, start: int, end: int) -> str:
-    return g.op("Slice", [x, g.const([start]), g.const([end])])
 
 
 def regex_replace(g: GraphBuilder, texts: str, pattern: str, rewrite: str) -> str:

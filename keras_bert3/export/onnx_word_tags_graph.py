@@ -17,12 +17,12 @@ from onnx import TensorProto
 from onnx import helper
 
 from keras_bert3.export.onnx_graph import GraphBuilder
-from keras_bert3.export.onnx_tokenizer_graph import column_indices
+from keras_bert3.export.onnx_index_ops import column_indices
+from keras_bert3.export.onnx_index_ops import width_of
+from keras_bert3.export.onnx_index_ops import without_last_row
 from keras_bert3.export.onnx_tokenizer_graph import joined_segment_nodes
 from keras_bert3.export.onnx_tokenizer_graph import regex_replace
 from keras_bert3.export.onnx_tokenizer_graph import token_id_nodes
-from keras_bert3.export.onnx_tokenizer_graph import width_of
-from keras_bert3.export.onnx_tokenizer_graph import without_last_row
 from keras_bert3.export.onnx_tokenizer_graph import without_nul
 
 

@@ -18,7 +18,7 @@ from keras_bert3.preprocessing.task_preprocessor import TaskPreprocessor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
 # Masked logits, as the pipeline: exp(-10000 - max) is exactly 0 in float32.
-_MASKED_LOGIT = -10000.0
+MASKED_LOGIT = -10000.0
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -215,13 +215,13 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
         is_cls = tf.range(length)[None, :] == 0
 
         def probabilities(logits):
-            logits = tf.where(passage | is_cls, tf.cast(logits, tf.float32), _MASKED_LOGIT)
+            logits = tf.where(passage | is_cls, tf.cast(logits, tf.float32), MASKED_LOGIT)
             return tf.where(is_cls, 0.0, tf.nn.softmax(logits, axis=-1))
 
         start_p, end_p = probabilities(start_logits), probabilities(end_logits)
 
-        def shifted(x, k, fill):  # x[:, t + k] at t.
-            return tf.pad(x[:, k:], [[0, 0], [0, k]], constant_values=fill)
+        def shifted(x, k, fill):  # x[:, t + k] at t (`fill` past the end, also where k > length).
+            return tf.pad(x, [[0, 0], [0, k]], constant_values=fill)[:, k:]
 
         scores, valid = [], []
         for k in range(max_answer_length):  # The span (t, t + k).

@@ -81,34 +81,45 @@ def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp
 
 def test_question_answerer_answers_strings_as_its_saved_model(tokenizer, tmp_path):
     """text_model.onnx: questions and contexts in, the answers of the
-    SavedModel's `serving_default` (the preprocessor's windows, the model,
-    `best_spans`) out, on real passages longer than a window and odd texts."""
+    SavedModel's `serving_default` (the preprocessor's windows, the model and
+    `best_spans`, here run eagerly) out, on real passages longer than a window,
+    odd texts and a context past `max_windows` windows."""
     task = task_of("question_answerer", tokenizer)
+    kernel = task.span_dense.kernel  # Logits far apart: no near-ties between the best spans.
+    kernel.assign(keras.ops.convert_to_numpy(kernel) * 30)
     task.export(str(tmp_path / "onnx"), format="onnx")
     served = OnnxTextModel(str(tmp_path / "onnx"))
     questions, contexts = (list(side) for side in zip(*passages()))
     texts = texts_to_check()
-    questions += texts + ["", "What?", "Where is it?"]
-    contexts += texts[::-1] + ["", "", "Tab\tnew\nline, NUL\x00 and \ue000 private [MASK] ﬁne 東京."]
+    questions += texts + ["", "What?", "What?", "What?", "Where?"]
+    # One word each, so that it is the answer: a NUL and a private-use character inside it, both deleted by BERT.
+    contexts += texts[::-1] + ["", "", "left\x00right", "ab\ue000cd", "word " * 5000]
     answers = served(questions, contexts)
     features = task.preprocessor((questions, contexts))
+    assert np.bincount(np.asarray(features["example_index"]))[-1] == task.preprocessor.max_windows
     logits = task(task.preprocessor.model_inputs(features), training=False)
     expected = task.best_spans(features, logits["start_logits"], logits["end_logits"], tf.constant(contexts))
     expected = {key: np.asarray(value) for key, value in expected.items()}
     expected_answers = [answer.decode("utf-8").replace("\x00", "\x01") for answer in expected["answer"]]
     assert answers["answer"].tolist() == expected_answers  # NUL comes back as U+0001.
+    assert answers["answer"][-3:-1].tolist() == ["left\x01right", "ab\ue000cd"]
     for key in ("start", "end"):
         np.testing.assert_array_equal(answers[key], expected[key])
     np.testing.assert_allclose(answers["score"], expected["score"], atol=1e-4, rtol=0)
     for context, answer, start, end in zip(contexts, *(answers[key] for key in ("answer", "start", "end"))):
         assert context[start:end].replace("\x00", "\x01") == answer
     assert len(set(answers["answer"].tolist())) > len(questions) // 2  # Spans all over the passages.
-    assert answers["score"][-3:-1].tolist() == [0.0, 0.0] and answers["answer"][-3:-1].tolist() == ["", ""]
+    assert answers["score"][-5:-3].tolist() == [0.0, 0.0] and answers["answer"][-5:-3].tolist() == ["", ""]
     assert [value.shape for value in served([], []).values()] == [(0,)] * 4
     with pytest.raises(ValueError, match="takes `question` and `context`: got 1 list"):
         served(questions)
     with pytest.raises(ValueError, match="Got 2 `question` and 1 `context` strings"):
         served(questions[:2], contexts[:1])
+    with pytest.raises(Exception, match="context_rows_must_equal_question_rows"):  # Straight to onnxruntime.
+        served.session.run(
+            None, served.string_inputs(questions[:1], contexts[:1]) | {"context": np.array(contexts[:3], dtype=object)}
+        )
+    assert served(question=questions[:2], context=contexts[:2])["answer"].tolist() == answers["answer"][:2].tolist()
 
 
 def test_token_classifier_words_as_predict(tokenizer, tmp_path):

@@ -63,3 +63,17 @@ def test_labels_round_trip_to_the_answer_text(minilm_dir):
     for w, i in enumerate(np.asarray(features["example_index"])):
         first, last = features["token_start"][w, start[w]], features["token_end"][w, end[w]]
         assert data["context"][i][int(first) : int(last)] == data["answer_text"][i]
+
+
+def test_answers_longer_than_the_padded_windows_may_be(minilm_dir):
+    """A `max_answer_length` past the windows' padded length (16 here) finds
+    the same spans as one within it: every span of a short passage fits both."""
+    preprocessor = QuestionAnsweringPreprocessor(BertTokenizer.from_preset(minilm_dir), **LENGTHS)
+    contexts = ["It returns the first line.", "A list of names.", ""]
+    features = preprocessor((["What does it return?", "What?", "Who?"], contexts))
+    assert features["token_ids"].shape[1] == 16
+    logits = np.random.default_rng(0).normal(size=(2, *features["token_ids"].shape)).astype("float32")
+    spans = [preprocessor.best_spans(features, *logits, contexts, max_answer_length=k) for k in (15, 40)]
+    for key in ("answer", "start", "end", "score"):
+        np.testing.assert_array_equal(np.asarray(spans[0][key]), np.asarray(spans[1][key]))
+    assert spans[1]["answer"].numpy().tolist()[:2] != [b"", b""]
