@@ -95,18 +95,23 @@ def minilm_dir() -> str:
 
 
 def save_hf_classifier(directory: str, num_classes: int) -> str:
-    import shutil
-
     import torch
     import transformers
 
     torch.manual_seed(0)
     model = transformers.BertForSequenceClassification.from_pretrained(minilm_dir(), num_labels=num_classes)
     model.save_pretrained(directory)
+    copy_minilm_tokenizer(directory)
+    return directory
+
+
+def copy_minilm_tokenizer(directory: str) -> None:
+    """MiniLM's tokenizer files beside a model saved by `transformers`."""
+    import shutil
+
     for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
         if os.path.isfile(os.path.join(minilm_dir(), name)):
             shutil.copy(os.path.join(minilm_dir(), name), directory)
-    return directory
 
 
 def write_texts(path: str) -> dict:

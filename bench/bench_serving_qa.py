@@ -35,6 +35,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from bench.bench_serving import copy_minilm_tokenizer  # noqa: E402
 from bench.bench_serving import load_average  # noqa: E402
 from bench.bench_serving import minilm_dir  # noqa: E402
 from bench.bench_serving import onnxruntime_session  # noqa: E402
@@ -47,8 +48,6 @@ EXPORTS = {"ours": {}, "onnx-text": {"format": "onnx"}, "onnx-text-int8": {"form
 
 
 def save_hf_question_answerer(directory: str) -> str:
-    import shutil
-
     import torch
     import transformers
 
@@ -56,9 +55,7 @@ def save_hf_question_answerer(directory: str) -> str:
     model = transformers.BertForQuestionAnswering.from_pretrained(minilm_dir())
     torch.nn.init.normal_(model.qa_outputs.weight, std=0.2)  # Distinct spans, not near-ties.
     model.save_pretrained(directory)
-    for name in ("vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "tokenizer.json"):
-        if os.path.isfile(os.path.join(minilm_dir(), name)):
-            shutil.copy(os.path.join(minilm_dir(), name), directory)
+    copy_minilm_tokenizer(directory)
     return directory
 
 
