@@ -6,8 +6,17 @@
 # start-up, so two passes share two cores well); each pass's output is printed
 # when both have finished. Extra arguments go to pytest, e.g.
 # `bash tests/run_all.sh -k tokenizer`.
+#
+# `--coverage` (first): line and branch coverage of keras_bert3 over both passes
+# and every Python process the tests start (coverage.py's `patch = subprocess`,
+# configured in pyproject.toml), combined and reported at the end.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+measure_coverage=0
+if [ "${1:-}" = --coverage ]; then
+  measure_coverage=1
+  shift
+fi
 python -m pip install --quiet --disable-pip-version-check -e ".[jax,beam,onnx,test]" || exit 1
 # The corpora derived from this machine's Python (tests/derived_corpora.py),
 # beside the TensorFlow that TF Serving runs, where the export tests load their
@@ -43,6 +52,13 @@ export KERAS_BERT3_TORCH_THREADS=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
 # Users' runs, the main job and bench/ keep XLA's default.
 export XLA_FLAGS="--xla_backend_optimization_level=1 ${XLA_FLAGS:-}"
 logs=$(mktemp -d)
+pytest=(python -m pytest)
+if [ $measure_coverage = 1 ]; then
+  # Absolute, so that processes started in other folders write beside the others.
+  export COVERAGE_FILE="$PWD/.coverage-data/coverage"
+  rm -rf .coverage-data && mkdir .coverage-data
+  pytest=(python -m coverage run -m pytest)
+fi
 # The JAX pass keeps XLA's compiled programs in a cache of its own, new each run
 # (JAX's persistent compilation cache): the test processes and the processes
 # they start compile the same small models again and again. Measured on
@@ -54,7 +70,7 @@ for backend in tensorflow jax; do
     pass_start=$SECONDS
     cache=()
     [ "$backend" = jax ] && cache=(JAX_COMPILATION_CACHE_DIR="$jax_cache")
-    env "${cache[@]}" KERAS_BACKEND=$backend python -m pytest -q -p no:cacheprovider --durations=50 "$@" >"$logs/$backend.log" 2>&1
+    env "${cache[@]}" KERAS_BACKEND=$backend "${pytest[@]}" -q -p no:cacheprovider --durations=50 "$@" >"$logs/$backend.log" 2>&1
     echo $? >"$logs/$backend.status"
     echo "KERAS_BACKEND=$backend pass: $((SECONDS - pass_start)) s" >>"$logs/$backend.log"
   ) &
@@ -67,5 +83,9 @@ for backend in tensorflow jax; do
   [ "$(cat "$logs/$backend.status")" = 0 ] || status=1
 done
 echo "Both passes: $((SECONDS - start)) s"
+if [ $measure_coverage = 1 ]; then
+  python -m coverage combine --quiet && python -m coverage report --precision=1 --skip-covered --sort=cover
+  python -m tests.coverage_summary
+fi
 rm -rf "$logs"
 exit $status
