@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -21,6 +20,8 @@ from tests.data.conftest import collect
 from tests.data.conftest import write_corpus_parts
 from tests.data.corpus_reader_test import MESSY
 from tests.data.document_groups_test import pairs_of
+from tests.named_moment import SHARD_RENAME
+from tests.named_moment import moment_environment
 from keras_bert3.data.batching_config import BatchingConfig
 from keras_bert3.data.pairing_config import PairingConfig
 
@@ -74,7 +75,7 @@ def test_shards_are_the_same_with_two_workers_and_read_with_new_masks(tmp_path, 
 
 @pytest.mark.slow
 def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir, tokenizer):
-    """Half the embedded corpus (one file) in 64 shards: killed after three, rerun, the same shards."""
+    """Half the embedded corpus (one file) in 64 shards: killed after the third, rerun, the same shards."""
     files = str(corpus / "part0.txt")
     command = [
         sys.executable,
@@ -93,16 +94,12 @@ def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir,
     complete = str(tmp_path / "complete")
     prepare_pretraining_data(files, tokenizer, complete, num_shards=64, workers=1, verbose=False)
     killed = str(tmp_path / "killed")
-    process = subprocess.Popen(
-        command + ["--output", killed], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    deadline = time.time() + 120
-    while len(shard_bytes(killed) if os.path.isdir(killed) else {}) < 3 and time.time() < deadline:
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
+    # SIGKILL right after the fourth rename: prepared.json's, then three shards'.
+    environment = moment_environment(SHARD_RENAME, 4, "kill")
+    died = subprocess.run(command + ["--output", killed], cwd=REPO, env=environment, capture_output=True)
+    assert died.returncode == -signal.SIGKILL, died.stderr.decode()[-3000:]
     left = shard_bytes(killed)
-    assert 3 <= len(left) < 64, len(left)
+    assert len(left) == 3, len(left)
     with pytest.raises(ValueError, match=f"holds {len(left)} of 64 shards"):
         read_paired_shards(killed, tokenizer)
     with open(os.path.join(killed, "paired-00063-of-00064.tfrecord.partial"), "wb") as f:

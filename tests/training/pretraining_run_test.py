@@ -1,9 +1,11 @@
 """A pretraining run killed with SIGKILL at any moment, inside a checkpoint's
-write included, or stopped by SIGTERM mid-epoch, resumes exactly from its last
-complete checkpoint with the same command; broken or foreign checkpoints are
-refused."""
+write included, or stopped by SIGTERM or Ctrl-C (SIGINT) to the `keras-bert3`
+command between two steps or while a checkpoint is written, resumes exactly
+from its last complete checkpoint with the same command; broken or foreign
+checkpoints are refused."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -12,6 +14,13 @@ import pytest
 
 from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 from keras_bert3_demo.default_corpus import default_corpus_documents
+from tests.named_moment import BATCH_END
+from tests.named_moment import CHECKPOINT_RENAME
+from tests.named_moment import CHECKPOINT_START
+from tests.named_moment import OLDER_REMOVAL
+from tests.named_moment import WEIGHTS_ARRAY
+from tests.named_moment import moment_environment
+from tests.named_moment import wait_for_the_moment
 from tests.training.pretrain_command import EVERY
 from tests.training.pretrain_command import LEARNING_RATE
 from tests.training.pretrain_command import REPO
@@ -22,31 +31,65 @@ from tests.training.pretrain_command import command
 from tests.training.pretrain_command import preset_arrays
 from tests.training.pretrain_command import read_history
 from tests.training.pretrain_command import refusal
+from tests.training.pretrain_command import with_flags
 
-# (moment, its count in the process, the complete checkpoints then, a half-written one left behind).
-# Six epochs of 10 steps; each run resumes where the one before died, the last one runs to the end.
-KILLS = [
-    ("batch_end", 15, ["checkpoint-1"], False),  # Mid-epoch, between two checkpoints.
-    ("weights_write", 20, ["checkpoint-1"], True),  # Inside checkpoint 2's weights file.
-    ("history_row", 1, ["checkpoint-1"], False),  # Epoch 2 logged in history.csv, its checkpoint not begun.
-    ("before_commit", 1, ["checkpoint-1"], True),  # Checkpoint 2 written in full, not yet renamed.
-    ("after_commit", 1, ["checkpoint-1", "checkpoint-2"], False),  # Renamed; checkpoint 1 not yet removed.
-    ("sigterm", 5, ["checkpoint-2+5"], False),  # Preempted at step 25: a checkpoint of that step, then exit.
-    ("batch_end", 8, ["checkpoint-3"], False),  # After the rest of epoch 3 (5 batches) and 3 of epoch 4.
+# Six epochs of 10 steps; each run resumes where the one before stopped, the last one runs to the end.
+# (moment, its call in the process, what happens then: SIGKILL, or the test's signal to the command,
+# the complete checkpoints then, a half-written one left behind).
+STOPS = [
+    (BATCH_END, 15, "kill", ["checkpoint-1"], False),  # Mid-epoch, between two checkpoints.
+    (WEIGHTS_ARRAY, 20, "kill", ["checkpoint-1"], True),  # Inside checkpoint 2's weights file.
+    (CHECKPOINT_START, 1, "kill", ["checkpoint-1"], False),  # Epoch 2 logged in history.csv, its checkpoint not begun.
+    (CHECKPOINT_RENAME, 1, "kill", ["checkpoint-1"], True),  # Checkpoint 2 written in full, not yet renamed.
+    (OLDER_REMOVAL, 1, "kill", ["checkpoint-1", "checkpoint-2"], False),  # Renamed; checkpoint 1 not yet removed.
+    (BATCH_END, 5, signal.SIGTERM, ["checkpoint-2+5"], False),  # Preempted at step 25: a checkpoint of it.
+    (BATCH_END, 8, "kill", ["checkpoint-3"], False),  # After the rest of epoch 3 (5 batches) and 3 of epoch 4.
+    (CHECKPOINT_RENAME, 1, signal.SIGINT, ["checkpoint-4"], False),  # Ctrl-C inside checkpoint 4's write.
 ]
 
 
+def stopped_run(arguments, moment, call, then, workdir):
+    """Runs `keras-bert3 ARGUMENTS` (the command users run, which passes
+    signals on to its process) until `moment`'s `call`th call, where it dies of
+    SIGKILL or, waiting there, gets `then` (a signal) from here; returns its
+    exit code and its own lines on stderr."""
+    launcher = shutil.which("keras-bert3")
+    assert launcher, "the keras-bert3 command is not installed: pip install -e ."
+    environment = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "KERAS_BERT3_DEBUG")}
+    environment = moment_environment(moment, call, "kill" if then == "kill" else "wait", environment)
+    with open(workdir / "stderr.txt", "w+", encoding="utf-8") as stderr:
+        process = subprocess.Popen(
+            [launcher, *arguments], cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
+        if then != "kill":
+            wait_for_the_moment(process)
+            process.send_signal(then)  # To the launcher alone, as Kubernetes signals a container's first process.
+        process.stdout.read()
+        code = process.wait(timeout=300)
+        stderr.seek(0)
+        said = stderr.read()
+    assert code == (128 + signal.SIGKILL if then == "kill" else 128 + then), (moment, code, said[-3000:])
+    return [line for line in said.splitlines() if line.startswith("keras-bert3 pretrain: ")]
+
+
 @pytest.mark.slow
-def test_killed_at_any_moment_resumes_exactly(tmp_path, small_corpus, run_vocabulary):
-    """Killed with SIGKILL at each moment of KILLS in turn (between checkpoints,
+@pytest.mark.one_pass
+def test_killed_or_stopped_at_any_moment_resumes_exactly(tmp_path, small_corpus, run_vocabulary):
+    """Killed with SIGKILL at each moment of STOPS in turn (between checkpoints,
     inside a checkpoint's write, between the history row and the checkpoint,
-    around the checkpoint's rename), stopped once by SIGTERM mid-epoch, and
-    rerun each time with the same command, the run ends as an uninterrupted
-    one (run beside it) does: the same history, row for row (no step twice,
-    none missing; the epoch SIGTERM cut reports the mean over all its steps),
-    and the same final weights, to the bit. That needs the same examples,
-    masks, weights, optimizer state, metric sums and dropout draws after every
-    resume."""
+    around the checkpoint's rename), stopped by SIGTERM between two steps and
+    by SIGINT while a checkpoint is written, and rerun each time with the same
+    command, the run ends as an uninterrupted one (run beside it) does: the
+    same history, row for row (no step twice, none missing; the epoch SIGTERM
+    cut reports the mean over all its steps), and the same final weights, to
+    the bit. That needs the same examples, masks, weights, optimizer state,
+    metric sums and dropout draws after every resume.
+
+    Over a minute: ten short runs of the command, each its own process (a kill
+    ends one). One pass runs it: what a kill or a signal leaves on disk, and
+    the resume from it, are the same code on either backend; the state each
+    backend restores (weights, optimizer, random and metric states) is tested
+    on both by the next test."""
     uninterrupted = subprocess.Popen(
         command(run_vocabulary(tmp_path / "uninterrupted"), small_corpus),
         cwd=REPO,
@@ -54,19 +97,13 @@ def test_killed_at_any_moment_resumes_exactly(tmp_path, small_corpus, run_vocabu
         stderr=subprocess.PIPE,
     )
     output = run_vocabulary(tmp_path / "run")
-    for moment, count, complete, half_written in KILLS:
-        killed = subprocess.run(
-            [sys.executable, "-m", "tests.training.killed_at", moment, str(count), *command(output, small_corpus)[3:]],
-            cwd=REPO,
-            capture_output=True,
-        )
-        expected = 128 + signal.SIGTERM if moment == "sigterm" else -signal.SIGKILL
-        assert killed.returncode == expected, (moment, killed.returncode, killed.stderr.decode()[-3000:])
-        if moment == "sigterm":
-            said = [line for line in killed.stderr.decode().splitlines() if line.startswith("keras-bert3 pretrain: ")]
+    for moment, call, then, complete, half_written in STOPS:
+        said = stopped_run(command(output, small_corpus)[3:], moment, call, then, tmp_path)
+        if then != "kill":
+            step = {BATCH_END: 25, CHECKPOINT_RENAME: 40}[moment]
             assert said == [
-                f"keras-bert3 pretrain: Stopped by SIGTERM at step 25: wrote the checkpoint "
-                f"{output}/backup/checkpoint-2+5. Run the same command to resume from it."
+                f"keras-bert3 pretrain: Stopped by {signal.Signals(then).name} at step {step}: wrote the checkpoint "
+                f"{output}/backup/{complete[-1]}. Run the same command to resume from it."
             ], said
         assert checkpoints(output)[0] == complete, (moment, checkpoints(output))
         assert bool(checkpoints(output)[1]) == half_written, (moment, checkpoints(output))
@@ -92,7 +129,43 @@ def test_killed_at_any_moment_resumes_exactly(tmp_path, small_corpus, run_vocabu
     assert os.path.isfile(output / "training_curves.png")
 
 
+def test_a_run_stopped_mid_epoch_resumes_exactly_on_this_backend(tmp_path, small_corpus, run_vocabulary, monkeypatch):
+    """The backend's part of the test above, in this process: a run that a
+    SIGTERM stops mid-epoch (a checkpoint of step 15), resumed by the same
+    command, ends with an uninterrupted run's history and final weights, to
+    the bit: this backend restores weights, optimizer, dropout's random state
+    and the cut epoch's metric sums exactly."""
+    from keras_bert3.cli import main
+    from keras_bert3.training.stop_on_nan import StopOnNaN
+
+    def run(output, **flags):
+        return main(with_flags(command(run_vocabulary(output), small_corpus)[3:], steps=20, **flags))
+
+    assert run(tmp_path / "uninterrupted") == 0
+    batch_end = StopOnNaN.on_train_batch_end
+    calls = []
+
+    def preempted_at_step_15(self, batch, logs=None):
+        batch_end(self, batch, logs)
+        calls.append(batch)
+        if len(calls) == 15:
+            os.kill(os.getpid(), signal.SIGTERM)  # Taken by the run's handler, as from a scheduler.
+
+    monkeypatch.setattr(StopOnNaN, "on_train_batch_end", preempted_at_step_15)
+    output = tmp_path / "run"
+    assert run(output) == 128 + signal.SIGTERM
+    assert checkpoints(output) == (["checkpoint-1+5"], [])
+    monkeypatch.setattr(StopOnNaN, "on_train_batch_end", batch_end)
+    assert run(output) == 0
+    assert read_history(output) == read_history(tmp_path / "uninterrupted")
+    arrays, reference = preset_arrays(output), preset_arrays(tmp_path / "uninterrupted")
+    assert arrays.keys() == reference.keys() and len(arrays) > 10
+    for key, value in reference.items():
+        assert (arrays[key] == value).all(), key
+
+
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_vocabulary, capsys):
     """Run in this process through `keras_bert3.cli.main` (the killed run above
     covers `python -m keras_bert3`): exit code 2 and the reason."""
@@ -152,6 +225,7 @@ def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus
         ("--vocabulary-size", "0", "--vocabulary-size 0 must be at least 1"),
     ],
 )
+@pytest.mark.one_pass
 def test_settings_a_run_cannot_use_are_refused_before_anything_runs(
     tmp_path, small_corpus, capsys, flag, value, message
 ):
@@ -165,6 +239,7 @@ def test_settings_a_run_cannot_use_are_refused_before_anything_runs(
     assert not os.path.exists(tmp_path / "run")  # Nothing written: no vocabulary learnt, no model built.
 
 
+@pytest.mark.one_pass
 def test_debug_shows_the_traceback_instead_of_the_line(tmp_path, small_corpus, capsys, monkeypatch):
     from keras_bert3.cli import main
 
@@ -249,6 +324,7 @@ def real_sentences():
     return [sentence for document in default_corpus_documents()[:200] for sentence in document]
 
 
+@pytest.mark.one_pass
 def test_a_corpus_that_is_not_text_is_refused_before_anything_runs(tmp_path, capsys):
     """A program given as the corpus (it would train: invalid UTF-8 is repaired line by line)."""
     import shutil
@@ -264,6 +340,7 @@ def test_a_corpus_that_is_not_text_is_refused_before_anything_runs(tmp_path, cap
     assert not os.path.exists(tmp_path / "run" / "vocabulary.txt")  # Refused before the vocabulary was learnt.
 
 
+@pytest.mark.one_pass
 def test_a_corpus_that_cannot_make_one_batch_is_refused_before_the_model(
     tmp_path, capsys, run_vocabulary, real_sentences
 ):
@@ -287,6 +364,7 @@ def test_a_corpus_that_cannot_make_one_batch_is_refused_before_the_model(
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_repaired_text_is_reported_in_one_line(tmp_path, caplog, run_vocabulary, real_sentences):
     """A corpus with invalid UTF-8 in some lines trains, and says so (a warning
     of the `keras_bert3.data` logger: one line on stderr, where pytest captures it)."""

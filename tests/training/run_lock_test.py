@@ -6,14 +6,17 @@ import errno
 import fcntl
 import json
 import os
+import signal
 import socket
 import subprocess
-import time
 
 import pytest
 
 from keras_bert3.training.run_lock import LOCK_FILE
 from keras_bert3.training.run_lock import run_lock
+from tests.named_moment import BATCH_END
+from tests.named_moment import moment_environment
+from tests.named_moment import wait_for_the_moment
 from tests.training.pretrain_command import REPO
 from tests.training.pretrain_command import command
 from tests.training.pretrain_command import read_history
@@ -38,18 +41,22 @@ def test_a_second_run_on_a_folder_in_use_is_refused_and_the_first_finishes_whole
 
     output = run_vocabulary(tmp_path / "run")
     args = with_flags(command(output, small_corpus), steps=30)
-    first = subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while holder(output).get("pid") != first.pid and first.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.1)
+    # The first run waits after its first step (holding the folder) until it is told to go on.
+    stderr = open(tmp_path / "stderr.txt", "w+", encoding="utf-8")
+    first = subprocess.Popen(
+        args, cwd=REPO, env=moment_environment(BATCH_END, 1, "wait"), stdout=subprocess.PIPE, stderr=stderr, text=True
+    )
+    wait_for_the_moment(first)
     code, errors = refusal(main, args[3:], capsys)
     assert code == 2 and len(errors) == 1, errors
     assert errors[0].startswith(
         f"keras-bert3 pretrain: {output} is in use by another run (pid {first.pid} on {socket.gethostname()}, started "
     ), errors
     assert "wait for it to end, or give this run another --output" in errors[0]
-    _, stderr = first.communicate(timeout=300)
-    assert first.returncode == 0, stderr[-3000:]
+    first.send_signal(signal.SIGUSR1)  # Go on.
+    first.communicate(timeout=300)
+    stderr.seek(0)
+    assert first.returncode == 0, stderr.read()[-3000:]
     assert [row["step"] for row in read_history(output)] == ["10", "20", "30"]  # One header, each row once.
 
     # The first run has ended: its lock, still naming it, holds nothing; a longer run goes on from its checkpoint.
@@ -58,6 +65,7 @@ def test_a_second_run_on_a_folder_in_use_is_refused_and_the_first_finishes_whole
     assert [row["step"] for row in read_history(output)] == ["10", "20", "30", "40"]
 
 
+@pytest.mark.backend_free
 def test_without_flock_the_lock_file_decides(tmp_path, monkeypatch):
     """On a file system without `flock` (some network and FUSE mounts, played
     here by a `flock` that fails as theirs does), the holder's host and pid
