@@ -22,6 +22,7 @@ class Args:
     rows, tiny, quick = None, True, False
 
 
+@pytest.mark.backend_free
 def test_float16_rows_are_offered_on_gpus_only():
     assert not any("mixed_float16" in name for name in row_names(Args, "cpu"))
     assert any("mixed_float16" in name for name in row_names(Args, "gpu"))

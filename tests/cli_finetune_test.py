@@ -115,6 +115,7 @@ def test_finetune_export_predict(files, capsys):
     assert tf.bfloat16 in set(weights.get_variable_to_dtype_map().values())
 
 
+@pytest.mark.backend_free
 def test_export_options_that_do_not_apply_are_refused(files, capsys):
     """--quantize is for ONNX exports, --dtype bfloat16 for SavedModels: each
     refused with the other format, before anything is loaded or written."""
@@ -127,6 +128,7 @@ def test_export_options_that_do_not_apply_are_refused(files, capsys):
         assert message in capsys.readouterr().err and not output.exists()
 
 
+@pytest.mark.backend_free
 def test_topics_writes_the_embedded_labelled_set(tmp_path):
     assert main(["topics", "--output", str(tmp_path)]) == 0
     data = docstring_topics()
@@ -135,6 +137,7 @@ def test_topics_writes_the_embedded_labelled_set(tmp_path):
     assert labels == [data["class_names"][i] for i in data["test_labels"]]
 
 
+@pytest.mark.backend_free
 def test_missing_label_column_is_a_clear_error(files, capsys):
     with pytest.raises(ValueError, match="no column 'label'"):
         read_labelled_file(str(files / "train.csv"), "sentence", "label")
@@ -208,6 +211,7 @@ def bad_files(root) -> dict:
     return paths
 
 
+@pytest.mark.backend_free
 def test_bad_training_files_are_one_line_errors_with_file_and_line(files, capsys):
     import re
 
@@ -256,6 +260,7 @@ def test_export_loads_the_task_a_preset_holds(files, minilm_dir, tmp_path):
         assert type(load_task(str(tmp_path / type(task).__name__))) is type(task)
 
 
+@pytest.mark.backend_free
 def test_predict_on_a_preset_never_fine_tuned_says_how_to_fine_tune_it(files, capsys):
     preset = str(files / "pretrained")
     assert main(["predict", "--model", preset, "Open the URL."]) == 2
@@ -264,6 +269,7 @@ def test_predict_on_a_preset_never_fine_tuned_says_how_to_fine_tune_it(files, ca
     assert f"keras-bert3 finetune --preset {preset} --train FILE" in lines[0]  # A command, not a Python argument.
 
 
+@pytest.mark.backend_free
 def test_user_errors_from_tensorflow_are_one_line_and_internal_errors_are_not():
     """TensorFlow's missing-file errors and the input pipeline's own checks are
     the user's to fix (one line); any other error keeps its traceback (None)."""

@@ -14,16 +14,22 @@ from tests.reference import import_reference  # noqa: E402
 
 # Tests that one pass covers, by marker, and the variable that tests/run_all.sh
 # sets to the pass (tensorflow or jax) that runs them; the other pass skips them.
+# A test runs in both passes only where what it tests differs by backend.
 ONE_PASS_MARKERS = {
-    # Picks its backends itself (the other backend, or a fixed one, in a subprocess).
+    # Picks its backends itself (the other backend, or a fixed one, in a subprocess),
+    # or loads none (the `keras-bert3` launcher).
     "both_backends": "KERAS_BERT3_BOTH_BACKENDS_PASS",
-    # Tests TensorFlow code that no Keras backend reaches (the pretraining data
-    # pipeline); tests/data/backends_agree_on_data_test.py shows its batches are
-    # the same under either backend.
+    # Tests code that no Keras backend reaches: TensorFlow's tf.data and tf-text
+    # (the pretraining data pipeline, the tokenizer, the preprocessors), ONNX graphs
+    # made from numpy weights, files, pure Python, refusals before any model runs.
+    # tests/data/backends_agree_on_data_test.py shows the pipeline's batches are the
+    # same under either backend, tests/backends_agree_test.py the models' outputs.
     "backend_free": "KERAS_BERT3_BACKEND_FREE_PASS",
-    # A whole command run whose behaviour under test (a lock, a signal, a failed write, a
-    # stop on divergence) is the same on either backend; the backend's part of it is
-    # tested in both passes by smaller tests (tests/training/resumable_backup_test.py).
+    # A whole command or script run whose behaviour under test (a lock, a kill or a
+    # signal at a named moment, a failed write, a stop on divergence, an example
+    # script) is the same on either backend; the backend's part of it is tested in
+    # both passes by smaller tests (e.g. the mid-epoch resume in
+    # tests/training/pretraining_run_test.py, tests/training/resumable_backup_test.py).
     "one_pass": "KERAS_BERT3_ONE_PASS",
 }
 

@@ -13,6 +13,8 @@ import pytest
 
 from tests.tiny_preset import write_tiny_preset
 
+pytestmark = pytest.mark.one_pass  # A script run whole: the library code it calls is tested on both backends.
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

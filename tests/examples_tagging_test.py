@@ -9,6 +9,8 @@ import pytest
 
 from tests.reference import import_reference
 
+pytestmark = pytest.mark.one_pass  # A script run whole: the library code it calls is tested on both backends.
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.one_pass  # A script run whole: the library code it calls is tested on both backends.
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

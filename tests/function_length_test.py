@@ -6,6 +6,10 @@ keras-hub's three-part constructor); otherwise it is split into named steps."""
 import ast
 import pathlib
 
+import pytest
+
+pytestmark = pytest.mark.backend_free  # Files and Python only: no Keras backend reaches them.
+
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "keras_bert3"
 MAX_LINES = 60
 REASON = "Longer than a screen"

@@ -6,6 +6,10 @@ listed here with their reason; a new one fails this test."""
 import ast
 import pathlib
 
+import pytest
+
+pytestmark = pytest.mark.backend_free  # Files and Python only: no Keras backend reaches them.
+
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "keras_bert3"
 
 FLOORS = [

@@ -61,6 +61,7 @@ COVERED = {
 }
 
 
+@pytest.mark.backend_free
 def test_every_registered_class_is_covered():
     import keras_bert3  # noqa: F401  (registers every class)
 
@@ -163,6 +164,7 @@ def tokens(tokenizer):
         "question_answering_preprocessor",
     ],
 )
+@pytest.mark.backend_free
 def test_preprocessing_layers_survive_serialization(kind, tokenizer):
     ragged = lambda x: x.to_list() if hasattr(x, "to_list") else x  # noqa: E731
     if kind == "tokenizer":

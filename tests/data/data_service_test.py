@@ -146,6 +146,7 @@ def test_reading_one_batch_then_exiting_ends(service, minilm_dir):
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corpus, run_vocabulary):
     """`keras-bert3 pretrain --data-service` trains its steps; the dispatcher
     and workers then stop on SIGTERM, each with exit code 0."""

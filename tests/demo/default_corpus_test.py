@@ -2,12 +2,15 @@
 
 import numpy as np
 import tensorflow as tf
+import pytest
 
 from keras_bert3.data import document_dataset
 from keras_bert3.data import split_sentences
 from keras_bert3_demo import default_corpus_documents
 from keras_bert3_demo import default_corpus_path
 from keras_bert3_demo import python_docs_documents
+
+pytestmark = pytest.mark.backend_free  # Files and Python only: no Keras backend reaches them.
 
 
 def test_default_corpus(tmp_path):

@@ -141,6 +141,7 @@ def test_two_workers_read_their_own_share(tmp_path, corpus, prepared):
     assert sum(second.values()) > 0 and second == alone_second
 
 
+@pytest.mark.backend_free
 def test_more_workers_than_files_is_refused(corpus):
     paths = sorted(tf.io.gfile.glob(corpus))
     with pytest.raises(ValueError, match="5 workers read the corpus but it has only 4 files"):

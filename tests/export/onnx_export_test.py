@@ -22,6 +22,8 @@ from tests.real_text import real_lines
 from tests.real_text import real_pairs
 from tests.test_case import tiny_backbone
 
+pytestmark = pytest.mark.backend_free  # ONNX graphs from numpy weights; backends_agree_test.py: the backends agree.
+
 ODD_TEXTS = [
     "",
     "Café naïve résumé — “quoted” 東京 タワー 🙂 e\u0301\u0327",

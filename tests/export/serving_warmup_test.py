@@ -3,11 +3,14 @@
 export in the serving runtime: tests/models/*export* and `assert_warmup_served`)."""
 
 import numpy as np
+import pytest
 
 from keras_bert3.export.serving_warmup import read_warmup_requests
 from keras_bert3.export.serving_warmup import warmup_texts
 from keras_bert3.export.serving_warmup import write_warmup_requests
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
+
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
 
 
 def test_warmup_texts_reach_every_padded_length_and_one_is_overlong(tokenizer):

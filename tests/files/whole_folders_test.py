@@ -13,6 +13,8 @@ import pytest
 from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.files.write_failed import WriteFailed
 
+pytestmark = pytest.mark.backend_free  # Files and Python only: no Keras backend reaches them.
+
 
 def test_a_complete_folder_replaces_the_old_one(tmp_path):
     final = tmp_path / "serving" / "1"

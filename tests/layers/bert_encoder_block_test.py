@@ -59,6 +59,7 @@ def test_padding_keys_change_nothing(hf_and_ours):
     )
 
 
+@pytest.mark.backend_free
 def test_a_width_the_heads_do_not_divide_is_refused():
     with pytest.raises(ValueError, match="hidden_dim=10 is not divisible by num_heads=4"):
         BertEncoderBlock(num_heads=4, intermediate_dim=16)(np.zeros((1, 3, 10), "float32"), np.ones((1, 3), "int32"))

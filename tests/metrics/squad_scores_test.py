@@ -6,6 +6,8 @@ import pytest
 from keras_bert3.metrics.squad_scores import normalize_answer
 from keras_bert3.metrics.squad_scores import squad_scores
 
+pytestmark = pytest.mark.backend_free  # Files and Python only: no Keras backend reaches them.
+
 
 def test_answers_are_compared_as_the_official_script_normalizes_them():
     assert normalize_answer("The  Absolute value, of x!") == "absolute value of x"

@@ -30,11 +30,13 @@ def batch(rows=3, length=7, seed=0):
 
 
 @pytest.mark.parametrize("size, expected", [("base", 109_482_240), ("large", 335_141_888)])
+@pytest.mark.backend_free
 def test_standard_sizes_count_the_reference_parameters(size, expected):
     # The parameter counts of Google's BERT-Base and BERT-Large (with pooler).
     assert BertBackbone.from_size(size).count_params() == expected
 
 
+@pytest.mark.backend_free
 def test_turc_sizes_shapes():
     for name, size in BERT_SIZES.items():
         assert size.num_heads * 64 == size.hidden_dim
@@ -118,6 +120,7 @@ def test_sequences_longer_than_the_positions_are_refused():
         backbone(batch(rows=2, length=17))
 
 
+@pytest.mark.backend_free
 def test_bad_sizes_are_named():
     with pytest.raises(ValueError, match="not divisible by num_heads"):
         tiny_backbone(hidden_dim=10, num_heads=3)

@@ -121,6 +121,7 @@ def test_fit_builds_the_optimizer_before_the_first_step(tokenizer, topics):
     assert classifier.optimizer.iterations.numpy() == 12
 
 
+@pytest.mark.backend_free
 def test_datasets_run_without_tf_data_autotuning(tokenizer, topics):
     # With it, deleting the iterator at the end of fit waited for tf.data's
     # optimization thread (15.7 s after a 46-step MiniLM fit).

@@ -160,6 +160,7 @@ def test_preset_round_trip_keeps_the_heads(tmp_path, hf_pretraining_checkpoint):
     assert backbone.count_params() == pretrainer.backbone.count_params()
 
 
+@pytest.mark.backend_free
 def test_compile_keeps_losses_and_metrics_its_own():
     pretrainer = BertPretrainer(BertBackbone(120, 2, 2, 32, 64, max_sequence_length=16))
     with pytest.raises(ValueError, match="remove `loss=`"):

@@ -166,6 +166,7 @@ def test_fit_takes_squad_examples_rows_and_validation_data(minilm_dir):
     assert np.isfinite(history.history["val_loss"]).all()
 
 
+@pytest.mark.backend_free
 def test_bad_input_raises_clear_errors(minilm_dir):
     qa = tiny_answerer(minilm_dir)
     good = {"question": ["What is it?"], "context": ["It is a test."], "answer_text": ["a test"], "answer_start": [6]}

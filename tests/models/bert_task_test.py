@@ -12,6 +12,8 @@ from keras_bert3.models.bert_token_classifier import BertTokenClassifier
 from tests.test_case import assert_bad_inputs_refused
 from tests.test_case import tiny_backbone
 
+pytestmark = pytest.mark.backend_free  # Task definitions and refusals before any step.
+
 TASKS = {
     "classifier": lambda backbone, tokenizer: (
         BertClassifier(backbone, 2, tokenizer=tokenizer, sequence_length=16),

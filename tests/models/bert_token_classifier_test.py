@@ -35,6 +35,7 @@ def ragged(rows, dtype="string"):
     return tf.ragged.constant(rows, dtype=dtype)
 
 
+@pytest.mark.backend_free
 def test_embedded_tagging_set(tags):
     assert len(tags["train_words"]) + len(tags["test_words"]) > 3000
     assert tags["tag_names"] == ["O", "B-CODE", "I-CODE"]

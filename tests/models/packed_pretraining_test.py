@@ -79,6 +79,7 @@ def test_a_packed_batch_has_the_loss_of_its_pairs_unpacked(pairs, tokenizer):
     assert np.abs(leaky_mlm - unpacked_out["mlm"][weights]).max() > 1e-2
 
 
+@pytest.mark.backend_free
 def test_packing_keeps_every_pair_whole_and_in_order(pairs):
     x, y, w = pairs
     packed_x, packed_y, packed_w = pack_pairs(x, y, w, ROW_LENGTH)
@@ -98,6 +99,7 @@ def test_packing_keeps_every_pair_whole_and_in_order(pairs):
     assert (cls == x["token_ids"].numpy()[:, 0]).all()
 
 
+@pytest.mark.backend_free
 def test_a_pair_longer_than_the_row_is_refused(pairs):
     x, y, w = pairs
     with pytest.raises(tf.errors.InvalidArgumentError, match="a pair is longer than the packed row of 64 tokens"):

@@ -65,6 +65,7 @@ def test_pooled_output_equals_transformers_pooler(minilm_dir, minilm_embedder_pa
     assert max_abs_diff(ours, theirs.pooler_output) < 1e-4
 
 
+@pytest.mark.backend_free
 def test_mismatched_tokenizer_and_backbone_are_refused(minilm_embedder_parts):
     backbone, _ = minilm_embedder_parts
     small = BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"])
@@ -72,6 +73,7 @@ def test_mismatched_tokenizer_and_backbone_are_refused(minilm_embedder_parts):
         TextEmbedder(backbone, small)
 
 
+@pytest.mark.backend_free
 def test_bad_options_are_named(minilm_embedder_parts):
     backbone, tokenizer = minilm_embedder_parts
     with pytest.raises(ValueError, match="output='max'"):

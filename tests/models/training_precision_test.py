@@ -40,6 +40,7 @@ GPU = {
 
 @pytest.mark.parametrize("pretraining", [True, False])
 @pytest.mark.parametrize("backend, jit_compile", [("jax", True), ("tensorflow", False), ("tensorflow", True)])
+@pytest.mark.backend_free
 def test_auto_precision_for_each_kind_of_device(pretraining, backend, jit_compile):
     def choice(device):
         return auto_precision(device, backend=backend, jit_compile=jit_compile, pretraining=pretraining)
@@ -60,6 +61,7 @@ def test_auto_precision_for_each_kind_of_device(pretraining, backend, jit_compil
     assert choice(emulated) == choice(DeviceDescription("cpu")) == "float32"
 
 
+@pytest.mark.backend_free
 def test_auto_is_logged_once_and_recorded(caplog, capsys):
     h100 = DeviceDescription("gpu", "NVIDIA H100 80GB HBM3", compute_capability=(9, 0))
     with caplog.at_level("INFO", logger="keras_bert3"):
@@ -83,6 +85,7 @@ def test_the_device_at_hand_is_described():
         assert device.cpu_bfloat16 == cpu_has_native_bfloat16() and device.compute_capability is None
 
 
+@pytest.mark.backend_free
 def test_bad_precisions_are_refused():
     with pytest.raises(
         ValueError, match=r"precision='float16' is not one of \('auto', 'float32', 'mixed_bfloat16', 'mixed_float16'\)"
@@ -138,6 +141,7 @@ def test_tasks_train_in_the_chosen_precision_and_keep_float32_outside_the_step(t
     np.testing.assert_array_equal(float32.predict(texts, verbose=0), logits)
 
 
+@pytest.mark.backend_free
 def test_the_command_shows_the_choice_on_stdout(capsys):
     """`keras-bert3` commands show the library's INFO lines as plain lines on
     stdout where the process has set no logging up (pytest has: its handlers

@@ -57,6 +57,7 @@ def test_batches_of_a_larger_vocabulary_end_fit_before_they_are_trained_on(token
         assert 8000 <= largest < 30522  # MiniLM's tokenizer gives ids past 8,000 in the first batch of each pass.
 
 
+@pytest.mark.backend_free
 def test_a_task_on_a_tokenizer_larger_than_its_backbone_is_refused(tokenizer):
     with pytest.raises(
         ValueError, match="The tokenizer has 30,522 tokens but the backbone's token embedding has 8,000 rows"

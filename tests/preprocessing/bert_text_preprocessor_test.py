@@ -2,8 +2,11 @@
 longest example (MiniLM's real vocabulary, real docstring sentences)."""
 
 import numpy as np
+import pytest
 
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
+
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
 
 
 def test_preprocessor_pads_to_the_batch_longest_example(tokenizer, topics):

@@ -4,10 +4,13 @@ label on its first piece, equal to Hugging Face's fast tokenizer
 
 import numpy as np
 import tensorflow as tf
+import pytest
 
 from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from tests.hf_helpers import hf_first_pieces
 from tests.reference import import_reference
+
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
 
 # Words that tokenize oddly: empty, control-only, over 100 characters, special-token text, non-ASCII.
 ODD_WORDS = [["", "a", "\x00", "b"], ["x" * 150, "Straße", "東京", "[MASK]", "os.walk()"]]

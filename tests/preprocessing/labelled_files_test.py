@@ -8,6 +8,8 @@ import pytest
 from keras_bert3.preprocessing.labelled_files import read_labelled_file
 from keras_bert3_demo.docstring_topics import docstring_topics
 
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
+
 
 @pytest.fixture(scope="module")
 def sentences():

@@ -12,6 +12,8 @@ from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert3_demo.docstring_questions import docstring_questions
 from tests.qa_passages import LENGTHS
 
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
+
 
 def test_batches_hold_every_window_once_with_its_labels(minilm_dir):
     preprocessor = QuestionAnsweringPreprocessor(BertTokenizer.from_preset(minilm_dir), **LENGTHS)

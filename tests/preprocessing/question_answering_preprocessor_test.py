@@ -3,6 +3,7 @@ overflowing windows, its span labels `prepare_train_features`' labels, and
 the labels map back to the answer text."""
 
 import numpy as np
+import pytest
 
 from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
@@ -10,6 +11,8 @@ from keras_bert3_demo.docstring_questions import docstring_questions
 from tests.qa_passages import LENGTHS
 from tests.qa_passages import passages
 from tests.reference import import_reference
+
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
 
 
 def test_windows_and_labels_match_hugging_face(minilm_dir):

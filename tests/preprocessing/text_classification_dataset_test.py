@@ -2,9 +2,12 @@
 once (MiniLM's real vocabulary, real docstring sentences)."""
 
 import numpy as np
+import pytest
 
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.preprocessing.text_classification_dataset import text_classification_dataset
+
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
 
 
 def test_bucketed_batches_group_similar_lengths(tokenizer, topics):

@@ -1,8 +1,12 @@
 """token_classification_dataset: full batches, each sentence once, its labels
 on its own tokens (MiniLM's real vocabulary, the embedded code-tagging set)."""
 
+import pytest
+
 from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
 from keras_bert3.preprocessing.token_classification_dataset import token_classification_dataset
+
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
 
 
 def test_bucketed_batches_are_full_and_keep_labels_with_their_tokens(tokenizer, tags):

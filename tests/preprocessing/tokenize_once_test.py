@@ -13,6 +13,8 @@ from keras_bert3.preprocessing.token_classification_dataset import token_classif
 from keras_bert3_demo.docstring_code_tags import docstring_code_tags
 from keras_bert3_demo.docstring_topics import docstring_topics
 
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
+
 
 @pytest.fixture(scope="module")
 def texts():

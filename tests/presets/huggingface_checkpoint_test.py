@@ -35,6 +35,7 @@ def test_minilm_matches_transformers_on_real_sentences(minilm_dir):
     assert max_abs_diff(ours["pooled_output"], theirs.pooler_output) < 1e-4
 
 
+@pytest.mark.backend_free
 def test_minilm_config_is_read_from_the_checkpoint(minilm_dir):
     with open(os.path.join(minilm_dir, "config.json")) as f:
         config = json.load(f)
@@ -108,6 +109,7 @@ def test_export_keeps_the_tanh_gelu(tmp_path):
     assert max_abs_diff(ours["sequence_output"], theirs.last_hidden_state) < 1e-5
 
 
+@pytest.mark.backend_free
 def test_legacy_gamma_beta_names_are_read(tmp_path, minilm_dir):
     from safetensors.numpy import load_file
     from safetensors.numpy import save_file
@@ -136,6 +138,7 @@ def copy_config(minilm_dir, target, **changes):
         json.dump(config, f)
 
 
+@pytest.mark.backend_free
 def test_pickled_weights_are_refused_with_a_way_out(tmp_path, minilm_dir):
     copy_config(minilm_dir, tmp_path)
     (tmp_path / "pytorch_model.bin").write_bytes(b"not even read")
@@ -143,12 +146,14 @@ def test_pickled_weights_are_refused_with_a_way_out(tmp_path, minilm_dir):
         BertBackbone.from_preset(str(tmp_path))
 
 
+@pytest.mark.backend_free
 def test_missing_weights_are_named(tmp_path, minilm_dir):
     copy_config(minilm_dir, tmp_path)
     with pytest.raises(FileNotFoundError, match="model.safetensors"):
         BertBackbone.from_preset(str(tmp_path))
 
 
+@pytest.mark.backend_free
 def test_unknown_model_type_is_named(tmp_path, minilm_dir):
     copy_config(minilm_dir, tmp_path, model_type="roberta")
     shutil.copy(os.path.join(minilm_dir, "model.safetensors"), tmp_path)
@@ -156,6 +161,7 @@ def test_unknown_model_type_is_named(tmp_path, minilm_dir):
         BertBackbone.from_preset(str(tmp_path))
 
 
+@pytest.mark.backend_free
 def test_weights_of_another_size_are_named(tmp_path, minilm_dir):
     copy_config(minilm_dir, tmp_path, intermediate_size=1024)
     shutil.copy(os.path.join(minilm_dir, "model.safetensors"), tmp_path)

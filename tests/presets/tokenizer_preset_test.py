@@ -12,6 +12,8 @@ from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.real_sentences import real_sentences
 from tests.reference import import_reference
 
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
+
 
 def test_huggingface_directory_gives_huggingface_ids(minilm_dir):
     transformers = import_reference("transformers")

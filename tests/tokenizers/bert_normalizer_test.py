@@ -4,6 +4,8 @@ import tensorflow as tf
 from keras_bert3.tokenizers import BertNormalizer
 from keras_bert3.tokenizers import unicode_table
 
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
+
 CHUNK = 40_000
 
 

@@ -7,6 +7,8 @@ from keras_bert3.tokenizers import BertSegmentJoiner
 from tests.real_text import real_lines
 from tests.real_text import real_pairs
 
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
+
 
 @pytest.mark.parametrize("sequence_length", [3, 4, 5, 8, 17, 32, 64, 128])
 def test_pairs_match_hugging_face_longest_first(sequence_length, uncased_tokenizer, hf_uncased):

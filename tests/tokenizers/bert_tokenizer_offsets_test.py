@@ -10,6 +10,8 @@ from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from tests.real_text import real_lines
 from tests.reference import import_reference
 
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
+
 # Lines that exercise the offsets' harder cases: expansions (ﬁ, İ), decomposed
 # accents, special tokens in the text, [UNK] words, CJK, empty strings.
 EDGE_LINES = ["a [MASK] b [SEP]c", "ﬁne Straße İstanbul cafe\u0301 ǅ", "x" * 150 + " ok", "東京タワー、ok?", "", " \t "]

@@ -16,6 +16,7 @@ def assert_same_ids(tokenizer, hf_tokenizer, lines):
     assert not mismatches, f"{len(mismatches)}/{len(lines)} lines differ, first: {mismatches[0]!r}"
 
 
+@pytest.mark.backend_free
 def test_uncased_matches_hugging_face_on_all_real_lines(uncased_tokenizer, hf_uncased):
     assert_same_ids(uncased_tokenizer, hf_uncased, list(real_lines()))
 
@@ -28,6 +29,7 @@ def cased_vocab_path(tmp_path_factory):
     return path
 
 
+@pytest.mark.backend_free
 def test_cased_learnt_vocabulary_matches_hugging_face_on_all_real_lines(cased_vocab_path):
     tokenizer = BertTokenizer(cased_vocab_path, lowercase=False)
     hf = hf_bert_tokenizer(cased_vocab_path, lowercase=False)
@@ -94,6 +96,7 @@ def test_saved_model_round_trip(uncased_tokenizer, tmp_path):
         np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
 
 
+@pytest.mark.backend_free
 def test_config_round_trip(minilm_vocab_path):
     tokenizer = BertTokenizer(minilm_vocab_path, lowercase=True, max_word_chars=50, name="bert_tok")
     restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(tokenizer))
@@ -103,6 +106,7 @@ def test_config_round_trip(minilm_vocab_path):
     assert restored(line).numpy().tolist() == tokenizer(line).numpy().tolist()
 
 
+@pytest.mark.backend_free
 def test_vocabulary_accessors(uncased_tokenizer, minilm_vocab_path):
     t = uncased_tokenizer
     with open(minilm_vocab_path, encoding="utf-8") as f:
@@ -117,6 +121,7 @@ def test_vocabulary_accessors(uncased_tokenizer, minilm_vocab_path):
         t.id_to_token(len(vocab))
 
 
+@pytest.mark.backend_free
 def test_detokenize_matches_hugging_face_decode(uncased_tokenizer, hf_uncased):
     lines = [line for line in real_lines()[:3000] if line.isascii()][:500]
     ids = uncased_tokenizer(tf.constant(lines))
@@ -127,6 +132,7 @@ def test_detokenize_matches_hugging_face_decode(uncased_tokenizer, hf_uncased):
     assert uncased_tokenizer.detokenize(uncased_tokenizer("Hello, world!")).numpy() == b"hello, world!"
 
 
+@pytest.mark.backend_free
 def test_missing_special_tokens_raise_clear_error():
     with pytest.raises(ValueError, match=r"mask_token='\[MASK\]'.*learn_wordpiece_vocabulary"):
         BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a"])
@@ -143,6 +149,7 @@ def test_missing_special_tokens_raise_clear_error():
     assert tokenizer("a b").numpy().tolist() == [5, 1]
 
 
+@pytest.mark.backend_free
 def test_empty_whitespace_invalid_utf8_and_huge_inputs(uncased_tokenizer, hf_uncased):
     t = uncased_tokenizer
     assert t(tf.constant(["", " ", "\t\n\r", "\u200b\ufeff"])).to_list() == [[], [], [], []]
@@ -158,6 +165,7 @@ def test_empty_whitespace_invalid_utf8_and_huge_inputs(uncased_tokenizer, hf_unc
     assert t(huge).numpy().tolist() == hf_uncased(huge, add_special_tokens=False)["input_ids"]
 
 
+@pytest.mark.backend_free
 def test_max_word_chars_counts_characters_not_bytes(uncased_tokenizer):
     t = uncased_tokenizer
     for word, known in [("я" * 100, True), ("я" * 101, False), ("a" * 100, True), ("a" * 101, False)]:
@@ -165,6 +173,7 @@ def test_max_word_chars_counts_characters_not_bytes(uncased_tokenizer):
         assert (ids != [t.unk_token_id]) == known, (len(word), ids[:3])
 
 
+@pytest.mark.backend_free
 def test_special_tokens_in_text_match_hugging_face(uncased_tokenizer, hf_uncased, minilm_vocab_path):
     lines = ["a[MASK]b [mask] [CLS]x", "[[SEP]]", "[UNK][PAD]", " [MASK] ", "Fill the [MASK], please.", "[MASK"]
     lines += [line.replace(" ", " [SEP] ", 2) for line in real_lines()[::400]]

@@ -1,6 +1,10 @@
+import pytest
+
 from tests.real_text import INSERTED_CHARACTERS
 from tests.real_text import real_lines
 from tests.real_text import real_pairs
+
+pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
 
 
 def test_real_lines_are_many_and_varied():

@@ -20,6 +20,8 @@ from keras_bert3.training.pretraining_config import PretrainingConfig
 from keras_bert3.training.pretraining_config import add_flags
 from keras_bert3.training.pretraining_config import from_flags
 
+pytestmark = pytest.mark.backend_free  # Files and Python only: no Keras backend reaches them.
+
 FIELDS = [field.name for field in dataclasses.fields(PretrainingConfig)]
 
 

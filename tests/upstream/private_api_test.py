@@ -20,6 +20,7 @@ from keras_bert3.upstream.replica_clipping import ClipAcrossReplicas
 from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 
+@pytest.mark.backend_free
 def test_a_missing_private_api_is_a_clear_import_error():
     class Upstream:
         pass
@@ -84,6 +85,7 @@ def test_adam_moments_are_the_slots_adam_updates():
     np.testing.assert_allclose(keras.ops.convert_to_numpy(v), 0.01 * gradient**2, rtol=1e-6)  # (1 - beta_2) g^2
 
 
+@pytest.mark.backend_free
 def test_keras_hub_encoder_parts_are_its_sublayers():
     import keras_hub
 
@@ -99,6 +101,7 @@ def test_keras_hub_encoder_parts_are_its_sublayers():
     assert all(id(w) in in_parts for w in encoder.weights)
 
 
+@pytest.mark.backend_free
 def test_data_service_servers_stop_when_asked():
     """The dispatcher's `GetWorkers` lists no worker, then the one that
     registered; `_stop` stops a dispatcher and its worker (the port then
@@ -137,6 +140,7 @@ def test_all_layers_reaches_the_layers_that_layers_build():
         assert any(layer is sublayer for layer in layers), sublayer.path
 
 
+@pytest.mark.backend_free
 def test_jax_writes_exports_for_the_installed_tensorflow_inside_the_context():
     """JAX writes StableHLO for readers four weeks old, newer than TensorFlow
     may read; inside `written_for_installed_tensorflow` it writes the older of
@@ -188,6 +192,7 @@ def test_weights_written_through_a_file_object_load_as_keras_writes_them(tmp_pat
     assert int(keras.ops.convert_to_numpy(read.optimizer.iterations)) == 2
 
 
+@pytest.mark.backend_free
 def test_the_onednn_flag_follows_tensorflows_setting():
     """On by default in x86 builds; off in a process started with
     `TF_ENABLE_ONEDNN_OPTS=0`, as TensorFlow's own switch says."""
