@@ -5,18 +5,24 @@
 # side (most of a test's time is single-threaded tracing, compiling and process
 # start-up, so two passes share two cores well); each pass's output is printed
 # when both have finished. Extra arguments go to pytest, e.g.
-# `bash tests/run_all.sh -k tokenizer`.
-#
-# `--coverage` (first): line and branch coverage of keras_bert3 over both passes
-# and every Python process the tests start (coverage.py's `patch = subprocess`,
-# configured in pyproject.toml), combined and reported at the end.
+# `bash tests/run_all.sh -k tokenizer`. Options, before pytest's:
+#   --quick     the tests not marked `slow`, for the edit loop (every module of
+#               keras_bert3 runs; CI runs the whole suite)
+#   --coverage  line and branch coverage of keras_bert3 over both passes and
+#               every Python process the tests start (coverage.py's
+#               `patch = subprocess`, configured in pyproject.toml)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 measure_coverage=0
-if [ "${1:-}" = --coverage ]; then
-  measure_coverage=1
+selection=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) selection=(-m "not slow") ;;
+    --coverage) measure_coverage=1 ;;
+    *) break ;;
+  esac
   shift
-fi
+done
 python -m pip install --quiet --disable-pip-version-check -e ".[jax,beam,onnx,test]" || exit 1
 # The corpora derived from this machine's Python (tests/derived_corpora.py),
 # beside the TensorFlow that TF Serving runs, where the export tests load their
@@ -70,7 +76,7 @@ for backend in tensorflow jax; do
     pass_start=$SECONDS
     cache=()
     [ "$backend" = jax ] && cache=(JAX_COMPILATION_CACHE_DIR="$jax_cache")
-    env "${cache[@]}" KERAS_BACKEND=$backend "${pytest[@]}" -q -p no:cacheprovider --durations=50 "$@" >"$logs/$backend.log" 2>&1
+    env "${cache[@]}" KERAS_BACKEND=$backend "${pytest[@]}" -q -p no:cacheprovider --durations=50 "${selection[@]}" "$@" >"$logs/$backend.log" 2>&1
     echo $? >"$logs/$backend.status"
     echo "KERAS_BACKEND=$backend pass: $((SECONDS - pass_start)) s" >>"$logs/$backend.log"
   ) &
