@@ -13,7 +13,10 @@ import pytest
 
 from tests.tiny_preset import write_tiny_preset
 
-pytestmark = pytest.mark.one_pass  # A script run whole: the library code it calls is tested on both backends.
+# The script runs on JAX (the examples share the backends between them; the library code they
+# call is tested on both): one pass runs it.
+pytestmark = pytest.mark.both_backends
+BACKEND = dict(os.environ, KERAS_BACKEND="jax")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -37,7 +40,7 @@ def test_answer_questions_example_exports_what_it_predicts(tmp_path, minilm_dir)
         "--output",
         str(tmp_path),
     ]
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    result = subprocess.run(command, cwd=REPO, env=BACKEND, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"exact match [\d.]+ -> [\d.]+, F1 [\d.]+ -> [\d.]+", result.stdout)
     assert "export answer == predict: True" in result.stdout

@@ -9,7 +9,10 @@ import pytest
 
 from tests.reference import import_reference
 
-pytestmark = pytest.mark.one_pass  # A script run whole: the library code it calls is tested on both backends.
+# The script runs on TensorFlow (the examples share the backends between them; the library code they
+# call is tested on both): one pass runs it.
+pytestmark = pytest.mark.both_backends
+BACKEND = dict(os.environ, KERAS_BACKEND="tensorflow")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -20,6 +23,7 @@ def test_tag_tokens_example_learns_exports_and_tags(tmp_path):
     result = subprocess.run(
         [sys.executable, "examples/tag_tokens.py", "--tiny", "--output", str(tmp_path)],
         cwd=REPO,
+        env=BACKEND,
         capture_output=True,
         text=True,
         check=False,

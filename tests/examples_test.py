@@ -7,7 +7,10 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.one_pass  # A script run whole: the library code it calls is tested on both backends.
+# The script runs on JAX (the examples share the backends between them; the library code they
+# call is tested on both): one pass runs it.
+pytestmark = pytest.mark.both_backends
+BACKEND = dict(os.environ, KERAS_BACKEND="jax")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -29,6 +32,7 @@ def test_pretrain_example_learns_and_saves_a_preset(tmp_path, run_vocabulary):
             str(tmp_path),
         ],
         cwd=REPO,
+        env=BACKEND,
         capture_output=True,
         text=True,
         check=True,
