@@ -47,6 +47,8 @@ STOPS = [
     (CHECKPOINT_RENAME, 1, signal.SIGINT, ["checkpoint-4"], False),  # Ctrl-C inside checkpoint 4's write.
 ]
 
+CHAIN_ENVIRONMENT = dict(os.environ, KERAS_BACKEND="jax")  # The backend of the chain's runs (see its docstring).
+
 
 def stopped_run(arguments, moment, call, then, workdir):
     """Runs `keras-bert3 ARGUMENTS` (the command users run, which passes
@@ -55,7 +57,7 @@ def stopped_run(arguments, moment, call, then, workdir):
     exit code and its own lines on stderr."""
     launcher = shutil.which("keras-bert3")
     assert launcher, "the keras-bert3 command is not installed: pip install -e ."
-    environment = {k: v for k, v in os.environ.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "KERAS_BERT3_DEBUG")}
+    environment = {k: v for k, v in CHAIN_ENVIRONMENT.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "KERAS_BERT3_DEBUG")}
     environment = moment_environment(moment, call, "kill" if then == "kill" else "wait", environment)
     with open(workdir / "stderr.txt", "w+", encoding="utf-8") as stderr:
         process = subprocess.Popen(
@@ -73,7 +75,7 @@ def stopped_run(arguments, moment, call, then, workdir):
 
 
 @pytest.mark.slow
-@pytest.mark.one_pass
+@pytest.mark.both_backends
 def test_killed_or_stopped_at_any_moment_resumes_exactly(tmp_path, small_corpus, run_vocabulary):
     """Killed with SIGKILL at each moment of STOPS in turn (between checkpoints,
     inside a checkpoint's write, between the history row and the checkpoint,
@@ -86,13 +88,14 @@ def test_killed_or_stopped_at_any_moment_resumes_exactly(tmp_path, small_corpus,
     metric sums and dropout draws after every resume.
 
     Over a minute: ten short runs of the command, each its own process (a kill
-    ends one). One pass runs it: what a kill or a signal leaves on disk, and
-    the resume from it, are the same code on either backend; the state each
-    backend restores (weights, optimizer, random and metric states) is tested
-    on both by the next test."""
+    ends one). They run on JAX, in one pass: what a kill or a signal leaves on
+    disk, and the resume from it, are the same code on either backend; the
+    state each backend restores (weights, optimizer, random and metric
+    states) is tested on both by the next test."""
     uninterrupted = subprocess.Popen(
         command(run_vocabulary(tmp_path / "uninterrupted"), small_corpus),
         cwd=REPO,
+        env=CHAIN_ENVIRONMENT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -109,7 +112,7 @@ def test_killed_or_stopped_at_any_moment_resumes_exactly(tmp_path, small_corpus,
         assert bool(checkpoints(output)[1]) == half_written, (moment, checkpoints(output))
         steps = [int(row["step"]) for row in read_history(output)]
         assert steps == sorted(set(steps)), (moment, steps)  # A row may lead its checkpoint; never twice.
-    finished = subprocess.run(command(output, small_corpus), cwd=REPO, capture_output=True)
+    finished = subprocess.run(command(output, small_corpus), cwd=REPO, env=CHAIN_ENVIRONMENT, capture_output=True)
     assert finished.returncode == 0, finished.stderr.decode()[-3000:]
     assert checkpoints(output) == (["checkpoint-6"], [])
 
@@ -273,7 +276,10 @@ def test_two_workers_pretrain_from_their_own_files(tmp_path, small_corpus):
     """`keras-bert3 pretrain --strategy` with two worker processes on localhost
     (TF MultiWorkerMirroredStrategy; JAX data_parallel over two processes), the
     corpus in two files: both finish, with the same (global) history (each
-    learns the vocabulary on its own, so both must learn the same one)."""
+    learns the vocabulary on its own, so both must learn the same one).
+
+    About a minute on JAX: two whole runs side by side, each learning the
+    vocabulary, and JAX's two processes meet at every step over localhost."""
     import json
 
     import keras
