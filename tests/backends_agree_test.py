@@ -24,6 +24,7 @@ np.savez(outputs_path, **outputs)
 
 
 @pytest.mark.both_backends
+@pytest.mark.slow
 def test_tensorflow_and_jax_agree(tmp_path, minilm_dir):
     here, other = keras.backend.backend(), {"tensorflow": "jax", "jax": "tensorflow"}[keras.backend.backend()]
     backbone = BertBackbone.from_preset(minilm_dir)

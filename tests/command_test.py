@@ -32,6 +32,7 @@ def command():
     return found
 
 
+@pytest.mark.slow
 def test_the_command_leaves_native_log_lines_out_and_keeps_the_rest(tmp_path, command):
     # A command that loads TensorFlow (and prints its start-up lines), then fails on the user's input.
     arguments = ["predict", "--model", str(tmp_path), "Some text."]

@@ -36,6 +36,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 @pytest.mark.both_backends
+@pytest.mark.slow
 def test_the_pipeline_gives_the_same_batches_under_either_backend(tmp_path, minilm_dir, tokenizer, corpus_path):
     from keras_bert3.data import BatchingConfig
     from keras_bert3.data import pretraining_dataset

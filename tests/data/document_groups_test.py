@@ -56,6 +56,7 @@ def pairs_of(dataset) -> list:
     return sorted(rows)
 
 
+@pytest.mark.slow
 def test_workers_shares_of_a_pass_hold_its_pairs(tmp_path, tokenizer):
     """A streaming pass read by one reader and read in two workers' shares
     (over the same four ranges) holds the same pairs, masks aside."""

@@ -63,6 +63,7 @@ def assert_packs_the_unpacked_stream(packed, unpacked_windows):
     assert filled > 0.85, filled  # Pairs of at most 64 tokens fill rows of 256.
 
 
+@pytest.mark.slow
 def test_packed_stream_is_the_unpacked_stream_packed(tokenizer, corpus_path):
     rows = BatchingConfig(batch_size=ROWS, packed_length=ROW_LENGTH, drop_remainder=True)
     packed = pretraining_dataset(corpus_path, tokenizer, PAIRS, MASKS, rows, seed=3)

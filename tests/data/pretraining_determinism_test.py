@@ -15,6 +15,7 @@ def first_batches(dataset, count: int = 3) -> list:
     return [x["token_ids"] for x, _, _ in dataset.take(count).as_numpy_iterator()]
 
 
+@pytest.mark.slow
 def test_same_seed_same_examples(tokenizer, corpus_path):
     one = collect(pretraining_dataset(corpus_path, tokenizer, batching=BatchingConfig(batch_size=64), seed=3).take(5))
     two = collect(pretraining_dataset(corpus_path, tokenizer, batching=BatchingConfig(batch_size=64), seed=3).take(5))
@@ -22,12 +23,14 @@ def test_same_seed_same_examples(tokenizer, corpus_path):
         np.testing.assert_array_equal(one[key], two[key])
 
 
+@pytest.mark.slow
 def test_different_seeds_different_masks(tokenizer, corpus_path):
     one = collect(pretraining_dataset(corpus_path, tokenizer, batching=BatchingConfig(batch_size=64), seed=3).take(2))
     two = collect(pretraining_dataset(corpus_path, tokenizer, batching=BatchingConfig(batch_size=64), seed=4).take(2))
     assert not np.array_equal(one["mask_positions"], two["mask_positions"])
 
 
+@pytest.mark.slow
 def test_each_pass_has_new_masks(tokenizer, corpus_path):
     dataset = pretraining_dataset(
         corpus_path,

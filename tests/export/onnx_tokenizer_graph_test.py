@@ -124,6 +124,7 @@ def test_no_strings_and_a_1_mb_string(tokenizer, tmp_path):
     )  # 500 MB; a (64, longest) layout: over 2 GB at 16 rows.
 
 
+@pytest.mark.slow
 def test_string_ops_refused_where_they_bind_to_tensorflows_re2():
     """onnxruntime-extensions imported after TensorFlow, by the user: a clear
     error, not [UNK] for every text. Loaded by keras_bert3 after TensorFlow: works."""

@@ -31,6 +31,7 @@ def batch(rows=3, length=7, seed=0):
 
 @pytest.mark.parametrize("size, expected", [("base", 109_482_240), ("large", 335_141_888)])
 @pytest.mark.backend_free
+@pytest.mark.slow
 def test_standard_sizes_count_the_reference_parameters(size, expected):
     # The parameter counts of Google's BERT-Base and BERT-Large (with pooler).
     assert BertBackbone.from_size(size).count_params() == expected

@@ -83,6 +83,7 @@ def test_heads_and_joint_loss_equal_hugging_face(hf_pretraining_checkpoint):
     assert abs(float(keras.ops.convert_to_numpy(loss)) - float(theirs.loss)) < 1e-4
 
 
+@pytest.mark.slow
 def test_fit_reports_the_pretraining_metrics_and_learns(recwarn):
     backbone = BertBackbone(120, 2, 2, 32, 64, max_sequence_length=16, dropout=0.0)
     pretrainer = BertPretrainer(backbone)
@@ -126,6 +127,7 @@ np.save(sys.argv[2], two_training_steps(sys.argv[1]))
 
 
 @pytest.mark.both_backends
+@pytest.mark.slow
 def test_one_training_step_is_the_same_on_tensorflow_and_jax(tmp_path, hf_pretraining_checkpoint):
     """This backend here, the other in a subprocess (the backend is fixed per process)."""
     _, path = hf_pretraining_checkpoint
@@ -170,6 +172,7 @@ def test_compile_keeps_losses_and_metrics_its_own():
     assert pretrainer.optimizer is optimizer
 
 
+@pytest.mark.slow
 def test_settings_this_machine_cannot_run_well_are_named_at_compile():
     if accelerator_type() != "gpu":  # float16 needs a GPU: refused, naming the devices there are.
         backbone = BertBackbone(120, 2, 2, 32, 64, max_sequence_length=16, dtype="mixed_float16")

@@ -157,6 +157,7 @@ def test_preset_and_config_round_trip(minilm_dir, tmp_path):
         BertClassifier.from_preset(str(tmp_path / "preset"))
 
 
+@pytest.mark.slow
 def test_fit_takes_squad_examples_rows_and_validation_data(minilm_dir):
     qa = tiny_answerer(minilm_dir)
     data = {key: values[:24] for key, values in docstring_questions()["train"].items()}

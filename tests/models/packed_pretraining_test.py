@@ -57,6 +57,7 @@ def loss_of(model, x, y, w) -> float:
     return float(keras.ops.convert_to_numpy(model.compute_loss(x, y, y_pred, w, training=False)))
 
 
+@pytest.mark.slow
 def test_a_packed_batch_has_the_loss_of_its_pairs_unpacked(pairs, tokenizer):
     x, y, w = pairs
     packed_x, packed_y, packed_w = (dict(part) for part in pack_pairs(x, y, w, ROW_LENGTH))
@@ -118,6 +119,7 @@ def test_sequences_cannot_see_each_other_whatever_their_numbers():
     )
 
 
+@pytest.mark.slow
 def test_a_packed_pretrainer_trains_on_the_packed_stream(tokenizer):
     """`pretraining_dataset(..., batching=BatchingConfig(packed_length=...))` rows, one shape for every batch, train."""
     rows = pretraining_dataset(

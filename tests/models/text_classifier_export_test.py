@@ -107,10 +107,12 @@ def tiny_classifier(minilm_dir, dtype=None, **kwargs):
     return BertClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=64, dtype=dtype, **kwargs)
 
 
+@pytest.mark.slow
 def test_tiny_export_serves_strings_like_predict(minilm_dir, tmp_path, texts):
     check_export(tiny_classifier(minilm_dir), tmp_path, texts)
 
 
+@pytest.mark.slow
 def test_tiny_pair_export_takes_two_strings(minilm_dir, tmp_path, texts):
     check_export(tiny_classifier(minilm_dir, sentence_pairs=True), tmp_path, texts, pairs=texts[::-1])
 
@@ -124,6 +126,7 @@ def xla_compiled_functions(export_dir) -> list[str]:
     return [f.signature.name for f in library.function if f.attr["_XlaMustCompile"].b]
 
 
+@pytest.mark.slow
 def test_xla_export_serves_like_predict(minilm_dir, tmp_path, texts):
     """`export(jit_compile=True)` on TensorFlow: the model's function is marked
     for XLA, and it serves strings, ids, bad input and its warm-up records in
@@ -149,6 +152,7 @@ def test_minilm_export_serves_strings_like_predict(minilm_dir, tmp_path, texts):
     assert served["logits"].std() > 0  # Real, non-constant outputs.
 
 
+@pytest.mark.slow
 def test_mixed_bfloat16_export_serves_like_predict(minilm_dir, tmp_path, texts):
     """bfloat16 compute with float32 weights exports and serves like its own predict."""
     classifier = tiny_classifier(minilm_dir, dtype="mixed_bfloat16")
@@ -179,6 +183,7 @@ def test_bfloat16_export_serves_near_float32(minilm_dir, tmp_path, texts):
     assert (served["logits"].argmax(-1) == reference.argmax(-1)).mean() >= 0.9
 
 
+@pytest.mark.slow
 def test_bfloat16_export_holds_bfloat16_variables(minilm_dir, tmp_path, texts):
     """dtype="bfloat16": the export's weights are bfloat16 (half the size, no
     per-call cast of float32 weights), and it serves like its own predict."""

@@ -110,6 +110,7 @@ def test_float16_without_a_gpu_is_refused_with_the_devices_named(tokenizer):
         classifier.compile(precision="half")
 
 
+@pytest.mark.slow
 def test_tasks_train_in_the_chosen_precision_and_keep_float32_outside_the_step(tokenizer, topics):
     texts, labels = topics["train_texts"][:16], np.array(topics["train_labels"][:16]) % 2
 

@@ -32,6 +32,7 @@ def corpus(tmp_path_factory):
     return str(path)
 
 
+@pytest.mark.slow
 def test_batches_of_a_larger_vocabulary_end_fit_before_they_are_trained_on(tokenizer, corpus):
     data = pretraining_dataset(
         corpus,
@@ -67,6 +68,7 @@ def test_a_task_on_a_tokenizer_larger_than_its_backbone_is_refused(tokenizer):
 
 @pytest.mark.both_backends
 @pytest.mark.parametrize("backend", ["tensorflow", "jax"])
+@pytest.mark.slow
 def test_pretraining_a_preset_whose_tokenizer_outgrows_its_backbone_is_refused_before_training(
     tmp_path, minilm_dir, corpus, backend
 ):

@@ -102,6 +102,7 @@ def test_padded_batches_hold_the_same_rows_and_mark_the_empty_ones(kind, tokeniz
 
 
 @pytest.mark.parametrize("kind", ["classifier", "token classifier"])
+@pytest.mark.slow
 def test_a_padded_batch_trains_and_scores_as_the_batch_itself(kind, tokenizer, topics):
     """Today's batches (one shape per length, a smaller last batch) against the
     same batches padded: equal losses, metrics and updated weights."""
@@ -123,6 +124,7 @@ def test_a_padded_batch_trains_and_scores_as_the_batch_itself(kind, tokenizer, t
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_fit_evaluate_and_predict_agree_with_and_without_fixed_shapes(tokenizer, topics):
     texts, labels = topics["test_texts"][:40], np.array(topics["test_labels"][:40])  # Batches of 32 and 8.
     fixed, plain = task("classifier", tokenizer), task("classifier", tokenizer)

@@ -132,6 +132,7 @@ def test_killed_or_stopped_at_any_moment_resumes_exactly(tmp_path, small_corpus,
     assert os.path.isfile(output / "training_curves.png")
 
 
+@pytest.mark.slow
 def test_a_run_stopped_mid_epoch_resumes_exactly_on_this_backend(tmp_path, small_corpus, run_vocabulary, monkeypatch):
     """The backend's part of the test above, in this process: a run that a
     SIGTERM stops mid-epoch (a checkpoint of step 15), resumed by the same
@@ -190,6 +191,7 @@ def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_
     assert "Cannot resume from the checkpoint" in said and str(checkpoint.parent) in said
 
 
+@pytest.mark.slow
 def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus, run_vocabulary, capsys):
     """`--packed-length`: pairs of 64 tokens packed into rows of 128 train; rows
     shorter than the pairs are refused before anything runs."""

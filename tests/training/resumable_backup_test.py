@@ -38,6 +38,7 @@ def fitted(tokenizer, texts, labels, callbacks):
     return classifier, history.history
 
 
+@pytest.mark.slow
 def test_a_stopped_classifier_fit_resumes_to_the_uninterrupted_weights(tmp_path, tokenizer, topics):
     texts, labels = topics["train_texts"][:48], np.array(topics["train_labels"][:48])
     uninterrupted, full = fitted(tokenizer, texts, labels, [])
