@@ -60,7 +60,6 @@ def test_beam_shards_equal_local_shards_and_keep_the_statistics(tmp_path, corpus
     assert_bert_statistics(dataset, tokenizer, min_examples=10_000)
 
 
-@pytest.mark.slow
 def test_a_rerun_builds_only_the_missing_shards(tmp_path, small_corpus, tokenizer):
     """A pipeline that stopped with shards missing (and a half-written file
     left): run again, only the missing shard is built, bytes as before."""

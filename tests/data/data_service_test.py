@@ -126,6 +126,7 @@ def test_served_passes_have_fresh_masks(service, tmp_path, corpus, tokenizer):
 
 
 @pytest.mark.backend_free
+@pytest.mark.slow
 def test_a_pass_without_examples_raises(service, tmp_path, tokenizer):
     """A document of one sentence makes no NSP pair: the served pass says so
     instead of `repeat()` waiting for batches forever."""
@@ -198,6 +199,7 @@ def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corp
 
 
 @pytest.mark.backend_free
+@pytest.mark.slow
 def test_an_address_without_dispatcher_is_refused_in_bounded_time(corpus, tokenizer):
     address = f"localhost:{free_port()}"
     local = pretraining_dataset(corpus, tokenizer)  # What `data_service=` sends to the service (10 s default wait).

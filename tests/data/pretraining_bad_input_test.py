@@ -34,6 +34,7 @@ def test_glob_matching_nothing(tokenizer, tmp_path):
         pretraining_dataset(str(tmp_path / "*.txt"), tokenizer)
 
 
+@pytest.mark.slow
 def test_empty_files_are_counted_and_an_empty_corpus_is_an_error(tokenizer, tmp_path):
     real_corpus(tmp_path / "a.txt")
     write(tmp_path / "b.txt", "")
@@ -55,6 +56,7 @@ def test_documents_of_one_sentence(tokenizer, tmp_path):
     assert (data["y_nsp"] == 1).all()  # No continuation exists: all random next, as the original.
 
 
+@pytest.mark.slow
 def test_a_single_document(tokenizer, tmp_path):
     path = real_corpus(tmp_path / "one.txt", documents=1)
     with pytest.raises(tf.errors.InvalidArgumentError, match="single document.*next_sentence_prediction=False"):
@@ -100,6 +102,7 @@ def test_vocabulary_without_mask(minilm_dir):
         BertTokenizer(vocabulary)
 
 
+@pytest.mark.slow
 def test_dataset_of_documents(tokenizer):
     documents = default_corpus_documents()[:30]
     sentences = tf.data.Dataset.from_generator(

@@ -40,6 +40,7 @@ def original_tokens(data):
     return ids
 
 
+@pytest.mark.slow
 def test_selection_and_replacement(run, tokenizer):
     data, _ = run
     assert len(data["token_ids"]) >= 10_000
@@ -56,6 +57,7 @@ def test_selection_and_replacement(run, tokenizer):
     assert not np.isin(random_tokens, tokenizer.special_token_ids).any()
 
 
+@pytest.mark.slow
 def test_no_special_token_selected(run, tokenizer):
     data, _ = run
     weights = data["mask_weights"] > 0
@@ -79,6 +81,7 @@ def test_nsp_and_short_sequences(run):
     assert (data["segment_ids"][:, 0] == 0).all() and (data["segment_ids"].max(axis=1) == 1).all()
 
 
+@pytest.mark.slow
 def test_original_nsp_coin_flip(tokenizer, corpus_path):
     """balanced_nsp=False: the original's coin flip where it makes one (a chunk of
     two or more sentences), so fewer than half the pairs are true continuations."""

@@ -13,6 +13,7 @@ from keras_bert3_demo import python_docs_documents
 pytestmark = pytest.mark.backend_free  # Files and Python only: no Keras backend reaches them.
 
 
+@pytest.mark.slow
 def test_default_corpus(tmp_path):
     documents = default_corpus_documents()
     assert sum(len(s.encode()) for d in documents for s in d) > 1_000_000

@@ -43,6 +43,7 @@ def test_more_devices_than_exist_are_refused_by_name():
 
 @on_cpu
 @pytest.mark.one_pass
+@pytest.mark.slow
 def test_pretrain_command_refuses_float16_before_writing_anything(tmp_path):
     completed = subprocess.run(
         [

@@ -55,6 +55,7 @@ def token_ids_outputs(task, model_inputs: dict) -> dict:
 
 
 @pytest.mark.parametrize("kind", ["classifier", "token_classifier", "question_answerer"])
+@pytest.mark.slow
 def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp_path):
     """model.onnx on token ids (a classifier's from tokenizer.json, the others' from their preprocessor)."""
     task = task_of(kind, tokenizer)

@@ -60,6 +60,7 @@ def word_offsets_session(tokenizer, tmp_path):
 
 
 @pytest.mark.parametrize("settings", [{}, {"lowercase": False}, {"special_tokens_in_strings": False}])
+@pytest.mark.slow
 def test_word_of_every_piece_as_tokenize_with_offsets(settings, minilm_dir, tmp_path):
     tokenizer = BertTokenizer(os.path.join(minilm_dir, "vocab.txt"), **settings)
     session = word_offsets_session(tokenizer, tmp_path)

@@ -75,6 +75,7 @@ def assert_same_model_inputs(preprocessor, session, texts, pairs=None, batch=256
     assert not differing, f"{len(differing)} of {len(texts)} differ, e.g. {differing[:3]}"
 
 
+@pytest.mark.slow
 def test_single_texts_on_all_real_lines(tokenizer, tmp_path):
     preprocessor = BertTextPreprocessor(tokenizer, sequence_length=64, pad_to_multiple_of=1)
     session = in_graph_tokenizer(preprocessor, tmp_path)
@@ -91,6 +92,7 @@ def test_pairs_truncated_longest_first(tokenizer, tmp_path):
 
 
 @pytest.mark.parametrize("settings", [{"lowercase": False}, {"special_tokens_in_strings": False}])
+@pytest.mark.slow
 def test_cased_and_special_tokens_as_text(settings, minilm_dir, tmp_path):
     tokenizer = BertTokenizer(os.path.join(minilm_dir, "vocab.txt"), **settings)
     preprocessor = BertTextPreprocessor(tokenizer, sequence_length=64, pad_to_multiple_of=1)
@@ -98,6 +100,7 @@ def test_cased_and_special_tokens_as_text(settings, minilm_dir, tmp_path):
     assert_same_model_inputs(preprocessor, session, list(real_lines())[::5] + ODD_TEXTS)
 
 
+@pytest.mark.slow
 def test_no_strings_and_a_1_mb_string(tokenizer, tmp_path):
     preprocessor = BertTextPreprocessor(tokenizer, sequence_length=64, pad_to_multiple_of=1)
     session = in_graph_tokenizer(preprocessor, tmp_path)

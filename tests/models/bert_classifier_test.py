@@ -71,6 +71,7 @@ def test_batches_of_a_dataset_larger_than_batch_size(tokenizer, topics):
     np.testing.assert_allclose(loss, expected, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_predict_on_a_dataset_of_texts_gives_a_row_per_text(tokenizer, topics):
     """Batches of 5 texts (and a last one of 3), with the steps compiled
     (fixed shapes where XLA runs them): 13 rows, those of the list."""
@@ -99,6 +100,7 @@ def test_sentence_pairs(tokenizer, topics):
         single.predict((first, second), verbose=0)
 
 
+@pytest.mark.slow
 def test_fit_builds_the_optimizer_before_the_first_step(tokenizer, topics):
     # Were AdamW's moments created inside the first traced step, tf.function
     # would trace the whole step twice (TensorFlow, no strategy).
@@ -155,6 +157,7 @@ def test_bad_input(tokenizer):
     assert np.isfinite(logits).all()
 
 
+@pytest.mark.slow
 def test_preset_round_trip_restores_head_and_tokenizer(tokenizer, topics, tmp_path):
     classifier = tiny_classifier(tokenizer, num_classes=4, sequence_length=32)
     texts = topics["test_texts"][:16]

@@ -84,7 +84,6 @@ print(json.dumps(results))
 
 
 @pytest.mark.both_backends
-@pytest.mark.slow
 def test_the_cache_can_be_moved_turned_off_and_survives_an_unwritable_folder(tmp_path):
     (tmp_path / "a_file").write_text("not a folder")
     done = run_on_jax(["-c", CACHE_SETTINGS], ROOT=str(tmp_path))

@@ -81,6 +81,7 @@ def test_a_packed_batch_has_the_loss_of_its_pairs_unpacked(pairs, tokenizer):
 
 
 @pytest.mark.backend_free
+@pytest.mark.slow
 def test_packing_keeps_every_pair_whole_and_in_order(pairs):
     x, y, w = pairs
     packed_x, packed_y, packed_w = pack_pairs(x, y, w, ROW_LENGTH)

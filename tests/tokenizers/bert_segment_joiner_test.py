@@ -11,6 +11,7 @@ pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras b
 
 
 @pytest.mark.parametrize("sequence_length", [3, 4, 5, 8, 17, 32, 64, 128])
+@pytest.mark.slow
 def test_pairs_match_hugging_face_longest_first(sequence_length, uncased_tokenizer, hf_uncased):
     pairs = real_pairs()
     first, second = [a for a, _ in pairs], [b for _, b in pairs]

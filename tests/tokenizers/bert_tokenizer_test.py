@@ -30,6 +30,7 @@ def cased_vocab_path(tmp_path_factory):
 
 
 @pytest.mark.backend_free
+@pytest.mark.slow
 def test_cased_learnt_vocabulary_matches_hugging_face_on_all_real_lines(cased_vocab_path):
     tokenizer = BertTokenizer(cased_vocab_path, lowercase=False)
     hf = hf_bert_tokenizer(cased_vocab_path, lowercase=False)
@@ -51,6 +52,7 @@ def test_scalar_batch_and_python_inputs(uncased_tokenizer):
     assert t(["Hello world!"]).to_list() == batch[:1].to_list()
 
 
+@pytest.mark.slow
 def test_in_tf_data_and_tf_function(uncased_tokenizer):
     t = uncased_tokenizer
     lines = list(real_lines()[::50])

@@ -259,6 +259,7 @@ def test_debug_shows_the_traceback_instead_of_the_line(tmp_path, small_corpus, c
 
 
 @pytest.mark.both_backends
+@pytest.mark.slow
 def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
     # Eight virtual JAX devices split the batch; 12 examples do not split over 8.
     args = command(tmp_path / "run", small_corpus, "--strategy", "data_parallel")
@@ -352,6 +353,7 @@ def test_a_corpus_that_is_not_text_is_refused_before_anything_runs(tmp_path, cap
 
 
 @pytest.mark.one_pass
+@pytest.mark.slow
 def test_a_corpus_that_cannot_make_one_batch_is_refused_before_the_model(
     tmp_path, capsys, run_vocabulary, real_sentences
 ):

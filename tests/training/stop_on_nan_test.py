@@ -18,6 +18,7 @@ from keras_bert3.training.stop_on_nan import StopOnNaN
 from tests.models.bert_pretrainer_test import pretraining_batch
 
 
+@pytest.mark.slow
 def test_nan_loss_stops_with_the_step_and_keeps_the_checkpoint(tmp_path):
     pretrainer = BertPretrainer(BertBackbone(120, 2, 2, 32, 64, max_sequence_length=16))
     pretrainer.compile(learning_rate=1e-3, total_steps=100)

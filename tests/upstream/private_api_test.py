@@ -193,6 +193,7 @@ def test_weights_written_through_a_file_object_load_as_keras_writes_them(tmp_pat
 
 
 @pytest.mark.backend_free
+@pytest.mark.slow
 def test_the_onednn_flag_follows_tensorflows_setting():
     """On by default in x86 builds; off in a process started with
     `TF_ENABLE_ONEDNN_OPTS=0`, as TensorFlow's own switch says."""
