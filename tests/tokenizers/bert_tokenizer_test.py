@@ -30,7 +30,6 @@ def cased_vocab_path(tmp_path_factory):
 
 
 @pytest.mark.backend_free
-@pytest.mark.slow
 def test_cased_learnt_vocabulary_matches_hugging_face_on_all_real_lines(cased_vocab_path):
     tokenizer = BertTokenizer(cased_vocab_path, lowercase=False)
     hf = hf_bert_tokenizer(cased_vocab_path, lowercase=False)

@@ -259,7 +259,6 @@ def test_debug_shows_the_traceback_instead_of_the_line(tmp_path, small_corpus, c
 
 
 @pytest.mark.both_backends
-@pytest.mark.slow
 def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
     # Eight virtual JAX devices split the batch; 12 examples do not split over 8.
     args = command(tmp_path / "run", small_corpus, "--strategy", "data_parallel")
