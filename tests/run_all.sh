@@ -11,6 +11,8 @@
 #   --coverage  line and branch coverage of keras_bert3 over both passes and
 #               every Python process the tests start (coverage.py's
 #               `patch = subprocess`, configured in pyproject.toml)
+#   --avx2-only TensorFlow, XLA and PyTorch compute as on an AVX2-only CPU
+#               (AMD EPYC Zen 3), whatever this CPU has: tests/avx2_only.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 measure_coverage=0
@@ -19,6 +21,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --quick) selection=(-m "not slow") ;;
     --coverage) measure_coverage=1 ;;
+    --avx2-only) . tests/avx2_only.sh ;;
     *) break ;;
   esac
   shift

@@ -51,11 +51,11 @@ def accelerator_type() -> str:
 
 @functools.cache
 def onednn_enabled() -> bool:
-    """Whether TensorFlow runs its CPU ops on oneDNN: built with it (x86
-    builds are) and not turned off with `TF_ENABLE_ONEDNN_OPTS=0`.
+    """Whether TensorFlow runs its CPU ops on oneDNN (`upstream/onednn_flag.py`
+    says when it does: not by default on AVX2-only CPUs).
 
     Example:
-    >>> onednn_enabled()  # On x86 Linux with the PyPI tensorflow.
+    >>> onednn_enabled()  # PyPI tensorflow, Linux, a CPU with AVX512_BF16.
     True
     """
     from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn

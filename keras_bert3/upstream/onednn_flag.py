@@ -1,5 +1,7 @@
 """Whether TensorFlow runs its CPU ops on oneDNN: built with it (x86 builds
-are) and not turned off with `TF_ENABLE_ONEDNN_OPTS=0`.
+are) and turned on. `TF_ENABLE_ONEDNN_OPTS=1` or `0` decides; unset, Linux
+builds turn it on only on CPUs with AVX512_VNNI, AVX512_BF16, AVX_VNNI or
+AMX (TensorFlow's `DefaultOneDnnPolicy`): not on AVX2-only CPUs.
 
 Private API: `tensorflow.python.util._pywrap_util_port.IsMklEnabled`, what
 TensorFlow's own tests ask; no public API says whether oneDNN is on. The
@@ -19,7 +21,7 @@ def tensorflow_uses_onednn() -> bool:
     """True where TensorFlow's CPU kernels are oneDNN's.
 
     Example:
-    >>> tensorflow_uses_onednn()  # On x86 Linux with the PyPI tensorflow.
+    >>> tensorflow_uses_onednn()  # PyPI tensorflow, Linux, a CPU with AVX512_BF16.
     True
     """
     return bool(_pywrap_util_port.IsMklEnabled())

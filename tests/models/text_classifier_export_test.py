@@ -152,6 +152,7 @@ def test_minilm_export_serves_strings_like_predict(minilm_dir, tmp_path, texts):
     assert served["logits"].std() > 0  # Real, non-constant outputs.
 
 
+@pytest.mark.cpu_numerics
 @pytest.mark.slow
 def test_mixed_bfloat16_export_serves_like_predict(minilm_dir, tmp_path, texts):
     """bfloat16 compute with float32 weights exports and serves like its own predict."""
@@ -163,6 +164,7 @@ def test_mixed_bfloat16_export_serves_like_predict(minilm_dir, tmp_path, texts):
     check_export(classifier, tmp_path, texts, atol=0.02 * np.abs(expected).max(), warmup=False)
 
 
+@pytest.mark.cpu_numerics
 @pytest.mark.slow
 def test_bfloat16_export_serves_near_float32(minilm_dir, tmp_path, texts):
     """The export docs/serving.md recommends on CPUs with AMX (and AMD's with AVX512-BF16):
@@ -179,10 +181,13 @@ def test_bfloat16_export_serves_near_float32(minilm_dir, tmp_path, texts):
         served["probabilities"], keras.ops.convert_to_numpy(keras.ops.softmax(reference)), atol=1e-2
     )
     spread = reference.max() - reference.min()
+    # Within 0.05 of the logits' spread: the largest error was 0.007 of it with oneDNN's bfloat16 products
+    # (AVX-512 and AMX CPUs), 0.015 with TensorFlow's own (AVX2 CPUs). The argmax is not compared: the new
+    # head is random, and a quarter of the rows have their top two logits within 0.005 of the spread.
     np.testing.assert_allclose(served["logits"], reference, atol=0.05 * spread)
-    assert (served["logits"].argmax(-1) == reference.argmax(-1)).mean() >= 0.9
 
 
+@pytest.mark.cpu_numerics
 @pytest.mark.slow
 def test_bfloat16_export_holds_bfloat16_variables(minilm_dir, tmp_path, texts):
     """dtype="bfloat16": the export's weights are bfloat16 (half the size, no

@@ -110,6 +110,7 @@ def test_float16_without_a_gpu_is_refused_with_the_devices_named(tokenizer):
         classifier.compile(precision="half")
 
 
+@pytest.mark.cpu_numerics
 @pytest.mark.slow
 def test_tasks_train_in_the_chosen_precision_and_keep_float32_outside_the_step(tokenizer, topics):
     texts, labels = topics["train_texts"][:16], np.array(topics["train_labels"][:16]) % 2
@@ -133,7 +134,12 @@ def test_tasks_train_in_the_chosen_precision_and_keep_float32_outside_the_step(t
         model.train_on_batch(*batch, return_dict=True)["loss"] for model in (switched, built, float32)
     )
     assert ours == pytest.approx(theirs, rel=1e-6)  # The step is the bfloat16 model's step ...
-    assert abs(ours - reference) > 1e-4  # ... not float32's.
+    # ... not float32's: a float32 step repeats its loss to the bit, so any difference is bfloat16's
+    # rounding (2e-4 with oneDNN's bfloat16 products, 4e-5 with TensorFlow's own on AVX2 CPUs).
+    again = classifier()
+    again.compile(precision="float32", learning_rate=1e-3)
+    assert again.train_on_batch(*batch, return_dict=True)["loss"] == reference
+    assert ours != reference
     # Outside the step the model is float32: its layers and its outputs.
     assert {layer.dtype_policy.name for layer in switched.backbone.layers} == {"float32"}
     logits = switched.predict(texts, verbose=0)

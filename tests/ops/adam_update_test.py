@@ -5,6 +5,7 @@ is added. Against `torch.optim.AdamW`: tests/optimizers/bert_adamw_test.py."""
 
 import keras
 import numpy as np
+import pytest
 
 from keras_bert3.ops.adam_update import adam_update_reference
 from keras_bert3.optimizers.bert_adamw import BertAdamW
@@ -12,6 +13,8 @@ from keras_bert3.upstream.adam_moments import adam_moments
 
 SETTINGS = dict(learning_rate=1e-3, weight_decay=0.01)
 STEPS = 6
+
+pytestmark = pytest.mark.cpu_numerics  # Kernels against references: tests/cpu_kind_test.py.
 
 
 class ReferenceAdamW(BertAdamW):

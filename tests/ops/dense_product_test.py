@@ -14,6 +14,8 @@ from tests.ops.gradients import value_and_gradients
 
 BFLOAT16_STEP = 2.0**-8  # bfloat16 keeps 8 significant bits.
 
+pytestmark = pytest.mark.cpu_numerics  # Kernels against references: tests/cpu_kind_test.py.
+
 
 def operands(seed=0, transpose_kernel=False):
     rng = np.random.default_rng(seed)

@@ -16,6 +16,8 @@ from tests.ops.gradients import value_and_gradients
 
 SHAPE = (16, 4, 128, 128)  # An attention-probabilities tensor: 1M elements.
 
+pytestmark = pytest.mark.cpu_numerics  # Kernels against references: tests/cpu_kind_test.py.
+
 
 def kept(x, rate, seed):
     return keras.ops.convert_to_numpy(dropout(x, rate, seed=seed)) != 0

@@ -16,6 +16,8 @@ from tests.ops.gradients import value_and_gradients
 BFLOAT16_STEP = 2.0**-8  # bfloat16 keeps 8 significant bits.
 ACTIVATIONS = ["gelu", "gelu_approximate", "relu"]
 
+pytestmark = pytest.mark.cpu_numerics  # Kernels against references: tests/cpu_kind_test.py.
+
 
 def inputs(dtype):
     return keras.ops.cast(np.random.default_rng(0).normal(size=(6, 32)) * 3, dtype)

@@ -19,6 +19,8 @@ from tests.ops.gradients import value_and_gradients
 BATCH, LENGTH, HEADS, HEAD_DIM = 3, 16, 4, 8
 PAIR_IDS = np.array([[1] * 5 + [2] * 7 + [0] * 4, [1] * 16, [1, 1, 2, 2, 3, 3, 3] + [0] * 9])
 
+pytestmark = pytest.mark.cpu_numerics  # Kernels against references: tests/cpu_kind_test.py.
+
 
 def qkv(seed=0):
     rng = np.random.default_rng(seed)

@@ -16,6 +16,8 @@ from tests.ops.gradients import as_float32
 BFLOAT16_STEP = 2.0**-8  # bfloat16 keeps 8 significant bits.
 HIDDEN = 48
 
+pytestmark = pytest.mark.cpu_numerics  # Kernels against references: tests/cpu_kind_test.py.
+
 
 def inputs(shape, dtype, seed=0):
     """Activations with an offset and a spread per row, as a residual sum
@@ -64,7 +66,9 @@ def test_tensorflow_fuses_the_inference_form_into_one_kernel():
     from tensorflow.python.training import saver
 
     if not onednn_enabled():
-        pytest.skip("This TensorFlow build has no oneDNN rewrite (an x86 build has it).")
+        pytest.skip(
+            "TensorFlow runs without oneDNN here (not an x86 build, TF_ENABLE_ONEDNN_OPTS=0 or an AVX2-only CPU)."
+        )
     _, gamma, beta = inputs((2, HIDDEN), "float32")
 
     def optimized_ops(training):

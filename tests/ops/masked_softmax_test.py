@@ -17,6 +17,8 @@ from tests.ops.gradients import as_float32
 BFLOAT16_STEP = 2.0**-8  # bfloat16 keeps 8 significant bits.
 BATCH, HEADS, SEQ = 3, 4, 19
 
+pytestmark = pytest.mark.cpu_numerics  # Kernels against references: tests/cpu_kind_test.py.
+
 
 def scores_and_mask(dtype, per_query, seed=0):
     """Attention scores of a trained model's spread (a few units, some keys far

@@ -15,6 +15,8 @@ from tests.ops.gradients import value_and_gradients
 
 FAST = [sparse_cross_entropy_with_hits, gathered_cross_entropy_with_hits]
 
+pytestmark = pytest.mark.cpu_numerics  # Kernels against references: tests/cpu_kind_test.py.
+
 
 def labels_and_logits(seed=0, shape=(4, 7), classes=300):
     """Logits with one clear maximum a row (no ties, even in bfloat16), and

@@ -10,6 +10,8 @@ from keras_bert3.ops.split_heads import split_heads
 from keras_bert3.ops.split_heads import split_heads_reference
 from tests.ops.gradients import value_and_gradients
 
+pytestmark = pytest.mark.cpu_numerics  # Kernels against references: tests/cpu_kind_test.py.
+
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_values_and_gradient_are_the_reference_ones(dtype):

@@ -12,6 +12,8 @@ from keras_bert3.ops.token_rows import token_rows
 from keras_bert3.ops.token_rows import token_rows_reference
 from tests.ops.gradients import as_float32
 
+pytestmark = pytest.mark.cpu_numerics  # Kernels against references: tests/cpu_kind_test.py.
+
 
 def per_token_layers(dtype):
     """A dense layer, a residual and a LayerNorm, as in an encoder block."""

@@ -24,6 +24,7 @@ def predict(backbone, inputs):
     return backbone.predict(inputs, verbose=0)
 
 
+@pytest.mark.cpu_numerics
 def test_minilm_matches_transformers_on_real_sentences(minilm_dir):
     transformers = import_reference("transformers")
     texts = real_sentences(12)
@@ -46,6 +47,7 @@ def test_minilm_config_is_read_from_the_checkpoint(minilm_dir):
     assert backbone.activation == "gelu"  # hidden_act "gelu" is the exact erf GELU.
 
 
+@pytest.mark.cpu_numerics
 @pytest.mark.parametrize("hidden_act", ["gelu", "gelu_new", "relu"])
 def test_random_checkpoint_with_pretraining_heads_matches_transformers(tmp_path, hidden_act):
     transformers = import_reference("transformers")

@@ -192,22 +192,43 @@ def test_weights_written_through_a_file_object_load_as_keras_writes_them(tmp_pat
     assert int(keras.ops.convert_to_numpy(read.optimizer.iterations)) == 2
 
 
+def cpu_flags() -> set[str]:
+    """The flags of this machine's first CPU in /proc/cpuinfo (empty elsewhere)."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            return next((set(line.split(":", 1)[1].split()) for line in cpuinfo if line.startswith("flags")), set())
+    except OSError:
+        return set()
+
+
+@pytest.mark.cpu_numerics
 @pytest.mark.backend_free
 @pytest.mark.slow
 def test_the_onednn_flag_follows_tensorflows_setting():
-    """On by default in x86 builds; off in a process started with
-    `TF_ENABLE_ONEDNN_OPTS=0`, as TensorFlow's own switch says."""
+    """`TF_ENABLE_ONEDNN_OPTS=1` turns it on (x86 builds), `=0` off. Unset, on
+    Linux, TensorFlow turns it on only on CPUs with one of the instructions
+    its `DefaultOneDnnPolicy` names: so it is off on an AVX2-only CPU such as
+    AMD's EPYC Zen 3."""
     import platform
     import subprocess
     import sys
 
     from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn
 
-    if os.environ.get("TF_ENABLE_ONEDNN_OPTS", "1") != "0" and platform.machine() in ("x86_64", "AMD64"):
-        assert tensorflow_uses_onednn()
-    script = "from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn; print(tensorflow_uses_onednn())"
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ, TF_ENABLE_ONEDNN_OPTS="0")
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split()[-1] == "False"
+    def in_a_process_with(setting: str) -> bool:
+        script = "from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn; print(tensorflow_uses_onednn())"
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, TF_ENABLE_ONEDNN_OPTS=setting),
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.split()[-1] == "True"
+
+    x86 = platform.machine() in ("x86_64", "AMD64")
+    if "TF_ENABLE_ONEDNN_OPTS" not in os.environ and x86 and sys.platform == "linux":
+        policy = {"avx512_vnni", "avx512_bf16", "avx_vnni", "amx_tile", "amx_int8", "amx_bf16"}
+        assert tensorflow_uses_onednn() == bool(cpu_flags() & policy)
+    assert in_a_process_with("1") == x86
+    assert not in_a_process_with("0")

@@ -1,0 +1,58 @@
+"""The suite holds on every CPU kind users have, not only on this one: under
+tests/avx2_only.sh, the libraries compute as on an AVX2-only CPU (AMD EPYC
+Zen 3), and the tests that compare kernels' numbers (marked `cpu_numerics`)
+pass there too."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def avx2_only_environment() -> dict[str, str]:
+    """This process's environment with tests/avx2_only.sh sourced."""
+    done = subprocess.run(
+        ["bash", "-c", f". {REPO / 'tests' / 'avx2_only.sh'} && env -0"], capture_output=True, check=True
+    )
+    return dict(entry.split("=", 1) for entry in done.stdout.decode().split("\0") if entry)
+
+
+@pytest.mark.backend_free
+def test_the_avx2_only_setting_takes_effect():
+    """TensorFlow without oneDNN, PyTorch's AVX2 kernels, XLA's compiler held
+    to AVX2 (its own log line says so)."""
+    script = (
+        "import jax, jax.numpy as jnp, torch\n"
+        "from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn\n"
+        "jax.jit(lambda a: jnp.tanh(a @ a))(jnp.ones((8, 8))).block_until_ready()\n"
+        "print(tensorflow_uses_onednn(), torch.backends.cpu.get_cpu_capability())\n"
+    )
+    environment = avx2_only_environment() | {"TF_CPP_MIN_LOG_LEVEL": "0", "TF_CPP_VMODULE": "cpu_compiler=1"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-2:] == ["False", "AVX2"]
+    assert "`xla_cpu_max_isa` is set. Will not use features newer than: AVX2" in done.stderr
+
+
+@pytest.mark.both_backends
+@pytest.mark.slow
+def test_the_cpu_numerics_tests_pass_as_on_an_avx2_only_cpu():
+    """Every `cpu_numerics` test on TensorFlow, and those of tests/ops/ on JAX
+    (the JAX kernels), each in a pytest run of its own under
+    tests/avx2_only.sh. Over a minute: about 90 tests, among them MiniLM's
+    bfloat16 exports and the ONNX exports of the three tasks."""
+    passes = ("KERAS_BERT3_BOTH_BACKENDS_PASS", "KERAS_BERT3_BACKEND_FREE_PASS", "KERAS_BERT3_ONE_PASS")
+    for backend, folder in (("tensorflow", "tests"), ("jax", "tests/ops")):
+        environment = avx2_only_environment() | dict.fromkeys(passes, backend) | {"KERAS_BACKEND": backend}
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "cpu_numerics", folder],
+            capture_output=True,
+            text=True,
+            env=environment,
+            cwd=REPO,
+        )
+        assert done.returncode == 0, done.stdout[-6000:]
+        assert " passed" in done.stdout.splitlines()[-1], done.stdout[-3000:]
