@@ -84,3 +84,7 @@ __all__ = [
     "text_classification_dataset",
     "token_classification_dataset",
 ]
+
+from keras_bert3.renamed import old_names  # noqa: E402
+
+__getattr__ = old_names(__name__, {"BertPacker": ("BertSegmentJoiner", BertSegmentJoiner)})  # Renamed on 2026-11-28.

@@ -30,6 +30,9 @@ flag's help and its check (`setting_fields`): `PairingConfig` (the pairs,
 recorded in the shards' `prepared.json`), `MaskingConfig` (the masks) and
 `BatchingConfig` (the batches); the entry points take them and end in one
 function, `training_batches` (shuffle -> batch -> masks -> rows).
+The keywords the entry points took before the configs (`sequence_length=`,
+`batch_size=`, ...) still work for one release, with a `DeprecationWarning`
+(`old_keywords`).
 
 `document_dataset` reads documents alone (e.g. to learn a vocabulary);
 `DataCounters` counts what the stages read, skipped and made. The demo

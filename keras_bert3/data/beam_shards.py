@@ -24,10 +24,12 @@ from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.paired_shards import plan_shards
 from keras_bert3.data.paired_shards import read_prepared_info
 from keras_bert3.data.paired_shards import shard_paths
+from keras_bert3.data.old_keywords import takes_old_keywords
 
 LOGGER = logging.getLogger(__name__)
 
 
+@takes_old_keywords
 def prepare_pretraining_data_beam(
     files,
     tokenizer,

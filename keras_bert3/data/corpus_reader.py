@@ -155,6 +155,7 @@ def document_dataset(
     file_format: str = "sentences",
     seed: int = 0,
     document_buffer: int = 1000,
+    cycle_length: int = 4,
     max_document_sentences: int = 10_000,
     counters: DataCounters | None = None,
 ) -> tf.data.Dataset:
@@ -173,6 +174,7 @@ def document_dataset(
         file_format: "sentences" or "paragraphs".
         seed: int. Seeds the range order and the document shuffle.
         document_buffer: int. Documents held by the shuffle buffer.
+        cycle_length: int. Ranges read at once.
         max_document_sentences: int. Longest document, in sentences.
         counters: optional `DataCounters`, updated while reading.
 
@@ -188,7 +190,7 @@ def document_dataset(
     read = range_reader(ranges, max_document_sentences=max_document_sentences, counters=counters)
     positions = tf.data.Dataset.range(len(ranges)).shuffle(len(ranges), seed=seed, reshuffle_each_iteration=True)
     documents = positions.interleave(
-        read, cycle_length=min(4, len(ranges)), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
+        read, cycle_length=min(cycle_length, len(ranges)), num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
     ).unbatch()
     return documents.shuffle(document_buffer, seed=seed, reshuffle_each_iteration=True)
 

@@ -32,6 +32,7 @@ from keras_bert3.data.pairing_config import raise_problems
 from keras_bert3.data.setting_fields import from_dict
 from keras_bert3.data.shard_worker import write_shards
 from keras_bert3.data.training_batches import training_batches
+from keras_bert3.data.old_keywords import takes_old_keywords
 from keras_bert3.distribution.worker_input import files_for_worker
 
 LOGGER = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) // 8)
 
 
+@takes_old_keywords
 def prepare_pretraining_data(
     files,
     tokenizer,
@@ -322,6 +324,7 @@ def damaged_shard(directory: str) -> tuple[str, str] | None:
     return None
 
 
+@takes_old_keywords
 def read_paired_shards(
     directory: str,
     tokenizer,

@@ -18,9 +18,11 @@ from keras_bert3.data.pairing_config import raise_problems
 from keras_bert3.data.pipeline_seeds import DOCUMENT_GROUPS
 from keras_bert3.data.pipeline_seeds import counted_seeds
 from keras_bert3.data.training_batches import training_batches
+from keras_bert3.data.old_keywords import takes_old_keywords
 from keras_bert3.distribution.worker_input import check_same_on_workers
 
 
+@takes_old_keywords
 def pretraining_dataset(
     files: str | os.PathLike | list | tf.data.Dataset,
     tokenizer,

@@ -15,6 +15,7 @@ from keras_bert3.data.masking_config import MaskingConfig
 from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.masked_batches import model_inputs
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
+from keras_bert3.data.old_keywords import takes_old_keywords
 
 LOGGER = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ _INT_FEATURES = (
 )
 
 
+@takes_old_keywords
 def write_pretraining_shards(
     files,
     tokenizer,

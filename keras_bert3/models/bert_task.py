@@ -10,6 +10,7 @@ the Keras config.
 """
 
 import contextlib
+import warnings
 
 import keras
 
@@ -252,6 +253,16 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
             writing = written_for_installed_tensorflow()
         with writing:
             return write(self, filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
+
+    def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True, jit_compile: bool = False):
+        """Deprecated (2026-11-27): `export(filepath)`, which this calls, writes the same SavedModel."""
+        warnings.warn(
+            f"{type(self).__name__}.write_saved_model is deprecated and will be removed in the next release: "
+            "use export(filepath, warmup=..., jit_compile=...).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.export(filepath, verbose=verbose, warmup=warmup, jit_compile=jit_compile)
 
     def task_config(self) -> dict:
         """What a preset stores besides the backbone, tokenizer and head weights:

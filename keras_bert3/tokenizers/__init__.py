@@ -13,3 +13,7 @@ __all__ = [
     "learn_wordpiece_vocabulary",
     "load_unicode_table",
 ]
+
+from keras_bert3.renamed import old_names  # noqa: E402
+
+__getattr__ = old_names(__name__, {"BertPacker": ("BertSegmentJoiner", BertSegmentJoiner)})  # Renamed on 2026-11-28.

@@ -141,8 +141,15 @@ def test_default_export_needs_no_xla(minilm_dir, tmp_path):
     """The default export has no function that must be compiled by XLA: TF
     Serving runs it without `--xla_cpu_compilation_enabled`."""
     export_dir = tmp_path / "export"
-    tiny_classifier(minilm_dir).export(str(export_dir), warmup=False)
+    classifier = tiny_classifier(minilm_dir)
+    classifier.export(str(export_dir), warmup=False)
     assert xla_compiled_functions(export_dir) == []
+    # Its name before 2026-11-27 writes the same files, with a warning.
+    with pytest.warns(DeprecationWarning, match=r"BertClassifier.write_saved_model is deprecated .* use export\("):
+        classifier.write_saved_model(str(tmp_path / "old"), warmup=False)
+    assert sorted(p.relative_to(tmp_path / "old") for p in (tmp_path / "old").rglob("*")) == sorted(
+        p.relative_to(export_dir) for p in export_dir.rglob("*")
+    )
 
 
 @pytest.mark.slow

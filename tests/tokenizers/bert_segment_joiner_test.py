@@ -66,6 +66,22 @@ def test_configs_saved_under_the_old_name_still_load():
     assert isinstance(restored, BertSegmentJoiner) and restored.get_config() == joiner.get_config()
 
 
+def test_the_old_name_imports_for_a_release_with_a_warning():
+    import keras_bert3
+    import keras_bert3.tokenizers
+
+    for package in (keras_bert3, keras_bert3.tokenizers):
+        with pytest.warns(
+            DeprecationWarning,
+            match=rf"{package.__name__}\.BertPacker is deprecated .* use {package.__name__}\.BertSegmentJoiner",
+        ):
+            assert package.BertPacker is BertSegmentJoiner
+    with pytest.warns(DeprecationWarning):
+        from keras_bert3 import BertPacker  # noqa: F401  (the import form scripts use)
+    with pytest.raises(AttributeError, match="has no attribute 'BertPackerr'"):
+        keras_bert3.tokenizers.BertPackerr
+
+
 def test_tokenizer_pack_is_the_deprecated_name_of_join_segments(uncased_tokenizer):
     with pytest.warns(DeprecationWarning, match="join_segments"):
         old = uncased_tokenizer.pack(tf.constant(["A text."]), sequence_length=8)

@@ -1,0 +1,28 @@
+"""Public names renamed in a release keep working for the next one: a
+package's module `__getattr__` gives the new object under the old name, with
+a `DeprecationWarning` that names the new one."""
+
+import warnings
+
+
+def old_names(package: str, renames: dict[str, tuple[str, object]]):
+    """A module `__getattr__` for `package` that answers each old name of
+    `renames` (old name: (new name, object)) and raises AttributeError for
+    any other.
+
+    Example:
+    >>> __getattr__ = old_names(__name__, {"BertPacker": ("BertSegmentJoiner", BertSegmentJoiner)})  # doctest: +SKIP
+    """
+
+    def __getattr__(name: str):
+        if name not in renames:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        new_name, value = renames[name]
+        warnings.warn(
+            f"{package}.{name} is deprecated and will be removed in the next release: use {package}.{new_name}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return value
+
+    return __getattr__
