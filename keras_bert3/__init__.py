@@ -10,7 +10,7 @@ outputs = backbone(tokenizer.join_segments(["Hello world!"], sequence_length=16)
 ```
 """
 
-__version__ = "0.1.0"
+from keras_bert3.version import __version__
 
 from keras_bert3.layers.bert_embeddings import BertEmbeddings
 from keras_bert3.layers.bert_encoder_block import BertEncoderBlock

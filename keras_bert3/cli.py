@@ -3,18 +3,19 @@
 keras-bert3 pretrain [--model tiny] [--corpus FILES] --output DIR [--steps ...]
 keras-bert3 prepare-data --corpus GLOB --output DIR [--preset P] [--workers N] [--beam]   pre-paired shards
 keras-bert3 data-service dispatcher|worker [--port P] [--dispatcher HOST:P]   input on tf.data service
-keras-bert3 demo [--output DIR]             tokenizer and preset tour on the embedded corpus
 keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
 keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
 keras-bert3 embed PRESET TEXT [TEXT ...]    print sentence vectors
 keras-bert3 finetune --preset DIR --train FILE [--validation FILE] --text-column C --label-column L --output DIR
 keras-bert3 export --model DIR --output DIR [--format onnx]   fine-tuned task -> SavedModel (or ONNX) taking strings
 keras-bert3 predict --model DIR TEXT [TEXT ...]  DIR: a fine-tuned preset or its export
-keras-bert3 topics --output DIR               the embedded labelled set as train.csv, test.csv
-keras-bert3 pipeline --output DIR             the main job: pretrain, topics, finetune, export, predict
+
+The demo package beside it (keras_bert3_demo) adds `demo`, `topics` and
+`pipeline` (the main job), and the corpus `pretrain` reads when given none.
 """
 
 import argparse
+import importlib.metadata
 import logging
 import os
 import shlex
@@ -31,10 +32,6 @@ from keras_bert3.training.deferred_signals import TrainingStopped
 from keras_bert3.training.pretraining_config import PretrainingConfig
 from keras_bert3.training.pretraining_config import add_flags as add_pretraining_flags
 from keras_bert3.training.pretraining_config import from_flags as pretraining_config_from_flags
-from keras_bert3_demo.demo_commands import demo
-from keras_bert3_demo.demo_commands import demo_corpus
-from keras_bert3_demo.demo_commands import pipeline
-from keras_bert3_demo.demo_commands import topics
 
 
 def _load(preset):
@@ -127,7 +124,8 @@ def pretrain(args) -> None:
             f"--backend {args.backend} but Keras runs on {keras.backend.backend()}: "
             f"set the environment variable KERAS_BACKEND={args.backend} before starting."
         )
-    config = pretraining_config_from_flags(args, corpus=args.corpus or demo_corpus())
+    corpus = args.corpus or (args.default_corpus() if args.default_corpus else None)
+    config = pretraining_config_from_flags(args, corpus=corpus)
     history = run(config, verbose=args.verbose)
     if history.get("loss"):
         first = {k: v[0] for k, v in history.items() if k != "step"}
@@ -328,6 +326,13 @@ def debug_asked(args) -> bool:
     return args.debug or os.environ.get("KERAS_BERT3_DEBUG", "") not in ("", "0")
 
 
+# Installed packages add commands of their own through entry points of this
+# group, each a function of the subcommands (`add_subparsers()`): this
+# distribution's demo package adds `demo`, `topics` and `pipeline` and the
+# corpus `pretrain` reads when given none (keras_bert3_demo/demo_commands.py).
+COMMAND_PLUGINS = "keras_bert3.commands"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `keras-bert3` command's parser: one subcommand per job, each added by its `_add_*` function."""
     parser = argparse.ArgumentParser(prog="keras-bert3", description=__doc__.split("\n")[0])
@@ -341,17 +346,16 @@ def build_parser() -> argparse.ArgumentParser:
         _add_pretrain,
         _add_data_service,
         _add_prepare_data,
-        _add_demo,
         _add_convert,
         _add_export_hf,
         _add_embed,
         _add_finetune,
         _add_export,
         _add_predict,
-        _add_topics,
-        _add_pipeline,
     ):
         add_command(commands)
+    for add_commands in importlib.metadata.entry_points(group=COMMAND_PLUGINS):
+        add_commands.load()(commands)
     return parser
 
 
@@ -360,7 +364,7 @@ def _add_pretrain(commands) -> None:
     add_pretraining_flags(p)  # One per PretrainingConfig field.
     p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
-    p.set_defaults(run=pretrain)
+    p.set_defaults(run=pretrain, default_corpus=None)  # A function that gives the corpus read without --corpus.
 
 
 def _add_data_service(commands) -> None:
@@ -405,13 +409,6 @@ def _add_prepare_data(commands) -> None:
         help='Beam pipeline flags, e.g. "--runner=DataflowRunner --project=P --temp_location=gs://B/tmp"',
     )
     p.set_defaults(run=prepare_data)
-
-
-def _add_demo(commands) -> None:
-    p = commands.add_parser("demo", help="tokenizer and preset tour on the embedded corpus")
-    p.add_argument("--output", default="runs/demo", help="directory for the presets it writes")
-    p.add_argument("--vocabulary-size", type=int, default=4000)
-    p.set_defaults(run=demo)
 
 
 def _add_convert(commands) -> None:
@@ -495,20 +492,6 @@ def _add_predict(commands) -> None:
     )
     p.add_argument("texts", nargs="+")
     p.set_defaults(run=predict)
-
-
-def _add_topics(commands) -> None:
-    p = commands.add_parser("topics", help="write the embedded labelled set (docstring sentences by topic) as CSV")
-    p.add_argument("--output", required=True, help="directory for train.csv and test.csv")
-    p.set_defaults(run=topics)
-
-
-def _add_pipeline(commands) -> None:
-    p = commands.add_parser("pipeline", help="the main job: pretrain, fine-tune, export, predict from the export")
-    p.add_argument("--output", required=True, help="run directory")
-    p.add_argument("--pretrain-steps", type=int, default=1500)
-    p.add_argument("--finetune-epochs", type=int, default=3)
-    p.set_defaults(run=pipeline)
 
 
 def main(argv=None) -> int:

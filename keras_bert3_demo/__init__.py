@@ -4,8 +4,8 @@ installed packages' docstrings), real text that needs no download.
 
 `keras-bert3 pipeline` (the main job) pretrains on `default_corpus_path()`
 and fine-tunes on `docstring_topics()`; the examples and the tests read the
-others. `keras_bert3` itself never imports this package (its CLI does, for
-the demo commands)."""
+others. `keras_bert3` never imports this package: the demo commands are
+added to `keras-bert3` through an entry point (`demo_commands.add_commands`)."""
 
 from keras_bert3_demo.default_corpus import default_corpus_documents
 from keras_bert3_demo.default_corpus import default_corpus_path

@@ -2,7 +2,10 @@
 `topics` (the embedded labelled set as CSV) and `pipeline` (the main job:
 pretrain, topics, finetune, export, predict, each stage a `keras-bert3`
 command), all on the demo data of this package; and `demo_corpus()`, the
-corpus `keras-bert3 pretrain` reads when given none."""
+corpus `keras-bert3 pretrain` reads when given none. `add_commands` adds
+them to the command line: it is this distribution's entry point in
+`keras_bert3.cli.COMMAND_PLUGINS` (pyproject.toml), so that the library
+never imports this package."""
 
 import os
 import sys
@@ -154,3 +157,21 @@ def pipeline(args) -> None:
         if code != 0:
             raise ValueError(f"stage {number} ({argv[0]}) failed; see the message above.")
         print(f"[{number}/{len(stages)}] {argv[0]}: {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def add_commands(commands) -> None:
+    """Adds `demo`, `topics` and `pipeline` to `keras-bert3`'s subcommands,
+    and `demo_corpus` as the corpus of `pretrain` without `--corpus`."""
+    p = commands.add_parser("demo", help="tokenizer and preset tour on the embedded corpus")
+    p.add_argument("--output", default="runs/demo", help="directory for the presets it writes")
+    p.add_argument("--vocabulary-size", type=int, default=4000)
+    p.set_defaults(run=demo)
+    p = commands.add_parser("topics", help="write the embedded labelled set (docstring sentences by topic) as CSV")
+    p.add_argument("--output", required=True, help="directory for train.csv and test.csv")
+    p.set_defaults(run=topics)
+    p = commands.add_parser("pipeline", help="the main job: pretrain, fine-tune, export, predict from the export")
+    p.add_argument("--output", required=True, help="run directory")
+    p.add_argument("--pretrain-steps", type=int, default=1500)
+    p.add_argument("--finetune-epochs", type=int, default=3)
+    p.set_defaults(run=pipeline)
+    commands.choices["pretrain"].set_defaults(default_corpus=demo_corpus)

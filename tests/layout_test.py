@@ -16,7 +16,7 @@ FLOORS = [
     # Workarounds for upstream APIs; devices and cross-replica sums; backend-specific
     # fast ops, each beside its plain keras.ops reference (used by layers, models, optimizers);
     # file writes that fail cleanly and reads that name the file; old public names kept for a release.
-    {"upstream", "distribution", "ops", "files", "renamed"},
+    {"upstream", "distribution", "ops", "files", "renamed", "version"},
     {"tokenizers"},  # Text to WordPiece ids.
     # The pretraining pipeline; Keras layers; scores of predictions (SQuAD's EM and F1: plain
     # Python, beside the layers so that models and tasks may use them); optimizers.
@@ -78,12 +78,62 @@ def test_the_listed_upward_calls_still_exist():
     assert set(UPWARD) <= found, set(UPWARD) - found  # A mended one comes off the list.
 
 
-def test_only_the_cli_imports_the_demo_data():
-    importers = set()
-    for path in PACKAGE.rglob("*.py"):
+def module_imports(root: pathlib.Path, packages: tuple[str, ...]) -> dict[str, set[str]]:
+    """Each module of `packages` (under `root`): the modules of `packages` it
+    imports by name, function-local imports included (`from p import m` names
+    module `p.m` where there is one, else `p`)."""
+    paths = {}
+    for package in packages:
+        for path in (root / package).rglob("*.py"):
+            parts = path.relative_to(root).with_suffix("").parts
+            paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    imports = {}
+    for module, path in paths.items():
+        found = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
-            if any(name.split(".")[0] == "keras_bert3_demo" for name in names):
-                importers.add(str(path.relative_to(PACKAGE)))
-    assert importers == {"cli.py"}, importers
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found |= {
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in paths else node.module for a in node.names
+                }
+            elif isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+        imports[module] = (found & set(paths)) - {module}
+    return imports
+
+
+def import_cycles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index, low, stack, cycles = {}, {}, [], []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for imported in imports[module]:
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for module in imports:
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    imports = module_imports(PACKAGE.parent, ("keras_bert3", "keras_bert3_demo"))
+    assert len(imports) > 150 and "keras_bert3.export.onnx_text_model" in imports
+    assert import_cycles(imports) == []
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]  # The check finds one.
+
+
+def test_the_library_never_imports_the_demo():
+    imports = module_imports(PACKAGE.parent, ("keras_bert3", "keras_bert3_demo"))
+    library = {module: found for module, found in imports.items() if module.split(".")[0] == "keras_bert3"}
+    assert not {module for module, found in library.items() if any(f.startswith("keras_bert3_demo") for f in found)}

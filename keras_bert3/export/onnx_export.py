@@ -3,7 +3,7 @@
 The export is a folder:
 
 - `text_model.onnx`: one file that takes strings, with the task's exact
-  tokenizer inside the graph (`onnx_tokenizer_graph.text_model`), and a
+  tokenizer inside the graph (`onnx_text_model.text_model`), and a
   classifier's segment joiner, a token classifier's words
   (`onnx_word_tags_graph`) or a question answerer's windows and span
   decoding (`onnx_question_answerer_graph`); the encoder's attention,
@@ -66,7 +66,7 @@ def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
         if quantize is not None:
             quantize_int8(os.path.join(folder, MODEL_FILE), os.path.join(folder, MODEL_FILE))
         hugging_face_tokenizer(model.preprocessor).save(os.path.join(folder, TOKENIZER_FILE))
-        from keras_bert3.export.onnx_tokenizer_graph import text_model
+        from keras_bert3.export.onnx_text_model import text_model
 
         path = os.path.join(folder, TEXT_MODEL_FILE)
         onnx.save(fused_for_onnxruntime(graph, model.backbone), path)

@@ -30,10 +30,7 @@ with the normalizer of the `tokenizer.json` the export writes. In the graph:
 6. Standard ops truncate ("longest_first" for pairs), add `[CLS]` and
    `[SEP]`, segment ids and the padding mask, padded to the batch's longest.
 
-One empty text more goes through steps 1-6 and is dropped at the end:
-onnxruntime-extensions' ops crash on empty tensors (a batch of no texts).
-
-    model = text_model(onnx.load("classifier/model.onnx"), classifier.preprocessor)
+`onnx_text_model.text_model` puts these nodes in front of a model on token ids.
 """
 
 import functools
@@ -41,9 +38,7 @@ import json
 
 import numpy as np
 from onnx import TensorProto
-from onnx import helper
 
-from keras_bert3.export.onnx_graph import INPUT_NAMES
 from keras_bert3.export.onnx_graph import GraphBuilder
 from keras_bert3.export.onnx_index_ops import column_indices
 from keras_bert3.export.onnx_index_ops import index_range
@@ -51,7 +46,6 @@ from keras_bert3.export.onnx_index_ops import length_of
 from keras_bert3.export.onnx_index_ops import ones_like
 from keras_bert3.export.onnx_index_ops import slice_of
 from keras_bert3.export.onnx_index_ops import width_of
-from keras_bert3.export.onnx_index_ops import without_last_row
 from keras_bert3.export.onnx_index_ops import zeros_of_shape
 
 STRING_OPS = "ai.onnx.contrib"  # onnxruntime-extensions' domain.
@@ -105,68 +99,6 @@ def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, st
         if changed != character:
             table[character] = changed
     return table
-
-
-def text_model(token_ids_model, preprocessor, *, max_answer_length: int = 15) -> "onnx.ModelProto":  # noqa: F821
-    """`token_ids_model` (an ONNX model on int32 `token_ids`, `segment_ids`,
-    `padding_mask`) with `preprocessor`'s tokenizer and segment joiner in
-    front: string `(batch,)` inputs `text` (and `text_pair` for a pair
-    classifier), the same outputs; for a token classifier also the per-word
-    outputs of its SavedModel (`onnx_word_tags_graph`). For a question
-    answerer's preprocessor: inputs `question` and `context`, its windows in
-    front and the best span of at most `max_answer_length` pieces after the
-    model, with the outputs of its SavedModel (`onnx_question_answerer_graph`).
-    Runs on onnxruntime with onnxruntime-extensions' custom ops library
-    registered.
-
-    Example:
-    >>> onnx.save(text_model(onnx.load("model.onnx"), classifier.preprocessor), "text_model.onnx")
-    """
-    from keras_bert3.export import onnx_question_answerer_graph
-    from keras_bert3.export import onnx_word_tags_graph
-
-    g = GraphBuilder(prefix="tokenize/")
-    tokenizer = preprocessor.tokenizer
-    table = character_table(tokenizer.lowercase, tokenizer.strip_accents)
-    answers = hasattr(preprocessor, "doc_stride")  # A question answerer's windows.
-    if answers:
-        names = ["question", "context"]
-    else:
-        names = ["text", "text_pair"] if getattr(preprocessor, "sentence_pairs", False) else ["text"]
-    empty = g.const([""])  # One more text each, so that no custom op sees an empty tensor (they crash).
-    texts = g.op("Concat", [part for name in names for part in (name, empty)], axis=0)
-    tags = windows = None
-    if answers:
-        model_inputs, windows = onnx_question_answerer_graph.window_nodes(g, preprocessor, table, texts)
-    elif hasattr(preprocessor, "as_words"):  # A token classifier's words.
-        model_inputs, tags = onnx_word_tags_graph.word_nodes(g, preprocessor, table, texts)
-        model_inputs = [without_last_row(g, value) for value in model_inputs]
-    else:
-        ids, row_starts = token_id_nodes(g, tokenizer, table, texts)
-        model_inputs = joined_segment_nodes(g, preprocessor, ids, row_starts, pairs=len(names) == 2)
-        model_inputs = [without_last_row(g, value) for value in model_inputs]
-    for name, value in zip(INPUT_NAMES, model_inputs):
-        g.nodes.append(helper.make_node("Cast", [value], [name], name=f"tokenize/{name}", to=TensorProto.INT32))
-    graph = token_ids_model.graph
-    after = GraphBuilder(prefix="after/")
-    outputs = list(graph.output)
-    if tags is not None:
-        outputs += onnx_word_tags_graph.word_output_nodes(after, g, tags)
-    if windows is not None:
-        outputs = onnx_question_answerer_graph.answer_nodes(after, windows, max_answer_length)
-    model = helper.make_model(
-        helper.make_graph(
-            g.nodes + list(graph.node) + after.nodes,
-            graph.name,
-            [helper.make_tensor_value_info(name, TensorProto.STRING, ["batch"]) for name in names],
-            outputs,
-            g.initializers + list(graph.initializer) + after.initializers,
-        ),
-        opset_imports=_opsets(token_ids_model),
-        producer_name="keras_bert3",
-    )
-    helper.set_model_props(model, {p.key: p.value for p in token_ids_model.metadata_props})
-    return model
 
 
 def without_nul(g: GraphBuilder, texts: str) -> str:
@@ -392,11 +324,3 @@ def _character_ranges(ranges) -> str:
 
 def _within(code: int, ranges) -> bool:
     return any(first <= code <= last for first, last in ranges)
-
-
-def _opsets(model) -> list:
-    """`model`'s opset imports, raised to at least `OPSETS`."""
-    versions = dict(OPSETS)
-    for opset in model.opset_import:
-        versions[opset.domain] = max(versions.get(opset.domain, 0), opset.version)
-    return [helper.make_opsetid(domain, version) for domain, version in versions.items()]

@@ -46,7 +46,7 @@ def is_keras_bert3_preset(preset_dir: str) -> bool:
 
 def write_metadata(preset_dir: str, **fields) -> None:
     """Adds `fields` to the preset's metadata.json (creating it if needed)."""
-    from keras_bert3 import __version__
+    from keras_bert3.version import __version__
 
     path = os.path.join(preset_dir, METADATA_FILE)
     metadata = read_json(path) if os.path.isfile(path) else {}

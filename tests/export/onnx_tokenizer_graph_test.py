@@ -1,4 +1,4 @@
-"""The tokenizer inside the ONNX graph (`onnx_tokenizer_graph.text_model`):
+"""The tokenizer inside the ONNX graph (`onnx_text_model.text_model`):
 on every real line of the tokenizer test set, odd Unicode and texts past the
 length limit, its model inputs equal `BertTextPreprocessor`'s (itself equal
 to Hugging Face's, tests/tokenizers), for single texts, pairs, a cased
@@ -16,7 +16,7 @@ from onnx import helper
 
 from keras_bert3.export.onnx_export import onnx_session
 from keras_bert3.export.onnx_graph import INPUT_NAMES
-from keras_bert3.export.onnx_tokenizer_graph import text_model
+from keras_bert3.export.onnx_text_model import text_model
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.tokenizers import BertTokenizer
 from tests.real_text import real_lines
