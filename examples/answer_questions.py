@@ -39,7 +39,7 @@ def minilm_dir() -> str:
 
 
 def scores(qa, examples) -> dict[str, float]:
-    answers = qa.predict(examples["question"], examples["context"], batch_size=64, verbose=0)
+    answers = qa.predict((examples["question"], examples["context"]), batch_size=64, verbose=0)
     return squad_scores([a["answer"] for a in answers], examples["answer_text"])
 
 
@@ -86,7 +86,7 @@ def main():
     serve = tf.saved_model.load(export_dir).signatures["serving_default"]
     served = serve(question=tf.constant([RAW_QUESTION]), context=tf.constant([RAW_PASSAGE]))
     answer = served["answer"].numpy()[0].decode("utf-8")
-    expected = qa.predict([RAW_QUESTION], [RAW_PASSAGE], verbose=0)[0]
+    expected = qa.predict(([RAW_QUESTION], [RAW_PASSAGE]), verbose=0)[0]
     start, end = int(served["start"][0]), int(served["end"][0])
     print(f"{RAW_QUESTION!r} -> {answer!r} (characters {start}:{end}, score {float(served['score'][0]):.3f})")
     print(

@@ -113,7 +113,7 @@ def build_model(kind: str, tokenizer):
             backbone, tokenizer=tokenizer, sequence_length=32, doc_stride=8, max_query_length=8
         )
         model.compile(learning_rate=1e-3, total_steps=10)
-        return model, lambda m: m.predict(QUESTIONS, CONTEXTS, verbose=0)
+        return model, lambda m: m.predict((QUESTIONS, CONTEXTS), verbose=0)
     raise ValueError(kind)
 
 

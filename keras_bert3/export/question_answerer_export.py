@@ -19,7 +19,7 @@ def export_question_answerer(
     - `serving_default`: `question` and `context`, strings `(batch,)`; returns
       `answer` (string `(batch,)`, the span of the context), `start` and `end`
       (int32 `(batch,)` character offsets: `context[start:end] == answer`) and
-      `score` (float32 `(batch,)`), as `model.predict(questions, contexts)`.
+      `score` (float32 `(batch,)`), as `model.predict((questions, contexts))`.
       The passage is split into windows with the model's `doc_stride`
       (at most `max_windows` windows: the rest of a very long passage is
       dropped); empty strings give "" with score 0; invalid UTF-8 is

@@ -2,6 +2,8 @@
 (Devlin et al. 2019, section 4.2, SQuAD: start and end vectors over the
 passage tokens; the layout of Hugging Face's `BertForQuestionAnswering`)."""
 
+import warnings
+
 import keras
 import numpy as np
 
@@ -64,7 +66,7 @@ class BertQuestionAnswerer(BertTask):
     qa = keras_bert3.BertQuestionAnswerer.from_preset("path/to/bert", sequence_length=256)
     qa.fit({"question": ["What does abs return?"], "context": ["abs: Return the absolute value."],
             "answer_text": ["the absolute value"], "answer_start": [12]}, epochs=2)
-    qa.predict(["What does abs return?"], ["abs: Return the absolute value."])
+    qa.predict((["What does abs return?"], ["abs: Return the absolute value."]))
     # [{"answer": "the absolute value", "start": 12, "end": 30, "score": 0.93}]
     qa.export("serving/1")          # serving_default(question, context) -> answer, start, end, score.
     qa.save_to_preset("finetuned")
@@ -169,22 +171,34 @@ class BertQuestionAnswerer(BertTask):
             x, preprocessor=self.preprocessor, batch_size=batch_size, shuffle=shuffle, seed=0
         )
 
-    def predict(self, x, contexts=None, batch_size=None, verbose="auto", **kwargs):
-        """Answers: `predict(questions, contexts)` -> one dict per example.
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None, **kwargs):
+        """Answers: `predict((questions, contexts))` -> one dict per example,
+        with Keras' `predict` signature.
 
         Each answer is `{"answer": str, "start": int, "end": int, "score":
         float}` with `context[start:end] == answer` (characters) and score the
         pipeline's `p_start * p_end`. Model inputs (or a dataset of them)
-        give the raw `start_logits` and `end_logits` instead.
+        give the raw `start_logits` and `end_logits` instead. The form before
+        2026-11-29, `predict(questions, contexts)` (or `contexts=`), still
+        works for a release, with a `DeprecationWarning`.
 
         Example:
-        >>> qa.predict(["Who wrote it?"], ["It was written by Guido."])[0]["answer"]
+        >>> qa.predict((["Who wrote it?"], ["It was written by Guido."]))[0]["answer"]
         'Guido'  (a span of the original text, after fine-tuning)
         """
+        contexts = kwargs.pop("contexts", None)
+        if batch_size is not None and not isinstance(batch_size, int):  # The old second argument.
+            contexts, batch_size = batch_size, None
         if contexts is not None:
+            warnings.warn(
+                "BertQuestionAnswerer.predict(questions, contexts) is deprecated and will be removed in the next "
+                "release: pass predict((questions, contexts)), as Keras' predict(x, batch_size) reads its arguments.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
             check_task_input(self, x, "predict")  # The questions, as `x` alone would be.
             x = (x, contexts)
-        return super().predict(x, batch_size=batch_size, verbose=verbose, **kwargs)
+        return super().predict(x, batch_size=batch_size, verbose=verbose, steps=steps, callbacks=callbacks, **kwargs)
 
     def predict_examples(self, x, run) -> list[dict]:
         """The best answer of each example over its windows (`best_spans`), as a

@@ -40,6 +40,7 @@ from keras_bert3.preprocessing.fixed_shapes import task_length_buckets
 from keras_bert3.preprocessing.fixed_shapes import real_rows
 from keras_bert3.preprocessing.fixed_shapes import row_weights
 from keras_bert3.presets.task_preset import keyword_parameters
+from keras_bert3.upstream.compiled_state import loss_tracker
 
 HOOKS = ("preprocessor_cls", "spec", "head_layers", "preprocess", "predict_examples")
 
@@ -159,7 +160,7 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     def metrics(self):
         # `real_rows_loss` in the place of Keras' loss tracker (which counts every row of a batch).
         metrics = [metric for metric in super().metrics if metric is not self.real_rows_loss]
-        return [self.real_rows_loss if metric is self._loss_tracker else metric for metric in metrics]
+        return [self.real_rows_loss if metric is loss_tracker(self) else metric for metric in metrics]
 
     # === Raw inputs in: one pipeline (`preprocess`), one batch shaping (`batch_shapes`) ===
 

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_bert3.upstream.compiled_state import learning_rate_schedule
+
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
 class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
@@ -90,6 +92,6 @@ def size_schedule_to_fit(optimizer, epochs: int, steps_per_epoch: int | None) ->
     """Sizes `optimizer`'s schedule to a fit of `epochs` times `steps_per_epoch`
     when it was made by `sized_by_first_fit` and no step has been taken yet."""
     inner = getattr(optimizer, "inner_optimizer", optimizer)  # Under loss scaling, the optimizer it wraps.
-    schedule = inner._learning_rate  # Keras keeps the schedule object here (`learning_rate` is its value).
+    schedule = learning_rate_schedule(inner)
     if isinstance(schedule, LinearWarmupLinearDecay) and int(optimizer.iterations) == 0 and steps_per_epoch:
         schedule.size_to(epochs * steps_per_epoch)

@@ -54,7 +54,7 @@ def squad_examples(x) -> dict[str, list]:
 def check_questions_and_contexts(questions, contexts) -> tuple[list[str], list[str]]:
     """Lists of strings of the same length, none empty; else a ValueError saying which."""
     if contexts is None:
-        raise ValueError("predict takes questions and their contexts: qa.predict(questions, contexts).")
+        raise ValueError("predict takes questions and their contexts: qa.predict((questions, contexts)).")
     questions, contexts = python_texts(questions, decode=True), python_texts(contexts, decode=True)
     questions = [questions] if isinstance(questions, str) else list(questions)
     contexts = [contexts] if isinstance(contexts, str) else list(contexts)

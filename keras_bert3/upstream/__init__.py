@@ -32,4 +32,7 @@ on, so an upgrade that changes one fails there, loudly, and nowhere else.
 - `weights_to_file_object.save_weights_to_file_object`: a Keras weights file
   written through a file object (`saving_lib.H5IOStore` on an `io.BytesIO`,
   `saving_lib._save_state`), so that a failed write cannot crash the process.
+- `compiled_state.loss_tracker`, `compiled_state.learning_rate_schedule`: a
+  compiled model's loss metric (`Model._loss_tracker`) and an optimizer's
+  schedule object (`Optimizer._learning_rate`).
 """

@@ -84,7 +84,7 @@ def test_logits_and_answers_match_hugging_face_pipeline(hf_qa_dir):
     hf_tokenizer = import_reference("transformers").BertTokenizerFast.from_pretrained(directory)
     qa = BertQuestionAnswerer.from_preset(directory, **LENGTHS)  # Loads qa_outputs.
     questions, contexts = zip(*passages())
-    ours = qa.predict(list(questions), list(contexts), batch_size=16, verbose=0)
+    ours = qa.predict((list(questions), list(contexts)), batch_size=16, verbose=0)
     features = qa.preprocessor((list(questions), list(contexts)))
     logits = qa.predict(qa.preprocessor.model_inputs(features), verbose=0)
     example_index = np.asarray(features["example_index"])
@@ -126,7 +126,7 @@ def test_fine_tuning_learns_to_answer(minilm_dir):
     qa.compile(learning_rate=2e-4)
 
     def exact_match():
-        answers = qa.predict(test["question"], test["context"], batch_size=64, verbose=0)
+        answers = qa.predict((test["question"], test["context"]), batch_size=64, verbose=0)
         return np.mean([a["answer"] == t for a, t in zip(answers, test["answer_text"])])
 
     before = exact_match()
@@ -139,15 +139,20 @@ def test_fine_tuning_learns_to_answer(minilm_dir):
 def test_preset_and_config_round_trip(minilm_dir, tmp_path):
     qa = tiny_answerer(minilm_dir, max_answer_length=7)
     questions, contexts = map(list, zip(*passages()[:3]))
-    expected = qa.predict(questions, contexts, verbose=0)
+    expected = qa.predict((questions, contexts), verbose=0)
     qa.save_to_preset(str(tmp_path / "preset"))
     restored = BertQuestionAnswerer.from_preset(str(tmp_path / "preset"))
     assert restored.task_config() == qa.task_config()
-    assert restored.predict(questions, contexts, verbose=0) == expected
-    assert qa.predict(tf.constant(questions), np.array(contexts), verbose=0) == expected  # As Keras users pass texts.
+    assert restored.predict((questions, contexts), verbose=0) == expected
+    assert qa.predict((tf.constant(questions), np.array(contexts)), verbose=0) == expected  # As Keras users pass texts.
     rebuilt = BertQuestionAnswerer.from_config(qa.get_config())
     rebuilt.set_weights(qa.get_weights())
-    assert rebuilt.predict(questions, contexts, verbose=0) == expected
+    assert rebuilt.predict((questions, contexts), verbose=0) == expected
+    assert qa.predict((questions, contexts), 2) == expected  # Keras' predict(x, batch_size).
+    for old_form in ((questions, contexts), (questions,)):  # The form before 2026-11-29, positional and keyword.
+        with pytest.warns(DeprecationWarning, match=r"pass predict\(\(questions, contexts\)\)"):
+            keywords = {} if len(old_form) == 2 else {"contexts": contexts}
+            assert qa.predict(*old_form, verbose=0, **keywords) == expected
     for answer, context in zip(expected, contexts):
         assert context[answer["start"] : answer["end"]] == answer["answer"]
         assert len(qa.preprocessor.tokenizer.tokenize(answer["answer"])) <= 7 + 1  # Word-aligned.
@@ -180,9 +185,9 @@ def test_bad_input_raises_clear_errors(minilm_dir):
     with pytest.raises(ValueError, match="keys"):
         qa.fit({"question": ["x"]}, verbose=0)
     with pytest.raises(ValueError, match="context 1 is empty"):
-        qa.predict(["a", "b"], ["text", ""])
+        qa.predict((["a", "b"], ["text", ""]))
     with pytest.raises(ValueError, match="one context per question"):
-        qa.predict(["a", "b"], ["text"])
+        qa.predict((["a", "b"], ["text"]))
     with pytest.raises(ValueError, match="windows would not advance"):
         tiny_answerer(minilm_dir, doc_stride=100)
 
@@ -191,7 +196,7 @@ def test_export_answers_like_predict_in_the_serving_runtime(minilm_dir, tmp_path
     qa = tiny_answerer(minilm_dir, max_windows=8)
     questions, contexts = map(list, zip(*passages()[:6]))
     contexts[1] = "Café 東京 naïve — " + contexts[1]  # Non-ASCII before the answer: offsets count characters.
-    expected = qa.predict(questions, contexts, verbose=0)
+    expected = qa.predict((questions, contexts), verbose=0)
     features = qa.preprocessor((questions, contexts))
     model_inputs = qa.preprocessor.model_inputs(features)
     expected_logits = qa.predict({k: np.asarray(v) for k, v in model_inputs.items()}, verbose=0)

@@ -11,6 +11,8 @@ import pytest
 import tensorflow as tf
 
 from keras_bert3.upstream.adam_moments import adam_moments
+from keras_bert3.upstream.compiled_state import learning_rate_schedule
+from keras_bert3.upstream.compiled_state import loss_tracker
 from keras_bert3.upstream.keras_hub_encoder_parts import transformer_encoder_parts
 from keras_bert3.upstream.layer_tree import all_layers
 from keras_bert3.upstream.multi_worker_fit import in_multi_worker_mode
@@ -232,3 +234,15 @@ def test_the_onednn_flag_follows_tensorflows_setting():
         assert tensorflow_uses_onednn() == bool(cpu_flags() & policy)
     assert in_a_process_with("1") == x86
     assert not in_a_process_with("0")
+
+
+def test_the_loss_tracker_is_the_loss_metric_and_the_schedule_is_the_one_given():
+    model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+    assert loss_tracker(model) is None  # Before compile.
+    schedule = keras.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)
+    optimizer = keras.optimizers.Adam(learning_rate=schedule)
+    model.compile(optimizer=optimizer, loss="mse")
+    model.fit(np.ones((4, 2)), np.zeros((4, 1)), verbose=0)
+    assert model.metrics[0] is loss_tracker(model) and loss_tracker(model).name == "loss"
+    assert learning_rate_schedule(optimizer) is schedule
+    assert learning_rate_schedule(keras.optimizers.Adam(learning_rate=0.5)) == 0.5
