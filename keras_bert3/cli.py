@@ -361,7 +361,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_pretrain(commands) -> None:
     p = commands.add_parser("pretrain", help="pretrain BERT (MLM + NSP); resumes if OUTPUT has a checkpoint")
-    add_pretraining_flags(p)  # One per PretrainingConfig field.
+    add_pretraining_flags(p)  # One per field of PretrainingConfig and of its data configs.
     p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
     p.set_defaults(run=pretrain, default_corpus=None)  # A function that gives the corpus read without --corpus.

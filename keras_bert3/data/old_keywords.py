@@ -27,6 +27,7 @@ OLD_KEYWORDS = {
     **{name: ("masking", name) for name in ("max_predictions_per_seq", "masked_lm_prob", "whole_word_masking")},
     **{name: ("batching", name) for name in ("batch_size", "packed_length", "drop_remainder", "shuffle_buffer")},
     "example_buffer": ("batching", "shuffle_buffer"),
+    "nsp": ("pairing", "next_sentence_prediction"),  # PretrainingConfig's.
 }
 
 # An int where a config goes: the old positional setting in that place.
@@ -41,6 +42,7 @@ def takes_old_keywords(function):
     starts from its config's defaults.
     """
     signature = inspect.signature(function)
+    name = function.__qualname__.removesuffix(".__init__")  # A config's constructor: the class's name.
 
     @functools.wraps(function)
     def with_old_keywords(*args, **kwargs):
@@ -54,10 +56,10 @@ def takes_old_keywords(function):
         if not old:
             return function(*args, **kwargs)
         fields = {}
-        for name, value in old.items():
-            argument, field = OLD_KEYWORDS[name]
+        for old_name, value in old.items():
+            argument, field = OLD_KEYWORDS[old_name]
             if argument not in signature.parameters:
-                raise TypeError(f"{function.__name__}() takes no {name!r}: it has no {CONFIGS[argument].__name__}.")
+                raise TypeError(f"{name}() takes no {old_name!r}: it has no {CONFIGS[argument].__name__}.")
             fields.setdefault(argument, {})[field] = value
         for argument, changes in fields.items():
             given = bound.arguments.get(argument)
@@ -70,7 +72,7 @@ def takes_old_keywords(function):
             for argument, changes in fields.items()
         )
         warnings.warn(
-            f"{function.__name__}({', '.join(f'{name}={value!r}' for name, value in old.items())}) is deprecated "
+            f"{name}({', '.join(f'{key}={value!r}' for key, value in old.items())}) is deprecated "
             f"and will be removed in the next release: pass {new_form}.",
             DeprecationWarning,
             stacklevel=2,

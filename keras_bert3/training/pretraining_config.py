@@ -1,21 +1,26 @@
 """What a pretraining run does, in one place: `PretrainingConfig`'s fields are
 the `keras-bert3 pretrain` flags (name, type, default, help), and the fields a
 resumed run must keep (`RESUME_FIELDS`) are marked on them. The settings of
-the data pipeline are those of `PairingConfig`, `MaskingConfig` and
-`BatchingConfig` (`same_as`: default and help written there once), which the
-run builds from its fields (`pairing`, `masking`, `batching`). The command
-builds its flags from the fields (`add_flags`) and the config from its flags
-(`from_flags`); `validate` refuses values a run cannot use, naming the flag."""
+the data pipeline are its fields `pairing`, `masking` and `batching`, whole
+`PairingConfig`, `MaskingConfig` and `BatchingConfig` (one settings tree:
+each of their fields is a flag too). The command builds its flags from the
+tree (`add_flags`) and the config from its flags (`from_flags`); `validate`
+refuses values a run cannot use, naming the flag. The flat keywords and
+attributes of 2026-11-28 (`batch_size`, `nsp`, ...) still work for a
+release, with a `DeprecationWarning`."""
 
 import argparse
 import dataclasses
+import warnings
 
 from keras_bert3.data import setting_fields
 from keras_bert3.data.batching_config import BatchingConfig
 from keras_bert3.data.masking_config import MaskingConfig
 from keras_bert3.data.pairing_config import PairingConfig
+from keras_bert3.data.old_keywords import takes_old_keywords
 from keras_bert3.data.pairing_config import raise_problems
-from keras_bert3.data.setting_fields import same_as
+from keras_bert3.data.setting_fields import flat_fields
+from keras_bert3.data.setting_fields import nested
 from keras_bert3.data.setting_fields import setting
 from keras_bert3.distribution.strategy import STRATEGIES
 
@@ -24,12 +29,13 @@ PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingConfig:
-    """What a pretraining run does; each field is a `keras-bert3 pretrain`
-    flag (`--batch-size` for `batch_size`; `--no-nsp` for `nsp`), whose help
-    says what it means.
+    """What a pretraining run does; each field, and each field of its data
+    configs, is a `keras-bert3 pretrain` flag (`--batch-size` for
+    `batching.batch_size`), whose help says what it means.
 
     Example:
-    >>> config = PretrainingConfig(output="runs/tiny", corpus="corpus/*.txt", steps=300)
+    >>> config = PretrainingConfig(output="runs/tiny", corpus="corpus/*.txt", steps=300,
+    ...                            batching=BatchingConfig(batch_size=64, drop_remainder=True))
     >>> config.validate()
     """
 
@@ -46,10 +52,10 @@ class PretrainingConfig:
         resume=True,
     )
     steps: int = setting(1000, "total training steps")
-    batch_size: int = same_as(BatchingConfig, "batch_size")
-    sequence_length: int = same_as(PairingConfig, "sequence_length")
-    max_predictions_per_seq: int = same_as(MaskingConfig, "max_predictions_per_seq")
-    nsp: bool = same_as(PairingConfig, "next_sentence_prediction")
+    pairing: PairingConfig = nested(PairingConfig)
+    masking: MaskingConfig = nested(MaskingConfig)
+    # Whole batches by default: each step takes one of the same shape.
+    batching: BatchingConfig = nested(BatchingConfig, drop_remainder=True)
     learning_rate: float = setting(1e-4, "peak learning rate")
     warmup_steps: int | None = setting(None, "linear warmup steps; default: 1%% of --steps")
     checkpoint_every: int = setting(100, "steps between checkpoints and log lines", resume=True)
@@ -75,21 +81,18 @@ class PretrainingConfig:
         "a resumed run then gets a fresh stream",
         metavar="HOST:PORT",
     )
-    packed_length: int | None = same_as(BatchingConfig, "packed_length")
 
-    @property
-    def pairing(self) -> PairingConfig:
-        """The run's pairs (the other pairing settings: their defaults)."""
-        return PairingConfig(sequence_length=self.sequence_length, next_sentence_prediction=self.nsp)
-
-    @property
-    def masking(self) -> MaskingConfig:
-        return MaskingConfig(max_predictions_per_seq=self.max_predictions_per_seq)
-
-    @property
-    def batching(self) -> BatchingConfig:
-        """The run's batches: whole ones only (each step takes one)."""
-        return BatchingConfig(batch_size=self.batch_size, packed_length=self.packed_length, drop_remainder=True)
+    def __getattr__(self, name: str):
+        """The flat settings of 2026-11-28 (`config.batch_size`), for a release."""
+        if name not in OLD_ATTRIBUTES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        part, field = OLD_ATTRIBUTES[name]
+        warnings.warn(
+            f"PretrainingConfig.{name} is deprecated and will be removed in the next release: use .{part}.{field}.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(getattr(self, part), field)
 
     def validate(self) -> None:
         """Refuses, before any corpus is read or model built, values a run
@@ -113,15 +116,29 @@ class PretrainingConfig:
         raise_problems(problems)
 
 
-# Fields a resumed run must keep (a checkpoint's epochs count steps of
-# `checkpoint_every`: the data stream resumes from their product).
-RESUME_FIELDS = tuple(field.name for field in dataclasses.fields(PretrainingConfig) if field.metadata["resume"])
+# The flat fields of 2026-11-28: their config and field in the tree.
+OLD_ATTRIBUTES = {
+    "batch_size": ("batching", "batch_size"),
+    "packed_length": ("batching", "packed_length"),
+    "sequence_length": ("pairing", "sequence_length"),
+    "nsp": ("pairing", "next_sentence_prediction"),
+    "max_predictions_per_seq": ("masking", "max_predictions_per_seq"),
+}
+PretrainingConfig.__init__ = takes_old_keywords(PretrainingConfig.__init__)  # Their keywords too.
+
+# Settings a resumed run must keep, by field name, those of the data configs
+# included (a checkpoint's epochs count steps of `checkpoint_every`: the data
+# stream resumes from their product).
+RESUME_FIELDS = tuple(field.name for field, _ in flat_fields(PretrainingConfig) if field.metadata["resume"])
 
 
 def flag_of(name: str) -> str:
     """The command-line flag of a field: `--batch-size`; `--no-nsp` for a
     field that is on by default."""
-    return setting_fields.flag_of(PretrainingConfig, name)
+    owner = next(
+        c for c in (PretrainingConfig, PairingConfig, MaskingConfig, BatchingConfig) if name in c.__dataclass_fields__
+    )
+    return setting_fields.flag_of(owner, name, dict((f.name, d) for f, d in flat_fields(PretrainingConfig))[name])
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:

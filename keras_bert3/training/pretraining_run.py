@@ -16,6 +16,7 @@ from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.files.write_failed import WriteFailed
 from keras_bert3.presets.preset_format import BACKBONE_CONFIG_FILE
 from keras_bert3.training.deferred_signals import DeferredSignals
+from keras_bert3.data.setting_fields import flat_values
 from keras_bert3.training.pretraining_config import RESUME_FIELDS
 from keras_bert3.training.pretraining_config import PretrainingConfig
 from keras_bert3.training.resumable_backup import ResumableBackup
@@ -36,10 +37,10 @@ VOCABULARY_FILE = "vocabulary.txt"
 def _check_resume(config: PretrainingConfig) -> None:
     """Writes run.json, or refuses to resume a run started with other settings."""
     path = os.path.join(config.output, RUN_CONFIG_FILE)
-    current = dataclasses.asdict(config)
+    current = flat_values(config)
     if os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
-            previous = json.load(f)
+            previous = recorded_settings(json.load(f))
         changed = {k: (previous.get(k), current[k]) for k in RESUME_FIELDS if previous.get(k) != current[k]}
         if changed and os.path.isdir(os.path.join(config.output, BACKUP_DIR)):
             details = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
@@ -50,7 +51,18 @@ def _check_resume(config: PretrainingConfig) -> None:
             )
     os.makedirs(config.output, exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(current, f, indent=2)
+        json.dump(dataclasses.asdict(config), f, indent=2)
+
+
+def recorded_settings(run_json: dict) -> dict:
+    """The settings of a run.json by field name: the data configs' nested
+    (this release) or flat (2026-11-28's, with `nsp`)."""
+    settings = {key: value for key, value in run_json.items() if not isinstance(value, dict)}
+    for part in ("pairing", "masking", "batching"):
+        settings.update(run_json.get(part, {}))
+    if "nsp" in settings:
+        settings["next_sentence_prediction"] = settings.pop("nsp")
+    return settings
 
 
 def _tokenizer(config: PretrainingConfig, corpus_files):
@@ -152,9 +164,9 @@ def _locked_run(config: PretrainingConfig, verbose) -> dict:
     # The model is built and trained under the distribution (a no-op for "none");
     # entered first, as MultiWorkerMirroredStrategy must start before any TF op runs.
     with distribution_scope(config.strategy, devices=config.devices) as replicas:
-        if config.batch_size % replicas:
+        if config.batching.batch_size % replicas:
             raise ValueError(
-                f"--batch-size {config.batch_size} does not split evenly over the "
+                f"--batch-size {config.batching.batch_size} does not split evenly over the "
                 f"{replicas} replicas of strategy {config.strategy!r}: use a multiple of {replicas}."
             )
         if not _is_prepared(corpus):
@@ -227,13 +239,13 @@ def _check_makes_a_batch(config: PretrainingConfig, tokenizer, corpus: str) -> N
         return
     name = config.corpus
     try:
-        batches = sum(1 for _ in one_pass(config, tokenizer, corpus, config.batch_size).take(1))
+        batches = sum(1 for _ in one_pass(config, tokenizer, corpus, config.batching.batch_size).take(1))
     except tf.errors.InvalidArgumentError as error:  # The pipeline's own checks (tf.debugging asserts).
         message = assertion_text(error).replace("pass next_sentence_prediction=False", "pass --no-nsp")
         raise ValueError(f"--corpus {name}: {message}") from None
     if batches == 0:
         raise ValueError(
-            f"--corpus {name} cannot make one batch of --batch-size {config.batch_size} examples. Add text "
+            f"--corpus {name} cannot make one batch of --batch-size {config.batching.batch_size} examples. Add text "
             "(one sentence a line, a blank line between documents; a line longer than --sequence-length "
             "makes one example), or lower --batch-size."
         )
@@ -277,7 +289,7 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
     plot_training_curves(
         os.path.join(config.output, HISTORY_FILE),
         os.path.join(config.output, PLOT_FILE),
-        title=f"BERT-{config.model} pretraining, batch {config.batch_size}, length {config.sequence_length}",
+        title=f"BERT-{config.model} pretraining, batch {config.batching.batch_size}, length {config.pairing.sequence_length}",
     )
     return history.history
 
@@ -291,14 +303,18 @@ def _pretrainer(config: PretrainingConfig, tokenizer):
     from keras_bert3.models.bert_pretrainer import BertPretrainer
 
     if config.preset is not None:
-        pretrainer = BertPretrainer.from_preset(config.preset, nsp=config.nsp, packed=config.packed_length is not None)
+        pretrainer = BertPretrainer.from_preset(
+            config.preset, nsp=config.pairing.next_sentence_prediction, packed=config.batching.packed_length is not None
+        )
     else:
         backbone = BertBackbone.from_size(
             config.model,
             vocabulary_size=tokenizer.vocabulary_size(),
-            max_sequence_length=max(config.sequence_length, 128),
+            max_sequence_length=max(config.pairing.sequence_length, 128),
         )
-        pretrainer = BertPretrainer(backbone, nsp=config.nsp, packed=config.packed_length is not None)
+        pretrainer = BertPretrainer(
+            backbone, nsp=config.pairing.next_sentence_prediction, packed=config.batching.packed_length is not None
+        )
     check_vocabulary_sizes(pretrainer.backbone, tokenizer)
     pretrainer.compile(
         learning_rate=config.learning_rate,
@@ -334,7 +350,7 @@ def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start
         ),  # After the CSV row: `_trim_history` drops a row its checkpoint lacks.
     ] + ([ReportSkippedData(counters)] if counters is not None else [])
     return pretrainer.fit(
-        worker_dataset(make_dataset, config.batch_size),
+        worker_dataset(make_dataset, config.batching.batch_size),
         epochs=-(-config.steps // config.checkpoint_every),
         steps_per_epoch=config.checkpoint_every,
         callbacks=callbacks,

@@ -1,12 +1,15 @@
 """`PretrainingConfig` is the one source of the `keras-bert3 pretrain` flags:
-one flag per field with the field's default, help and choices, and no other
-flag but the command's own (`--backend`, `--verbose`); the resume fields are
-fields; the config is frozen and refuses bad values naming their flags.
-`PairingConfig` is the one source of the `prepare-data` flags, and the data
-settings the run shares with the pipeline's configs are theirs."""
+one settings tree (the run's fields and its three data configs'), one flag
+per field with the field's default, help and choices, and no other flag but
+the command's own (`--backend`, `--verbose`); the resume fields are fields;
+the config is frozen and refuses bad values naming their flags.
+`PairingConfig` is the one source of the `prepare-data` flags. A run.json of
+the last release still resumes."""
 
 import argparse
 import dataclasses
+import json
+import pathlib
 
 import pytest
 
@@ -15,6 +18,8 @@ from keras_bert3.cli import build_parser
 from keras_bert3.data import BatchingConfig
 from keras_bert3.data import MaskingConfig
 from keras_bert3.data import PairingConfig
+from keras_bert3.data.setting_fields import flag_of
+from keras_bert3.data.setting_fields import flat_fields
 from keras_bert3.training.pretraining_config import RESUME_FIELDS
 from keras_bert3.training.pretraining_config import PretrainingConfig
 from keras_bert3.training.pretraining_config import add_flags
@@ -22,7 +27,7 @@ from keras_bert3.training.pretraining_config import from_flags
 
 pytestmark = pytest.mark.backend_free  # Files and Python only: no Keras backend reaches them.
 
-FIELDS = [field.name for field in dataclasses.fields(PretrainingConfig)]
+FIELDS = [field.name for field, _ in flat_fields(PretrainingConfig)]
 
 
 def command_parser(command: str = "pretrain") -> argparse.ArgumentParser:
@@ -32,18 +37,30 @@ def command_parser(command: str = "pretrain") -> argparse.ArgumentParser:
 
 
 def assert_flags_are_fields(flags: dict, fields) -> None:
-    """Each field's flag has the field's default (inverted for a switch), help and choices."""
-    for field in fields:
+    """Each field's flag has the field's default there (inverted for a switch), help and choices."""
+    for field, default in fields:
         action = flags[field.name]
-        assert action.default == field.default, field.name
+        assert action.default == default, field.name
         assert action.help == field.metadata["help"], field.name
         assert tuple(action.choices or ()) == tuple(field.metadata["choices"] or ()), field.name
 
 
-def test_the_command_has_one_flag_per_field_and_only_its_own_besides():
+def test_the_command_has_one_flag_per_field_of_the_tree_and_only_its_own_besides():
     flags = {action.dest: action for action in command_parser()._actions if action.dest != "help"}
     assert sorted(set(flags) - {"backend", "verbose"}) == sorted(FIELDS)
-    assert_flags_are_fields(flags, dataclasses.fields(PretrainingConfig))
+    assert_flags_are_fields(flags, flat_fields(PretrainingConfig))
+
+
+def test_help_lists_a_flag_for_every_field_of_the_data_configs():
+    """pretrain: the three (it pairs, masks and batches); prepare-data: the pairs (its shards hold them)."""
+    run = PretrainingConfig()
+    data_configs = {"pairing": PairingConfig, "masking": MaskingConfig, "batching": BatchingConfig}
+    for command, parts in (("pretrain", data_configs), ("prepare-data", {"pairing": PairingConfig})):
+        text = command_parser(command).format_help()
+        for part, config_class in parts.items():
+            defaults = getattr(run, part) if command == "pretrain" else None  # The run's: whole batches.
+            for field, default in flat_fields(config_class, defaults):
+                assert flag_of(config_class, field.name, default) in text, (command, field.name)
 
 
 def test_prepare_data_has_one_flag_per_pairing_field_and_only_its_own_besides():
@@ -52,8 +69,8 @@ def test_prepare_data_has_one_flag_per_pairing_field_and_only_its_own_besides():
     pairing = [field.name for field in dataclasses.fields(PairingConfig)]
     own = {"corpus", "output", "preset", "workers", "num_shards", "beam", "beam_options", *PREPARE_DATA_RUN_FLAGS}
     assert sorted(set(flags) - own) == sorted(pairing)
-    assert_flags_are_fields(flags, dataclasses.fields(PairingConfig))
-    run_fields = [f for f in dataclasses.fields(PretrainingConfig) if f.name in PREPARE_DATA_RUN_FLAGS]
+    assert_flags_are_fields(flags, flat_fields(PairingConfig))
+    run_fields = [(f, d) for f, d in flat_fields(PretrainingConfig) if f.name in PREPARE_DATA_RUN_FLAGS]
     assert_flags_are_fields(flags, run_fields)
     args = parser.parse_args(["--corpus", "c", "--output", "o", "--no-nsp", "--original-nsp", "--pairing-group", "8"])
     from keras_bert3.data.setting_fields import from_flags as config_from_flags
@@ -63,34 +80,46 @@ def test_prepare_data_has_one_flag_per_pairing_field_and_only_its_own_besides():
     )
 
 
-def test_the_run_shares_the_data_settings_of_the_pipeline_configs():
-    """A data setting of the run has its pipeline config's default and help,
-    and the run's configs carry its values."""
-    shared = {
-        "sequence_length": (PairingConfig, "sequence_length"),
-        "nsp": (PairingConfig, "next_sentence_prediction"),
-        "max_predictions_per_seq": (MaskingConfig, "max_predictions_per_seq"),
-        "batch_size": (BatchingConfig, "batch_size"),
-        "packed_length": (BatchingConfig, "packed_length"),
-    }
-    for name, (config_class, field_name) in shared.items():
-        ours = next(f for f in dataclasses.fields(PretrainingConfig) if f.name == name)
-        theirs = next(f for f in dataclasses.fields(config_class) if f.name == field_name)
-        assert (ours.default, ours.metadata) == (theirs.default, theirs.metadata), name
-    config = PretrainingConfig(output="run", sequence_length=64, nsp=False, max_predictions_per_seq=9, batch_size=4)
-    assert config.pairing == PairingConfig(sequence_length=64, next_sentence_prediction=False)
-    assert config.masking == MaskingConfig(max_predictions_per_seq=9)
-    assert config.batching == BatchingConfig(batch_size=4, drop_remainder=True)
+def test_the_run_holds_the_data_configs_and_takes_their_old_flat_keywords():
+    """The data settings are the pipeline's configs themselves; the flat
+    keywords and attributes of 2026-11-28 give the same config, with a warning."""
+    config = PretrainingConfig(
+        output="run",
+        pairing=PairingConfig(sequence_length=64, next_sentence_prediction=False),
+        masking=MaskingConfig(max_predictions_per_seq=9),
+        batching=BatchingConfig(batch_size=4, drop_remainder=True),
+    )
+    with pytest.warns(DeprecationWarning, match=r"PretrainingConfig\(sequence_length=64, nsp=False.*pass pairing="):
+        old = PretrainingConfig(output="run", sequence_length=64, nsp=False, max_predictions_per_seq=9, batch_size=4)
+    assert old == config
+    with pytest.warns(
+        DeprecationWarning, match=r"PretrainingConfig.nsp is deprecated .* use .pairing.next_sentence_prediction"
+    ):
+        assert old.nsp is False
+    assert PretrainingConfig().batching.drop_remainder  # Whole batches by default: a step takes one.
+    with pytest.raises(AttributeError, match="no attribute 'batch_sizes'"):
+        config.batch_sizes
 
 
 def test_parsed_defaults_are_the_config_defaults():
     parser = argparse.ArgumentParser()
     add_flags(parser)
     assert from_flags(parser.parse_args(["--output", "run"])) == PretrainingConfig(output="run")
-    config = from_flags(
-        parser.parse_args(["--output", "run", "--no-nsp", "--batch-size", "8", "--packed-length", "512"])
-    )
-    assert (config.nsp, config.batch_size, config.packed_length) == (False, 8, 512)
+    flags = [
+        "--no-nsp",
+        "--batch-size",
+        "8",
+        "--packed-length",
+        "512",
+        "--whole-word-masking",
+        "--masked-lm-prob",
+        "0.2",
+    ]
+    flags += ["--file-format", "paragraphs", "--no-drop-remainder", "--shuffle-buffer", "64", "--pairing-group", "8"]
+    config = from_flags(parser.parse_args(["--output", "run", *flags]))
+    assert config.pairing == PairingConfig(next_sentence_prediction=False, file_format="paragraphs", pairing_group=8)
+    assert config.masking == MaskingConfig(whole_word_masking=True, masked_lm_prob=0.2)
+    assert config.batching == BatchingConfig(batch_size=8, packed_length=512, drop_remainder=False, shuffle_buffer=64)
     with pytest.raises(SystemExit):
         parser.parse_args(["--output", "run", "--precision", "float64"])
 
@@ -103,10 +132,33 @@ def test_resume_fields_are_fields_and_the_run_records_every_field(tmp_path):
     assert {"sequence_length", "batch_size", "seed", "checkpoint_every", "packed_length"} <= set(RESUME_FIELDS)
     config = PretrainingConfig(output=str(tmp_path / "run"), corpus="corpus.txt")
     _check_resume(config)
-    import json
-
     with open(tmp_path / "run" / RUN_CONFIG_FILE) as file:
         assert json.load(file) == dataclasses.asdict(config)
+
+
+def test_a_run_json_of_the_last_release_still_resumes_and_refuses_changed_settings(tmp_path):
+    """tests/training/run_json_of_2026_11_28.json: written by 2026-11-28's
+    `keras-bert3 pretrain` (flat, `nsp`), the settings below."""
+    from keras_bert3.training.pretraining_run import BACKUP_DIR
+    from keras_bert3.training.pretraining_run import RUN_CONFIG_FILE
+    from keras_bert3.training.pretraining_run import _check_resume
+
+    run = tmp_path / "run"
+    (run / BACKUP_DIR).mkdir(parents=True)  # A checkpoint to resume.
+    old = (pathlib.Path(__file__).parent / "run_json_of_2026_11_28.json").read_text()
+    (run / RUN_CONFIG_FILE).write_text(old)
+    same = PretrainingConfig(
+        output=str(run),
+        corpus="corpus.txt",
+        pairing=PairingConfig(sequence_length=64, next_sentence_prediction=False),
+        masking=MaskingConfig(max_predictions_per_seq=10),
+        batching=BatchingConfig(batch_size=8, packed_length=256, drop_remainder=True),
+    )
+    _check_resume(same)  # Resumes: the same settings, under their new names.
+    (run / RUN_CONFIG_FILE).write_text(old)
+    changed = dataclasses.replace(same, pairing=PairingConfig(sequence_length=64))
+    with pytest.raises(ValueError, match="other settings \\(next_sentence_prediction: False -> True\\)"):
+        _check_resume(changed)
 
 
 def test_the_config_is_frozen_and_refuses_bad_values_by_flag():
@@ -115,6 +167,6 @@ def test_the_config_is_frozen_and_refuses_bad_values_by_flag():
         config.steps = 5
     config.validate()
     with pytest.raises(ValueError, match=r"--batch-size 0 must be at least 1; --warmup-steps 1000 must be at least 0"):
-        dataclasses.replace(config, batch_size=0, warmup_steps=1000).validate()
+        dataclasses.replace(config, batching=BatchingConfig(batch_size=0), warmup_steps=1000).validate()
     with pytest.raises(ValueError, match="no --corpus"):
         PretrainingConfig(output="run").validate()

@@ -4,6 +4,7 @@ command between two steps or while a checkpoint is written, resumes exactly
 from its last complete checkpoint with the same command; broken or foreign
 checkpoints are refused."""
 
+import json
 import os
 import shutil
 import signal
@@ -210,6 +211,25 @@ def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus
     assert "packed_length: 128 -> None" in capsys.readouterr().err
     assert main(args[:-1] + ["32"]) == 2
     assert "--packed-length 32 must be at least --sequence-length 64" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_every_data_setting_reaches_the_run(tmp_path, small_corpus, run_vocabulary):
+    """Flags of the data configs that the run did not take before the
+    settings tree: a corpus of paragraphs, whole-word masking, a smaller
+    shuffle buffer; run.json records them in their configs."""
+    from keras_bert3.cli import main
+
+    args = command(run_vocabulary(tmp_path / "run"), small_corpus)[3:]
+    args[args.index("--steps") + 1] = "5"
+    args[args.index("--checkpoint-every") + 1] = "5"
+    flags = ["--file-format", "paragraphs", "--whole-word-masking", "--masked-lm-prob", "0.2", "--shuffle-buffer", "64"]
+    args[args.index("--warmup-steps") + 1] = "2"
+    assert main(args + flags) == 0
+    recorded = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert recorded["pairing"]["file_format"] == "paragraphs" and recorded["batching"]["shuffle_buffer"] == 64
+    assert recorded["masking"] == {"max_predictions_per_seq": 10, "masked_lm_prob": 0.2, "whole_word_masking": True}
+    assert [row["step"] for row in read_history(tmp_path / "run")] == ["5"]
 
 
 @pytest.mark.parametrize(

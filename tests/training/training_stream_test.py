@@ -17,9 +17,16 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 READ = """
 import sys, keras, numpy as np
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+from keras_bert3.data import MaskingConfig, PairingConfig
 from keras_bert3.training.pretraining_run import PretrainingConfig, training_stream
 corpus, tokenizer_dir, start, count, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-config = PretrainingConfig(output="unused", corpus=corpus, sequence_length=64, max_predictions_per_seq=10, seed=5)
+config = PretrainingConfig(
+    output="unused",
+    corpus=corpus,
+    pairing=PairingConfig(sequence_length=64),
+    masking=MaskingConfig(max_predictions_per_seq=10),
+    seed=5,
+)
 keras.utils.set_random_seed(config.seed)  # As pretrain() does.
 batches = list(training_stream(config, BertTokenizer.from_preset(tokenizer_dir), corpus, 8, start_step=start).take(count))
 np.savez(out, **{f"{i}_{k}": v for i, (x, y, w) in enumerate(batches) for k, v in {**x, **y, **w}.items()})
