@@ -29,6 +29,8 @@ from keras_bert3.files.whole_folders import check_replaceable
 from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.files.write_failed import WriteFailed
 from keras_bert3.training.deferred_signals import TrainingStopped
+from keras_bert3.training.finetuning_config import REQUIRED as FINETUNING_REQUIRED
+from keras_bert3.training.finetuning_config import FinetuningConfig
 from keras_bert3.training.pretraining_config import PretrainingConfig
 from keras_bert3.training.pretraining_config import add_flags as add_pretraining_flags
 from keras_bert3.training.pretraining_config import from_flags as pretraining_config_from_flags
@@ -151,49 +153,54 @@ def finetune(args) -> None:
     from keras_bert3.presets.preset_format import write_json
     from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
 
-    check_precision(args.precision)
-    check_replaceable(args.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE)  # Before the training, not after.
-    texts, seconds, labels = read_labelled_file(args.train, args.text_column, args.label_column, args.second_column)
+    config = from_flags(FinetuningConfig, args)
+    check_precision(config.precision)
+    check_replaceable(
+        config.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE
+    )  # Before the training, not after.
+    texts, seconds, labels = read_labelled_file(
+        config.train, config.text_column, config.label_column, config.second_column
+    )
     class_names = sorted(set(labels))
     index = {name: i for i, name in enumerate(class_names)}
     print(
         f"{len(texts)} training texts, {len(class_names)} labels: {', '.join(class_names[:20])}"
         + (f", ... ({len(class_names) - 20} more)" if len(class_names) > 20 else "")
     )
-    keras.utils.set_random_seed(args.seed)
-    precision = {"dtype": args.precision} if args.precision else {}
+    keras.utils.set_random_seed(config.seed)
+    precision = {"dtype": config.precision} if config.precision else {}
     classifier = BertClassifier.from_preset(
-        args.preset,
+        config.preset,
         num_classes=len(class_names),
-        sequence_length=args.sequence_length,
+        sequence_length=config.sequence_length,
         sentence_pairs=seconds is not None,
         **precision,
     )
-    classifier.compile(learning_rate=args.learning_rate)
+    classifier.compile(learning_rate=config.learning_rate)
     x = texts if seconds is None else (texts, seconds)
     validation = None
-    if args.validation:
+    if config.validation:
         v_texts, v_seconds, v_labels = read_labelled_file(
-            args.validation, args.text_column, args.label_column, args.second_column
+            config.validation, config.text_column, config.label_column, config.second_column
         )
         unknown = sorted(set(v_labels) - set(class_names))
         if unknown:
-            raise ValueError(f"{args.validation} has labels {unknown[:5]} that the training file lacks.")
+            raise ValueError(f"{config.validation} has labels {unknown[:5]} that the training file lacks.")
         validation = (v_texts if v_seconds is None else (v_texts, v_seconds), np.array([index[l] for l in v_labels]))
     history = classifier.fit(
         x,
         np.array([index[l] for l in labels]),
-        batch_size=args.batch_size,
-        epochs=args.epochs,
+        batch_size=config.batch_size,
+        epochs=config.epochs,
         validation_data=validation,
-        verbose=args.verbose,
+        verbose=config.verbose,
     )
-    with written_whole(args.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE) as folder:
+    with written_whole(config.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE) as folder:
         classifier.save_to_preset(folder)
         write_json(os.path.join(folder, "class_names.json"), {"class_names": class_names})
     for name, values in history.history.items():
         print(f"{name:<16} {values[0]:.4f} -> {values[-1]:.4f}")
-    print(f"Fine-tuned preset: {args.output} ({len(class_names)} classes: {', '.join(class_names[:10])}).")
+    print(f"Fine-tuned preset: {config.output} ({len(class_names)} classes: {', '.join(class_names[:10])}).")
 
 
 def _class_names(model_dir: str, num_classes: int) -> list[str]:
@@ -436,25 +443,7 @@ def _add_embed(commands) -> None:
 
 def _add_finetune(commands) -> None:
     p = commands.add_parser("finetune", help="fine-tune a classifier on a CSV or JSON-lines file")
-    p.add_argument("--preset", required=True, help="the pretrained preset (any BertBackbone.from_preset source)")
-    p.add_argument("--train", required=True, help=".csv or .jsonl file")
-    p.add_argument("--validation", help=".csv or .jsonl file with the same columns")
-    p.add_argument("--text-column", required=True)
-    p.add_argument("--second-column", help="the second text of sentence pairs")
-    p.add_argument("--label-column", required=True)
-    p.add_argument("--output", required=True, help="the fine-tuned preset directory")
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--learning-rate", type=float, default=5e-5)
-    p.add_argument("--sequence-length", type=int, default=128)
-    p.add_argument(
-        "--precision",
-        choices=["mixed_bfloat16", "mixed_float16"],
-        help="bfloat16 compute, float32 weights (CPUs with AMX or AVX512-BF16, GPUs, TPUs); "
-        "float16 with loss scaling (GPUs)",
-    )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--verbose", type=int, default=2)
+    add_flags(p, FinetuningConfig, required=FINETUNING_REQUIRED)  # One per FinetuningConfig field.
     p.set_defaults(run=finetune)
 
 

@@ -23,8 +23,7 @@ from keras_bert3.data.setting_fields import flat_fields
 from keras_bert3.data.setting_fields import nested
 from keras_bert3.data.setting_fields import setting
 from keras_bert3.distribution.strategy import STRATEGIES
-
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+from keras_bert3.training.finetuning_config import CHOSEN_PRECISIONS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +65,7 @@ class PretrainingConfig:
         "capability 8.0+, TPUs, CPUs with AVX512-BF16 or AMX), float16 with loss scaling on 7.x GPUs, float32 "
         "elsewhere",
         resume=True,
-        choices=PRECISIONS,
+        choices=CHOSEN_PRECISIONS,
     )
     strategy: str = setting(
         "none",

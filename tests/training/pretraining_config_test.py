@@ -80,6 +80,17 @@ def test_prepare_data_has_one_flag_per_pairing_field_and_only_its_own_besides():
     )
 
 
+def test_finetune_has_one_flag_per_field_of_its_config():
+    from keras_bert3.training.finetuning_config import REQUIRED
+    from keras_bert3.training.finetuning_config import FinetuningConfig
+
+    parser = command_parser("finetune")
+    flags = {action.dest: action for action in parser._actions if action.dest != "help"}
+    assert sorted(flags) == sorted(field.name for field in dataclasses.fields(FinetuningConfig))
+    assert_flags_are_fields(flags, flat_fields(FinetuningConfig))
+    assert {name for name, action in flags.items() if action.required} == set(REQUIRED)
+
+
 def test_the_run_holds_the_data_configs_and_takes_their_old_flat_keywords():
     """The data settings are the pipeline's configs themselves; the flat
     keywords and attributes of 2026-11-28 give the same config, with a warning."""
