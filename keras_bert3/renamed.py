@@ -18,11 +18,16 @@ def old_names(package: str, renames: dict[str, tuple[str, object]]):
         if name not in renames:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         new_name, value = renames[name]
-        warnings.warn(
-            f"{package}.{name} is deprecated and will be removed in the next release: use {package}.{new_name}.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_renamed(f"{package}.{name}", f"{package}.{new_name}", stacklevel=3)
         return value
 
     return __getattr__
+
+
+def warn_renamed(old: str, new: str, *, stacklevel: int = 2) -> None:
+    """The `DeprecationWarning` of a name that works for one more release."""
+    warnings.warn(
+        f"{old} is deprecated and will be removed in the next release: use {new}.",
+        DeprecationWarning,
+        stacklevel=stacklevel + 1,
+    )

@@ -11,7 +11,6 @@ release, with a `DeprecationWarning`."""
 
 import argparse
 import dataclasses
-import warnings
 
 from keras_bert3.data import setting_fields
 from keras_bert3.data.batching_config import BatchingConfig
@@ -23,6 +22,7 @@ from keras_bert3.data.setting_fields import flat_fields
 from keras_bert3.data.setting_fields import nested
 from keras_bert3.data.setting_fields import setting
 from keras_bert3.distribution.strategy import STRATEGIES
+from keras_bert3.renamed import warn_renamed
 from keras_bert3.training.finetuning_config import CHOSEN_PRECISIONS
 
 
@@ -86,11 +86,7 @@ class PretrainingConfig:
         if name not in OLD_ATTRIBUTES:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         part, field = OLD_ATTRIBUTES[name]
-        warnings.warn(
-            f"PretrainingConfig.{name} is deprecated and will be removed in the next release: use .{part}.{field}.",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warn_renamed(f"PretrainingConfig.{name}", f".{part}.{field}", stacklevel=2)
         return getattr(getattr(self, part), field)
 
     def validate(self) -> None:
