@@ -22,18 +22,18 @@ def avx2_only_environment() -> dict[str, str]:
 
 @pytest.mark.backend_free
 def test_the_avx2_only_setting_takes_effect():
-    """TensorFlow without oneDNN, PyTorch's AVX2 kernels, XLA's compiler held
-    to AVX2 (its own log line says so)."""
+    """TensorFlow without oneDNN, XLA's compiler held to AVX2 (its own log
+    line says so)."""
     script = (
-        "import jax, jax.numpy as jnp, torch\n"
+        "import jax, jax.numpy as jnp\n"
         "from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn\n"
         "jax.jit(lambda a: jnp.tanh(a @ a))(jnp.ones((8, 8))).block_until_ready()\n"
-        "print(tensorflow_uses_onednn(), torch.backends.cpu.get_cpu_capability())\n"
+        "print(tensorflow_uses_onednn())\n"
     )
     environment = avx2_only_environment() | {"TF_CPP_MIN_LOG_LEVEL": "0", "TF_CPP_VMODULE": "cpu_compiler=1"}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=environment, cwd=REPO)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split()[-2:] == ["False", "AVX2"]
+    assert done.stdout.split()[-1] == "False"
     assert "`xla_cpu_max_isa` is set. Will not use features newer than: AVX2" in done.stderr
 
 

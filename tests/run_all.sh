@@ -11,7 +11,7 @@
 #   --coverage  line and branch coverage of keras_bert3 over both passes and
 #               every Python process the tests start (coverage.py's
 #               `patch = subprocess`, configured in pyproject.toml)
-#   --avx2-only TensorFlow, XLA and PyTorch compute as on an AVX2-only CPU
+#   --avx2-only TensorFlow, XLA and oneDNN compute as on an AVX2-only CPU
 #               (AMD EPYC Zen 3), whatever this CPU has: tests/avx2_only.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
