@@ -137,3 +137,18 @@ def test_the_library_never_imports_the_demo():
     imports = module_imports(PACKAGE.parent, ("keras_bert3", "keras_bert3_demo"))
     library = {module: found for module, found in imports.items() if module.split(".")[0] == "keras_bert3"}
     assert not {module for module, found in library.items() if any(f.startswith("keras_bert3_demo") for f in found)}
+
+
+def test_importing_the_package_leaves_tensorflow_unconfigured():
+    """Importing keras_bert3 builds nothing: TensorFlow's runtime has not
+    started, so a process (a prepare-data worker) may still set its threads."""
+    import subprocess
+    import sys
+
+    script = (
+        "import keras_bert3, keras_bert3.data, keras_bert3.export, keras_bert3.training.pretraining_run\n"
+        "import tensorflow as tf\n"
+        "tf.config.threading.set_inter_op_parallelism_threads(1)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=PACKAGE.parent)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -13,8 +13,8 @@ import keras
 
 from keras_bert3.upstream.private_api import require_private
 
-require_private(keras.Model(), "_loss_tracker", package=keras, why="the task's loss counted over real rows")
-require_private(keras.optimizers.SGD(), "_learning_rate", package=keras, why="the schedule a fit sizes to its steps")
+# Both are set in `__init__`: checked on the object given (building one at
+# import would start TensorFlow's runtime, which processes configure first).
 
 
 def loss_tracker(model: keras.Model):
@@ -24,6 +24,7 @@ def loss_tracker(model: keras.Model):
     >>> loss_tracker(model).name
     'loss'
     """
+    require_private(model, "_loss_tracker", package=keras, why="the task's loss counted over real rows")
     return model._loss_tracker
 
 
@@ -34,4 +35,5 @@ def learning_rate_schedule(optimizer: keras.optimizers.Optimizer):
     >>> learning_rate_schedule(keras.optimizers.Adam(learning_rate=schedule)) is schedule
     True
     """
+    require_private(optimizer, "_learning_rate", package=keras, why="the schedule a fit sizes to its steps")
     return optimizer._learning_rate
