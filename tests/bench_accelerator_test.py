@@ -83,7 +83,8 @@ def test_quick_run_compares_with_hugging_face(tmp_path):
     """`--quick` on this CPU with tiny rows: ours on JAX (the defaults), then
     Hugging Face's rows (`bench/accelerator_huggingface.py`) on the texts ours
     trained on; every row completes, and the fine-tuning rows report their
-    first and steady epochs."""
+    first and steady epochs. About a minute: the whole `--quick` command,
+    four processes, MiniLM fine-tuned in PyTorch among them."""
     out = tmp_path / "results.json"
     completed = subprocess.run(
         [sys.executable, "bench/accelerator.py", "--quick", "--tiny", "--json", str(out)],
