@@ -17,21 +17,31 @@ TensorFlow (so no tf.data, no tokenizer there):
   missing).
 
 Rows:
-- `ours-{size}-{length}-{variant}`: `BertPretrainer.fit` with `compile()`'s
-  defaults (the BERT recipe; mixed_bfloat16 on the GPU). Variants: `default`
-  (dropout 0.1 everywhere); `fused` (`attention_dropout=0`: the fused
-  attention kernel, `keras_bert3.ops.fused_attention`); `packed` /
-  `packed-fused` (length 512 only: `BertPretrainer(packed=True)` on the
-  packed rows). `--profile ROW` also traces three steps of that row with the
-  JAX profiler and dumps its optimized HLO, both written to `--out` for
-  `bench/gpu_step_profile.py`.
-- `hf-{size}-{length}[-packed]`: Hugging Face `BertForPreTraining` (SDPA
+- `ours-{size}-{length}-{variant}[-b{batch}]`: `BertPretrainer.fit` with
+  `compile()`'s defaults (the BERT recipe; mixed_bfloat16 on the GPU).
+  Variants: `default` (the library as a user gets it: dropout 0.1 everywhere;
+  on a GPU the attention is cuDNN's fused kernel with the probabilities'
+  dropout inside it, on query, key and value from three products);
+  `unfused` (the same recipe through the encoder block's own attention ops:
+  the path before the fused kernel took dropout, for the A/B); `nodrop`
+  (`attention_dropout=0`); `packed` / `packed-nodrop` (length 512 only:
+  `BertPretrainer(packed=True)` on the packed rows). `-b256` picks another
+  prepared batch size. `--profile ROW` also traces three steps of that row
+  with the JAX profiler and dumps its optimized HLO, both written to `--out`
+  for `bench/gpu_step_profile.py`.
+- `hf-{size}-{length}[-b{batch}]`: Hugging Face `BertForPreTraining` (SDPA
   attention) under `torch.compile`, bfloat16 autocast, fused AdamW (lr 1e-4,
   weight decay 0.01), on the same unpacked batches (its MLM labels at the
   same masked positions).
 - `check-fused`: the fused attention against `attention_reference` on the
   GPU in bfloat16 (values and gradients, relative error), with padding and
-  with packed masks.
+  with packed masks; then its dropout: whether the mask changes from one
+  execution of a compiled step to the next, whether the backward pass uses
+  the forward pass's mask, and the share of probabilities dropped.
+
+`--quick` runs the rows that answer issue 65 in about 8 minutes of GPU time:
+the check, then BERT-large and BERT-base at 128 against Hugging Face, the
+recipe's previous path, batch 256 and packed rows of 512.
 
 Every row reports sequences/s (best timed epoch; the worst beside it), real
 (non-padding) tokens/s, MFU over the datasheet bfloat16 peak counting the
@@ -40,6 +50,7 @@ padded rows' model FLOPs and counting real tokens only, and peak memory.
 Commands (from the repository root):
 
     python bench/gpu_pretraining_step.py --prepare bench_batches
+    python bench/gpu_pretraining_step.py --run bench_batches --out out --quick
     python bench/gpu_pretraining_step.py --run bench_batches --out out --rows check-fused ours-large-128-default hf-large-128 --profile ours-large-128-default
 """
 
@@ -55,9 +66,6 @@ sys.path.insert(0, REPO)
 
 from bench.accelerator_huggingface import SIZES  # noqa: E402  (layers, hidden, heads; no Keras, no PyTorch import)
 from bench.accelerator_huggingface import pretraining_config  # noqa: E402
-from keras_bert3.data.batching_config import BatchingConfig
-from keras_bert3.data.masking_config import MaskingConfig
-from keras_bert3.data.pairing_config import PairingConfig
 
 VOCABULARY_SIZE = 30522
 PEAK_BF16_TFLOPS = {"H100": 989.4, "H200": 989.4}  # Dense datasheet peaks.
@@ -69,6 +77,36 @@ BATCH_FILES = {
     ("packed", 32): "packed512_batch32",
 }
 PREDICTIONS = {128: 20, 512: 80}
+QUICK_ROWS = [
+    "check-fused",
+    "ours-large-128-default",
+    "hf-large-128",
+    "ours-base-128-default",
+    "hf-base-128",
+    "ours-large-128-unfused",
+    "ours-large-128-default-b256",
+    "ours-large-512-packed",
+    "ours-large-128-nodrop",
+    "hf-large-128-b256",
+]
+
+
+def parse_row(row: str, args) -> dict:
+    """`ours-large-128-default-b256` -> its parts; the batch size from the
+    row, `--batch`, or the default for its length and size."""
+    parts = row.split("-")
+    batch = int(parts.pop()[1:]) if parts[-1].startswith("b") and parts[-1][1:].isdigit() else args.batch
+    library, size, length, variant = parts[0], parts[1], int(parts[2]), "-".join(parts[3:]) or "default"
+    if batch is None:
+        batch = 32 if length == 512 else 128 if size == "large" else 256
+    return {
+        "library": library,
+        "size": size,
+        "length": length,
+        "variant": variant,
+        "packed": variant.startswith("packed"),
+        "batch": batch,
+    }
 
 
 # === Preparing the batches (with TensorFlow) ===
@@ -79,6 +117,9 @@ def prepare(folder: str, batches: int) -> None:
     import numpy as np
 
     from bench.accelerator import minilm_dir
+    from keras_bert3.data.batching_config import BatchingConfig
+    from keras_bert3.data.masking_config import MaskingConfig
+    from keras_bert3.data.pairing_config import PairingConfig
     from keras_bert3.data.pretraining_dataset import pretraining_dataset
     from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
     from keras_bert3_demo.default_corpus import default_corpus_path
@@ -215,14 +256,20 @@ def run_ours(row: str, args) -> dict:
     from keras_bert3.models.bert_backbone import BertBackbone
     from keras_bert3.models.bert_pretrainer import BertPretrainer
 
-    _, size, length, variant = row.split("-", 3)
-    length, packed, fused = int(length), variant.startswith("packed"), variant.endswith("fused")
+    spec = parse_row(row, args)
+    size, length, variant, packed, batch_size = (spec[k] for k in ("size", "length", "variant", "packed", "batch"))
     layers, hidden, _ = SIZES[size]
-    batch_size = args.batch or (32 if length == 512 else 128 if size == "large" else 256)
     batches = load_batches(args.run, BATCH_FILES[("packed" if packed else length, batch_size)])
+    if variant == "unfused":  # The recipe through the block's own attention ops (the A/B's other side).
+        from keras_bert3.layers.bert_encoder_block import BertEncoderBlock
+
+        BertEncoderBlock._fused_attention_runs = lambda self: False
     keras.utils.set_random_seed(0)
     backbone = BertBackbone.from_size(
-        size, vocabulary_size=VOCABULARY_SIZE, max_sequence_length=512, attention_dropout=0.0 if fused else None
+        size,
+        vocabulary_size=VOCABULARY_SIZE,
+        max_sequence_length=512,
+        attention_dropout=0.0 if variant.endswith("nodrop") else None,
     )
     pretrainer = BertPretrainer(backbone, packed=packed)
     epochs = 1 + args.timed_epochs
@@ -247,11 +294,16 @@ def run_ours(row: str, args) -> dict:
     pretrainer.fit(stream(), epochs=epochs, steps_per_epoch=args.steps, callbacks=[Timer()], verbose=0)
     device = jax.devices()[0].device_kind
     result = rates(seconds[1:], args.steps, batches, packed, layers, hidden, device)
+    from keras_bert3.ops.fused_attention import fused_attention_available
+
+    block, step_dtype = backbone.encoder_blocks[0], keras.dtype_policies.get(pretrainer.training_dtype_policy).compute_dtype
     result.update(
         device=device,
         first_epoch_s=seconds[0],
         loss_first=losses[0],
         loss_last=losses[-1],
+        fused_attention=variant != "unfused"
+        and fused_attention_available(block.attention_dropout, step_dtype, block.head_dim),
         policy=pretrainer.training_dtype_policy,
         batch_size=batch_size,
         versions={"jax": jax.__version__, "keras": keras.__version__},
@@ -332,7 +384,64 @@ def run_check_fused(args) -> dict:
             "output": relative(out_fused, out_exact),
             "grads": [relative(a, b) for a, b in zip(fused[1], exact[1])],
         }
+        result[name + "_dropout"] = reported(check_dropout, q, k, v, allowed, weights)
+    result["keep_rate"] = reported(check_keep_rate)
     return result
+
+
+def reported(check, *args):
+    """`check(*args)`, or its error: one failing check leaves the others' results."""
+    try:
+        return check(*args)
+    except Exception as error:
+        return {"error": f"{type(error).__name__}: {str(error)[:300]}"}
+
+
+def check_dropout(q, k, v, allowed, weights, rate=0.1, calls=3) -> dict:
+    """Fused attention with dropout, one compiled function called `calls`
+    times on the same inputs: the masks change from call to call, and each
+    call's backward pass uses its forward pass's mask. The output is linear
+    in `v`, so `sum(out * w)` equals `<v, d/dv>` when both passes drop the
+    same probabilities; across two calls (two masks) it does not."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from keras_bert3.ops.fused_attention import fused_attention
+
+    def loss(v):
+        out = fused_attention(q, k, v, allowed, dropout_rate=rate, seed=1234)
+        return jnp.sum(out.astype("float32") * weights), out
+
+    step = jax.jit(jax.value_and_grad(loss, has_aux=True))
+    runs = [step(v) for _ in range(calls)]
+    v32 = np.asarray(v, "float32")
+    values = [float(value) for (value, _), _ in runs]
+    dots = [float(np.sum(v32 * np.asarray(grad, "float32"))) for _, grad in runs]
+    outputs = [np.asarray(out, "float32") for (_, out), _ in runs]
+    scale = lambda a: float(np.linalg.norm(a))
+    return {
+        "outputs_change": [scale(outputs[i] - outputs[i + 1]) / scale(outputs[i]) for i in range(calls - 1)],
+        "same_call_identity": [abs(values[i] - dots[i]) / abs(values[i]) for i in range(calls)],
+        "cross_call_identity": [abs(values[i] - dots[i + 1]) / abs(values[i]) for i in range(calls - 1)],
+    }
+
+
+def check_keep_rate(rate=0.1, length=64) -> float:
+    """The share of probabilities the fused kernel drops: equal scores (zero
+    queries) over `length` keys, each value a one-hot of its key, so each
+    output element is one probability, 0 where it was dropped."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from keras_bert3.ops.fused_attention import fused_attention
+
+    batch, heads = 16, 16
+    q = jnp.zeros((batch, length, heads, 64), "bfloat16")
+    k = jnp.asarray(np.random.default_rng(1).normal(size=q.shape), "bfloat16")
+    v = jnp.broadcast_to(jnp.eye(length, 64, dtype="bfloat16")[None, :, None, :], q.shape)
+    out = np.asarray(fused_attention(q, k, v, np.ones((batch, length), "int32"), dropout_rate=rate, seed=99), "float32")
+    return float(np.mean(out[..., :length] == 0))
 
 
 # === Hugging Face rows (PyTorch) ===
@@ -342,10 +451,9 @@ def run_huggingface(row: str, args) -> dict:
     import torch
     import transformers
 
-    _, size, length = row.split("-")[:3]
-    length = int(length)
+    spec = parse_row(row, args)
+    size, length, batch_size = spec["size"], spec["length"], spec["batch"]
     layers, hidden, _ = SIZES[size]
-    batch_size = args.batch or (32 if length == 512 else 128 if size == "large" else 256)
     batches = load_batches(args.run, BATCH_FILES[(length, batch_size)])
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"  # The CPU: a check that the row runs, no figures.
@@ -466,6 +574,7 @@ def main() -> None:
     parser.add_argument("--prepare-batches", type=int, default=12)
     parser.add_argument("--run", help="the folder of prepared batches")
     parser.add_argument("--rows", nargs="+", default=[])
+    parser.add_argument("--quick", action="store_true", help="the rows of QUICK_ROWS (about 8 minutes of a GPU)")
     parser.add_argument("--out", default="gpu_step_out")
     parser.add_argument("--profile", help="the row to profile")
     parser.add_argument("--steps", type=int, default=10)
@@ -480,6 +589,8 @@ def main() -> None:
     elif args.child:
         child(args.child, args)
     else:
+        if args.quick and not args.rows:
+            args.rows = QUICK_ROWS
         run_rows(args)
 
 

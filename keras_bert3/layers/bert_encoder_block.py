@@ -1,5 +1,7 @@
 """One post-LayerNorm Transformer encoder block of BERT (Vaswani et al. 2017)."""
 
+import random
+
 import keras
 from keras import ops
 
@@ -7,10 +9,10 @@ from keras_bert3.layers.activations import get_activation
 from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
 from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
+from keras_bert3.ops.dense_product import dense_product_blocks
 from keras_bert3.ops.feed_forward_activation import feed_forward_activation
 from keras_bert3.ops.fused_attention import fused_attention
 from keras_bert3.ops.fused_attention import fused_attention_available
-from keras_bert3.ops.fused_attention import split_token_major
 from keras_bert3.ops.masked_softmax import masked_softmax
 from keras_bert3.ops.split_heads import split_heads
 from keras_bert3.ops.token_rows import from_token_rows
@@ -26,7 +28,10 @@ class BertEncoderBlock(keras.layers.Layer):
     heads-major once; attention is two batched matmuls around a softmax over
     the real keys (`masked_softmax`: float32, or the model's dtype where that
     gives the same values faster), with dropout on the probabilities when
-    training (BERT's recipe).
+    training (BERT's recipe). A JAX training step instead runs one fused
+    attention kernel (`ops.fused_attention`) on query, key and value from
+    three products (slices of the `qkv` kernel) where that kernel can: with
+    the probabilities' dropout on a GPU (cuDNN), without it anywhere.
     Backend-specific speed code is in `keras_bert3.ops`, called by name:
     `split_heads`, `masked_softmax`, the token layout of the dense layers
     (`token_rows`) and the activation of a bfloat16 training step
@@ -39,7 +44,8 @@ class BertEncoderBlock(keras.layers.Layer):
         attention_dropout: float or None. Dropout on the attention
             probabilities; `None` means the same as `dropout`. 0 (a change
             to BERT's recipe, whose rate is 0.1) lets a JAX training step use
-            the fused attention kernel, the faster path on GPUs.
+            the fused attention kernel on a CPU too; on a GPU it runs with
+            the dropout.
         activation: str. Feed-forward activation, see `layers.activations`.
         layer_norm_epsilon: float. Epsilon of both LayerNorms.
         initializer_range: float. Stddev of the truncated normal initializer.
@@ -116,6 +122,9 @@ class BertEncoderBlock(keras.layers.Layer):
             return FastMaskDropout(rate, dtype=self.dtype_policy, name=name)
 
         self.probs_dropout = dropout(self.attention_dropout, "probs_dropout")
+        # The fused kernel's dropout seed (fixed per block; cuDNN advances a
+        # counter each step): drawn as Keras draws unseeded layers' seeds.
+        self.attention_seed = random.randint(1, 2**31 - 1)
         self.attention_output_dropout = dropout(self.dropout, "attention_output_dropout")
         self.output_dropout = dropout(self.dropout, "output_dropout")
 
@@ -146,11 +155,17 @@ class BertEncoderBlock(keras.layers.Layer):
         """Multi-head self-attention over the real tokens: the context of each
         query token, `(batch, queries, hidden)` (one query with `first_token_only`)."""
         batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
+        if training and not first_token_only and self._fused_attention_runs():
+            heads_shape = (batch_size, sequence_length, self.num_heads, self.head_dim)
+            rows = token_rows(x, training=training)
+            kernel, bias = (ops.cast(w, rows.dtype) for w in (self.qkv_dense.kernel, self.qkv_dense.bias))
+            query, key, value = (ops.reshape(t, heads_shape) for t in dense_product_blocks(rows, kernel, bias, 3))
+            context = fused_attention(
+                query, key, value, padding_mask, dropout_rate=self.attention_dropout, seed=self.attention_seed
+            )
+            return ops.reshape(context, (batch_size, sequence_length, self.num_heads * self.head_dim))
         qkv_shape = (batch_size, sequence_length, 3, self.num_heads, self.head_dim)
         qkv = ops.reshape(self.qkv_dense(token_rows(x, training=training)), qkv_shape)
-        if training and self.attention_dropout == 0 and not first_token_only and fused_attention_available():
-            context = fused_attention(*split_token_major(qkv), padding_mask)
-            return ops.reshape(context, (batch_size, sequence_length, self.num_heads * self.head_dim))
         query, key, value = split_heads(qkv)  # (batch, heads, seq, head_dim) each.
         if first_token_only:
             query = query[:, :, :1]
@@ -170,6 +185,13 @@ class BertEncoderBlock(keras.layers.Layer):
             probs = self.probs_dropout(probs, training=training)
         context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))  # (batch, queries, heads, head_dim)
         return ops.reshape(context, (batch_size, ops.shape(query)[2], self.num_heads * self.head_dim))
+
+    def _fused_attention_runs(self) -> bool:
+        """A training step runs `fused_attention` (with this block's
+        attention dropout) here, on an unquantized `qkv` kernel."""
+        if self.qkv_dense.quantization_mode is not None:
+            return False
+        return fused_attention_available(self.attention_dropout, self.compute_dtype, self.head_dim)
 
     def compute_output_spec(self, x, padding_mask=None, training=None, first_token_only=False):
         shape = (x.shape[0], 1, x.shape[2]) if first_token_only else x.shape

@@ -4,11 +4,12 @@ scores in device memory, padded keys skipped) for bfloat16 and float16 inputs
 with a head size of at most 256 and a multiple of 8, and XLA's attention
 elsewhere (the same function as the encoder block's own matmul-softmax-matmul).
 
-No kernel here has dropout on the attention probabilities, so the encoder
-block takes this path only where that dropout is 0 (`attention_dropout=0`, an
-option that changes BERT's recipe, or inference). Keras'
-`ops.dot_product_attention` reaches the same JAX function but passes neither
-the keys' lengths (padding) nor a per-row mask in the shape cuDNN takes.
+Dropout on the attention probabilities (BERT's recipe) runs inside cuDNN's
+kernel (`upstream/cudnn_attention_dropout.py`); XLA's attention has none, so
+elsewhere the encoder block takes this path only where that dropout is 0
+(`attention_dropout=0`, or inference). Keras' `ops.dot_product_attention`
+reaches the same JAX function but passes neither the keys' lengths (padding)
+nor a per-row mask in the shape cuDNN takes, nor dropout.
 """
 
 import functools
@@ -17,16 +18,30 @@ import keras
 from keras import ops
 
 
-def fused_attention_available() -> bool:
-    """Whether `fused_attention` runs on this backend (JAX); elsewhere the
-    encoder block computes attention with its own ops."""
-    return keras.backend.backend() == "jax"
+def fused_attention_available(dropout_rate: float = 0.0, dtype: str = "float32", head_dim: int = 64) -> bool:
+    """Whether `fused_attention` runs on this backend (JAX) for queries of
+    `dtype` and `head_dim`, with `dropout_rate` on the probabilities (which
+    needs cuDNN: a GPU, bfloat16 or float16); elsewhere the encoder block
+    computes attention with its own ops.
+
+    Example:
+    >>> fused_attention_available(0.1, "float32", 64)  # Dropout needs cuDNN's kernel.
+    False
+    """
+    if keras.backend.backend() != "jax":
+        return False
+    return dropout_rate == 0 or _cudnn_takes(keras.backend.standardize_dtype(dtype), head_dim)
 
 
-def fused_attention(query, key, value, allowed):
+def fused_attention(query, key, value, allowed, *, dropout_rate: float = 0.0, seed: int = 0):
     """Softmax attention of `query` over `key`/`value`, each
     `(batch, seq, heads, head_dim)`, scaled by `1/sqrt(head_dim)`: the context,
     `(batch, queries, heads, head_dim)`, in `query`'s dtype.
+
+    With `dropout_rate` (where `fused_attention_available` says it runs),
+    the probabilities are dropped inside cuDNN's kernel: `seed` (an int, one
+    per call site, fixed when the step is traced) and a counter that advances
+    at every execution of the compiled step choose the mask.
 
     `allowed` is `(batch, keys)`, 1 for the real tokens, which must be each
     row's first tokens (right padding, as `BertSegmentJoiner` makes): the keys'
@@ -44,8 +59,18 @@ def fused_attention(query, key, value, allowed):
     import jax
     import jax.numpy as jnp
 
-    implementation = "cudnn" if _cudnn_runs(query) else "xla"
     allowed = jnp.asarray(allowed)
+    if dropout_rate > 0:
+        if not _cudnn_runs(query):
+            raise ValueError(
+                f"fused_attention with dropout_rate={dropout_rate} needs cuDNN (a GPU, bfloat16 or float16 "
+                f"queries with a head size that is a multiple of 8 up to 256), not {query.dtype} on "
+                f"{jax.default_backend()}; check `fused_attention_available` first."
+            )
+        from keras_bert3.upstream.cudnn_attention_dropout import cudnn_attention_with_dropout
+
+        return cudnn_attention_with_dropout(query, key, value, allowed, dropout_rate=dropout_rate, seed=seed)
+    implementation = "cudnn" if _cudnn_runs(query) else "xla"
     if allowed.ndim == 2:
         lengths = jnp.sum(allowed.astype("int32"), axis=1)
         return jax.nn.dot_product_attention(
@@ -55,46 +80,15 @@ def fused_attention(query, key, value, allowed):
     return jax.nn.dot_product_attention(query, key, value, mask=mask, implementation=implementation)
 
 
-def split_token_major(qkv):
-    """`(batch, seq, 3, heads, head_dim)` -> query, key and value, each
-    `(batch, seq, heads, head_dim)` (the layout `fused_attention` takes, no
-    transpose). On JAX the gradient is one stack of the three cotangents
-    (JAX's own gradient of three slices pads each to the full size and adds).
-
-    Example:
-    >>> q, k, v = split_token_major(np.zeros((2, 5, 3, 4, 8), "float32"))
-    >>> tuple(q.shape)
-    (2, 5, 4, 8)
-    """
-    if keras.backend.backend() == "jax":
-        return _jax_split_token_major()(qkv)
-    return tuple(ops.unstack(qkv, 3, axis=2))
-
-
-@functools.cache
-def _jax_split_token_major():
-    import jax
-    import jax.numpy as jnp
-
-    @jax.custom_vjp
-    def split(qkv):
-        return qkv[:, :, 0], qkv[:, :, 1], qkv[:, :, 2]
-
-    def forward(qkv):
-        return split(qkv), None
-
-    def backward(_, grads):
-        return (jnp.stack(grads, axis=2),)
-
-    split.defvjp(forward, backward)
-    return split
-
-
 def _cudnn_runs(query) -> bool:
-    """cuDNN's flash attention takes this query: on a GPU, bfloat16 or float16,
-    a head size that is a multiple of 8 and at most 256 (Hopper)."""
-    dtype = keras.backend.standardize_dtype(query.dtype)
-    head_dim = query.shape[-1]
+    """cuDNN's flash attention takes this query (`_cudnn_takes`)."""
+    return _cudnn_takes(keras.backend.standardize_dtype(query.dtype), query.shape[-1])
+
+
+def _cudnn_takes(dtype: str, head_dim: int) -> bool:
+    """cuDNN's flash attention takes queries of `dtype` and `head_dim`: on a
+    GPU, bfloat16 or float16, a head size that is a multiple of 8 and at most
+    256 (Hopper)."""
     return _on_gpu() and dtype in ("bfloat16", "float16") and head_dim % 8 == 0 and head_dim <= 256
 
 

@@ -35,4 +35,8 @@ on, so an upgrade that changes one fails there, loudly, and nowhere else.
 - `compiled_state.loss_tracker`, `compiled_state.learning_rate_schedule`: a
   compiled model's loss metric (`Model._loss_tracker`) and an optimizer's
   schedule object (`Optimizer._learning_rate`).
+- `cudnn_attention_dropout.cudnn_attention_with_dropout`: cuDNN's flash
+  attention with dropout on the probabilities
+  (`jax._src.cudnn.fused_attention_stablehlo.dot_product_attention`'s
+  `seed` and `dropout_rate`; `jax.nn.dot_product_attention` has none).
 """

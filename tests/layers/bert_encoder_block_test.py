@@ -91,3 +91,28 @@ def test_training_without_attention_dropout_gives_the_inference_values_and_gradi
     np.testing.assert_allclose(value, expected_value, atol=1e-5, rtol=0)
     assert np.abs(expected_grad).max() > 0.1
     np.testing.assert_allclose(grad, expected_grad, atol=1e-5, rtol=0)
+
+
+def test_training_without_attention_dropout_gives_the_inference_weight_gradients(hf_and_ours):
+    """A JAX training step computes query, key and value as three products of
+    the `qkv` kernel's column blocks (`dense_product_blocks`): every weight's
+    gradient is the inference path's (one product, then a split) within 1e-5."""
+    from tests.ops.gradients import value_and_gradients
+
+    _, backbone, _ = hf_and_ours
+    x, padding_mask = block_inputs(hf_and_ours, seed=2)
+    block = backbone.encoder_blocks[1]
+    fixed = [v.value for v in block.non_trainable_variables]
+
+    def block_at(training):
+        return lambda *weights: block.stateless_call(list(weights), fixed, x, padding_mask, training=training)[0]
+
+    weights = [v.value for v in block.trainable_variables]
+    value, grads = value_and_gradients(block_at(True), *weights)
+    expected_value, expected_grads = value_and_gradients(block_at(False), *weights)
+    np.testing.assert_allclose(value, expected_value, atol=1e-5, rtol=0)
+    names = [v.path for v in block.trainable_variables]
+    assert any("qkv" in name for name in names)
+    for name, ours, reference in zip(names, grads, expected_grads):
+        assert np.abs(reference).max() > 1e-3, name
+        np.testing.assert_allclose(ours, reference, atol=1e-5 * max(1.0, np.abs(reference).max()), rtol=0, err_msg=name)

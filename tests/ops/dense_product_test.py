@@ -1,13 +1,15 @@
 """`dense_product` against `dense_product_reference`: in float32 the same
 values and gradients; in bfloat16 the values and all three gradients of
 `x @ kernel + bias` computed in float32 and rounded once, so within bfloat16
-rounding of the reference's."""
+rounding of the reference's. `dense_product_blocks` gives the blocks of the
+one product, values and gradients."""
 
 import keras
 import numpy as np
 import pytest
 
 from keras_bert3.ops.dense_product import dense_product
+from keras_bert3.ops.dense_product import dense_product_blocks
 from keras_bert3.ops.dense_product import dense_product_reference
 from tests.ops.gradients import as_float32
 from tests.ops.gradients import value_and_gradients
@@ -79,3 +81,24 @@ def test_without_a_bias_it_is_the_reference_matmul():
         as_float32(dense_product(x, kernel)), as_float32(dense_product_reference(x, kernel)), rtol=1e-6, atol=1e-6
     )
     np.testing.assert_allclose(as_float32(dense_product(x, kernel)), x @ kernel, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_blocks_are_the_one_products_blocks_in_values_and_gradients(dtype):
+    """Three products of the kernel's column blocks (an encoder block's query,
+    key and value) against the one product split: within 1e-5 in float32, in
+    values and in the gradients of x, kernel and bias; in bfloat16, within
+    its rounding (x's gradient adds three rounded products)."""
+    args = [keras.ops.cast(a, dtype) for a in operands(seed=2)]
+
+    def split_product(x, kernel, bias):
+        return tuple(keras.ops.split(dense_product(x, kernel, bias), 3, axis=-1))
+
+    value, grads = value_and_gradients(lambda *a: tuple(dense_product_blocks(*a, 3)), *args)
+    expected_value, expected_grads = value_and_gradients(split_product, *args)
+    assert [v.shape for v in value] == [(3, 5, 8)] * 3
+    for ours, theirs in zip(list(value) + grads, list(expected_value) + expected_grads):
+        scale = np.abs(theirs).max()
+        assert scale > 0.1
+        tolerance = 1e-5 if dtype == "float32" else 3 * BFLOAT16_STEP * scale
+        np.testing.assert_allclose(ours, theirs, atol=tolerance, rtol=0)

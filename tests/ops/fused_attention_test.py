@@ -1,9 +1,10 @@
 """`fused_attention` (JAX's fused attention; XLA's on a CPU, cuDNN's on a GPU)
 gives the values and gradients of the encoder block's own attention
 (`attention_reference`) within 1e-5 in float32, with right padding and with
-packed rows, and keeps a packed row's pairs apart; `split_token_major` is the
-plain unstack, values and gradient. The fused kernel is JAX's: on TensorFlow
-the encoder block never calls it (its tests run the reference there)."""
+packed rows, and keeps a packed row's pairs apart. The fused kernel is JAX's:
+on TensorFlow the encoder block never calls it (its tests run the reference
+there). With dropout it runs only in cuDNN (a GPU): here it is refused, and
+`bench/gpu_pretraining_step.py`'s `check-fused` row checks it on a GPU."""
 
 import keras
 import numpy as np
@@ -13,7 +14,6 @@ from keras_bert3.layers.packed_sequences import packed_attention_mask
 from keras_bert3.ops.fused_attention import attention_reference
 from keras_bert3.ops.fused_attention import fused_attention
 from keras_bert3.ops.fused_attention import fused_attention_available
-from keras_bert3.ops.fused_attention import split_token_major
 from tests.ops.gradients import value_and_gradients
 
 BATCH, LENGTH, HEADS, HEAD_DIM = 3, 16, 4, 8
@@ -86,13 +86,11 @@ def test_a_packed_pair_sees_only_itself():
     assert np.abs(after[PAIR_IDS == 2] - before[PAIR_IDS == 2]).max() > 0.1  # The rewritten pairs did change.
 
 
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_split_token_major_is_the_plain_unstack(dtype):
-    packed_qkv = keras.ops.cast(np.random.default_rng(2).normal(size=(2, 5, 3, 4, 8)), dtype)
-    value, (grad,) = value_and_gradients(split_token_major, packed_qkv)
-    expected_value, (expected_grad,) = value_and_gradients(lambda t: tuple(keras.ops.unstack(t, 3, axis=2)), packed_qkv)
-    for ours, plain in zip(value, expected_value):
-        assert ours.shape == (2, 5, 4, 8)
-        np.testing.assert_array_equal(ours, plain)
-    assert np.abs(grad).max() > 0
-    np.testing.assert_array_equal(grad, expected_grad)
+@requires_fused
+def test_dropout_needs_cudnn():
+    """On a CPU (XLA's attention, which has no dropout) the fused kernel says
+    it cannot drop probabilities, and refuses to be called with a rate."""
+    assert fused_attention_available(0.0, "bfloat16", HEAD_DIM)
+    assert not fused_attention_available(0.1, "bfloat16", HEAD_DIM)
+    with pytest.raises(ValueError, match="dropout_rate=0.1 needs cuDNN"):
+        fused_attention(*qkv(), right_padding(), dropout_rate=0.1, seed=3)

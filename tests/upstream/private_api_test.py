@@ -246,3 +246,20 @@ def test_the_loss_tracker_is_the_loss_metric_and_the_schedule_is_the_one_given()
     assert model.metrics[0] is loss_tracker(model) and loss_tracker(model).name == "loss"
     assert learning_rate_schedule(optimizer) is schedule
     assert learning_rate_schedule(keras.optimizers.Adam(learning_rate=0.5)) == 0.5
+
+
+@pytest.mark.backend_free
+def test_the_cudnn_function_with_dropout_is_the_one_jaxs_public_attention_calls():
+    """The private function keras_bert3 calls for dropout inside cuDNN's
+    attention is the one `jax.nn.dot_product_attention(implementation="cudnn")`
+    calls (so the masks and lengths are passed as JAX passes them), and it
+    still takes a trace-time `seed` and a `dropout_rate`. On a GPU,
+    bench/gpu_pretraining_step.py's `check-fused` row checks its masks."""
+    from jax._src.nn import functions as jax_nn_functions
+
+    from keras_bert3.upstream.cudnn_attention_dropout import cudnn_attention
+
+    assert jax_nn_functions.cudnn_dot_product_attention is cudnn_attention.dot_product_attention
+    parameters = inspect.signature(cudnn_attention.dot_product_attention).parameters
+    assert parameters["seed"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameters["dropout_rate"].default == 0.0
