@@ -86,8 +86,8 @@ QUICK_ROWS = [
     "ours-large-128-unfused",
     "ours-large-128-default-b256",
     "ours-large-512-packed",
-    "ours-large-128-nodrop",
     "hf-large-128-b256",
+    "ours-large-128-nodrop",
 ]
 
 
