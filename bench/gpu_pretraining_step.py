@@ -250,6 +250,9 @@ def run_ours(row: str, args) -> dict:
             + f" --xla_dump_to={dump} --xla_dump_hlo_as_text --xla_dump_hlo_module_re=.*train_step.*"
         )
     import_models_without_tensorflow()
+    from keras_bert3.upstream.cudnn_attention_dropout import leave_cudnn_out_of_command_buffers
+
+    leave_cudnn_out_of_command_buffers()  # As `keras-bert3` commands do: dropout inside cuDNN's attention.
     import jax
     import keras
 
@@ -296,7 +299,10 @@ def run_ours(row: str, args) -> dict:
     result = rates(seconds[1:], args.steps, batches, packed, layers, hidden, device)
     from keras_bert3.ops.fused_attention import fused_attention_available
 
-    block, step_dtype = backbone.encoder_blocks[0], keras.dtype_policies.get(pretrainer.training_dtype_policy).compute_dtype
+    block, step_dtype = (
+        backbone.encoder_blocks[0],
+        keras.dtype_policies.get(pretrainer.training_dtype_policy).compute_dtype,
+    )
     result.update(
         device=device,
         first_epoch_s=seconds[0],
@@ -343,6 +349,9 @@ def run_check_fused(args) -> dict:
     """The fused attention against the reference on this GPU, bfloat16."""
     os.environ["KERAS_BACKEND"] = "jax"
     import_models_without_tensorflow()
+    from keras_bert3.upstream.cudnn_attention_dropout import leave_cudnn_out_of_command_buffers
+
+    leave_cudnn_out_of_command_buffers()
     import jax
     import jax.numpy as jnp
     import numpy as np

@@ -488,6 +488,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     debug = debug_asked(args)
     show_library_messages()
+    keep_cudnn_out_of_command_buffers()
     try:
         args.run(args)
     except TrainingStopped as stopped:  # A signal: the checkpoint of the step is written.
@@ -503,6 +504,18 @@ def main(argv=None) -> int:
         print(f"keras-bert3 {args.command}: {line} (--debug shows where)", file=sys.stderr)
         return 2
     return 0
+
+
+def keep_cudnn_out_of_command_buffers() -> None:
+    """On JAX, before it starts: XLA_FLAGS that let a GPU's attention kernel
+    drop probabilities (BERT's recipe) without aborting the process
+    (`upstream/cudnn_attention_dropout.py`), unless the user set that flag."""
+    import keras
+
+    if keras.backend.backend() == "jax":
+        from keras_bert3.upstream.cudnn_attention_dropout import leave_cudnn_out_of_command_buffers
+
+        leave_cudnn_out_of_command_buffers()
 
 
 def show_library_messages() -> None:

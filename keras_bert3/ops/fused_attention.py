@@ -21,8 +21,9 @@ from keras import ops
 def fused_attention_available(dropout_rate: float = 0.0, dtype: str = "float32", head_dim: int = 64) -> bool:
     """Whether `fused_attention` runs on this backend (JAX) for queries of
     `dtype` and `head_dim`, with `dropout_rate` on the probabilities (which
-    needs cuDNN: a GPU, bfloat16 or float16); elsewhere the encoder block
-    computes attention with its own ops.
+    needs cuDNN: a GPU, bfloat16 or float16, and XLA_FLAGS that keep cuDNN
+    out of command buffers, `upstream/cudnn_attention_dropout.py`);
+    elsewhere the encoder block computes attention with its own ops.
 
     Example:
     >>> fused_attention_available(0.1, "float32", 64)  # Dropout needs cuDNN's kernel.
@@ -30,7 +31,13 @@ def fused_attention_available(dropout_rate: float = 0.0, dtype: str = "float32",
     """
     if keras.backend.backend() != "jax":
         return False
-    return dropout_rate == 0 or _cudnn_takes(keras.backend.standardize_dtype(dtype), head_dim)
+    if dropout_rate == 0:
+        return True
+    if not _cudnn_takes(keras.backend.standardize_dtype(dtype), head_dim):
+        return False
+    from keras_bert3.upstream.cudnn_attention_dropout import dropout_runs_in_cudnn
+
+    return dropout_runs_in_cudnn()
 
 
 def fused_attention(query, key, value, allowed, *, dropout_rate: float = 0.0, seed: int = 0):
@@ -68,7 +75,14 @@ def fused_attention(query, key, value, allowed, *, dropout_rate: float = 0.0, se
                 f"{jax.default_backend()}; check `fused_attention_available` first."
             )
         from keras_bert3.upstream.cudnn_attention_dropout import cudnn_attention_with_dropout
+        from keras_bert3.upstream.cudnn_attention_dropout import dropout_runs_in_cudnn
 
+        if not dropout_runs_in_cudnn():
+            raise ValueError(
+                "fused_attention with dropout needs XLA to keep cuDNN's calls out of command buffers "
+                "(XLA aborts the process otherwise): set XLA_FLAGS=--xla_gpu_enable_command_buffer=-CUDNN "
+                "before JAX starts."
+            )
         return cudnn_attention_with_dropout(query, key, value, allowed, dropout_rate=dropout_rate, seed=seed)
     implementation = "cudnn" if _cudnn_runs(query) else "xla"
     if allowed.ndim == 2:

@@ -14,20 +14,34 @@ asked for.
 Each device of a data-parallel step keeps its own offset from the same seed,
 so in one step every replica drops the same positions of its own examples.
 
+XLA (jax 0.11.2) aborts the process when it records such a call into a CUDA
+command buffer ("Check failed: local_device_ordinal.has_value()" in
+`CudnnGraph::PackOperands`), which it does by default; run outside command
+buffers, each execution advances the offset as above. So the kernel's dropout
+is used only where XLA_FLAGS leaves cuDNN out of command buffers
+(`dropout_runs_in_cudnn`); `leave_cudnn_out_of_command_buffers` sets that
+flag before JAX starts, as `keras-bert3` commands do.
+
 Private API: `jax._src.cudnn.fused_attention_stablehlo.dot_product_attention`
-(its `seed` and `dropout_rate` keywords) and `MaskType`.
+(its `seed` and `dropout_rate` keywords) and `MaskType`;
+`jax._src.xla_bridge.backends_are_initialized`.
 """
 
 import inspect
+import os
 
 import jax
 import jax.numpy as jnp
+from jax._src import xla_bridge
 from jax._src.cudnn import fused_attention_stablehlo as cudnn_attention
 
 from keras_bert3.upstream.private_api import require_private
 
+COMMAND_BUFFER_FLAG = "--xla_gpu_enable_command_buffer"
+
 require_private(cudnn_attention, "dot_product_attention", package=jax, why="dropout inside cuDNN's attention")
 require_private(cudnn_attention, "MaskType", package=jax, why="dropout inside cuDNN's attention")
+require_private(xla_bridge, "backends_are_initialized", package=jax, why="XLA flags set before JAX starts")
 for _keyword in ("seed", "dropout_rate"):
     if _keyword not in inspect.signature(cudnn_attention.dot_product_attention).parameters:
         raise ImportError(
@@ -66,3 +80,43 @@ def cudnn_attention_with_dropout(query, key, value, allowed, *, dropout_rate: fl
     return cudnn_attention.dot_product_attention(
         query, key, value, mask=mask, scale=scale, seed=int(seed), dropout_rate=float(dropout_rate)
     )
+
+
+def dropout_runs_in_cudnn() -> bool:
+    """Whether XLA_FLAGS keeps cuDNN's calls out of XLA's command buffers
+    (its `--xla_gpu_enable_command_buffer` leaves out `CUDNN`): only then can
+    the attention kernel drop probabilities without aborting the process.
+
+    Example:
+    >>> os.environ["XLA_FLAGS"] = "--xla_gpu_enable_command_buffer=-CUDNN"
+    >>> dropout_runs_in_cudnn()
+    True
+    """
+    values = [
+        flag.split("=", 1)[1]
+        for flag in os.environ.get("XLA_FLAGS", "").split()
+        if flag.startswith(COMMAND_BUFFER_FLAG + "=")
+    ]
+    if not values:
+        return False  # XLA's default command buffers take cuDNN's calls.
+    items = [item.strip().upper() for item in values[-1].split(",") if item.strip()]
+    if any(item[0] in "+-" for item in items):  # Changes to XLA's default list: the last word on CUDNN wins.
+        changes = [item for item in items if item[1:] == "CUDNN"]
+        return bool(changes) and changes[-1] == "-CUDNN"
+    return "CUDNN" not in items  # A list of its own (empty: no command buffers at all).
+
+
+def leave_cudnn_out_of_command_buffers() -> bool:
+    """Adds `--xla_gpu_enable_command_buffer=-CUDNN` to XLA_FLAGS where no
+    command-buffer flag is set and JAX has not started its backends yet (XLA
+    reads its flags then); whether cuDNN's calls now stay out of command
+    buffers (`dropout_runs_in_cudnn`).
+
+    Example:
+    >>> leave_cudnn_out_of_command_buffers()  # Before JAX computes anything.
+    True
+    """
+    flags = os.environ.get("XLA_FLAGS", "")
+    if COMMAND_BUFFER_FLAG not in flags and not xla_bridge.backends_are_initialized():
+        os.environ["XLA_FLAGS"] = f"{flags} {COMMAND_BUFFER_FLAG}=-CUDNN".strip()
+    return dropout_runs_in_cudnn()

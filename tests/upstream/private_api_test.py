@@ -263,3 +263,52 @@ def test_the_cudnn_function_with_dropout_is_the_one_jaxs_public_attention_calls(
     parameters = inspect.signature(cudnn_attention.dot_product_attention).parameters
     assert parameters["seed"].kind is inspect.Parameter.KEYWORD_ONLY
     assert parameters["dropout_rate"].default == 0.0
+
+
+@pytest.mark.backend_free
+@pytest.mark.parametrize(
+    "xla_flags, runs",
+    [
+        ("", False),  # XLA's default command buffers take cuDNN's calls: it aborted on an H200.
+        ("--xla_gpu_enable_command_buffer=-CUDNN", True),  # The flag the H200 run used.
+        ("--xla_gpu_enable_command_buffer=", True),  # No command buffers at all.
+        ("--xla_gpu_enable_command_buffer=FUSION,CUBLAS", True),
+        ("--xla_gpu_enable_command_buffer=FUSION,CUDNN", False),
+        ("--xla_gpu_enable_command_buffer=-CUDNN,+CUDNN", False),
+        ("--xla_gpu_enable_command_buffer=+CUDNN --xla_gpu_enable_command_buffer=-CUDNN", True),
+    ],
+)
+def test_cudnn_dropout_runs_only_where_command_buffers_leave_cudnn_out(monkeypatch, xla_flags, runs):
+    from keras_bert3.upstream.cudnn_attention_dropout import dropout_runs_in_cudnn
+
+    monkeypatch.setenv("XLA_FLAGS", xla_flags)
+    assert dropout_runs_in_cudnn() is runs
+
+
+@pytest.mark.backend_free
+def test_the_command_buffer_flag_is_set_before_jax_starts_and_never_after():
+    """A fresh process: the flag is added while JAX's backends have not
+    started (and XLA then reads it), a user's own flag is kept, and once JAX
+    computes nothing changes."""
+    import subprocess
+    import sys
+
+    script = """
+import os, jax
+from keras_bert3.upstream.cudnn_attention_dropout import leave_cudnn_out_of_command_buffers as leave
+os.environ["XLA_FLAGS"] = "--xla_cpu_use_thunk_runtime=true"
+print(leave(), os.environ["XLA_FLAGS"])
+os.environ["XLA_FLAGS"] = "--xla_gpu_enable_command_buffer=FUSION,CUDNN"
+print(leave(), os.environ["XLA_FLAGS"])
+os.environ["XLA_FLAGS"] = ""
+jax.numpy.ones(2).block_until_ready()
+print(leave(), repr(os.environ["XLA_FLAGS"]))
+"""
+    lines = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert lines == [
+        "True --xla_cpu_use_thunk_runtime=true --xla_gpu_enable_command_buffer=-CUDNN",
+        "False --xla_gpu_enable_command_buffer=FUSION,CUDNN",
+        "False ''",
+    ]
