@@ -211,15 +211,17 @@ def _class_names(model_dir: str, num_classes: int) -> list[str]:
 
 
 def load_task(preset_dir: str, **kwargs):
-    """The fine-tuned task a preset holds (its task.json names the class);
+    """The fine-tuned task a preset holds (its task.json names the class by
+    its Keras registered name: keras_bert3's tasks, or a task registered by
+    a module imported before, as a `keras_bert3.commands` plugin is);
     `kwargs` go to its `from_preset` (e.g. `dtype`)."""
-    from keras_bert3.models.bert_classifier import BertClassifier
-    from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
-    from keras_bert3.models.bert_token_classifier import BertTokenClassifier
-    from keras_bert3.presets.preset_format import read_json
+    from keras_bert3.models import bert_classifier  # noqa: F401  (each registers its task)
+    from keras_bert3.models import bert_question_answerer  # noqa: F401
+    from keras_bert3.models import bert_token_classifier  # noqa: F401
+    from keras_bert3.models.bert_task import BertTask
     from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
+    from keras_bert3.presets.task_preset import stored_task_class
 
-    tasks = {cls.__name__: cls for cls in (BertClassifier, BertTokenClassifier, BertQuestionAnswerer)}
     check_exists(preset_dir, "the fine-tuned preset")
     path = os.path.join(preset_dir, TASK_CONFIG_FILE)
     if not os.path.isfile(path):
@@ -227,10 +229,14 @@ def load_task(preset_dir: str, **kwargs):
             f"{preset_dir} is not a fine-tuned preset (no {TASK_CONFIG_FILE}): fine-tune it first "
             f"(keras-bert3 finetune --preset {preset_dir} --train FILE --output DIR)."
         )
-    name = read_json(path).get("class_name")
-    if name not in tasks:
-        raise ValueError(f"{path} names the task {name!r}; known tasks: {sorted(tasks)}.")
-    return tasks[name].from_preset(preset_dir, **kwargs)
+    task_cls = stored_task_class(preset_dir)
+    if not (isinstance(task_cls, type) and issubclass(task_cls, BertTask)):
+        raise ValueError(
+            f"{path} names a task that no imported module registered: keras_bert3's tasks are "
+            "BertClassifier, BertTokenClassifier and BertQuestionAnswerer; import the module that defines "
+            "(and registers, keras.saving.register_keras_serializable) any other first."
+        )
+    return task_cls.from_preset(preset_dir, **kwargs)
 
 
 def check_exists(path: str, what: str) -> None:

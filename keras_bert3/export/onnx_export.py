@@ -72,8 +72,9 @@ def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
         onnx.save(fused_for_onnxruntime(graph, model.backbone), path)
         if quantize is not None:
             quantize_int8(path, path)
-        answer_length = {"max_answer_length": model.max_answer_length} if hasattr(model, "max_answer_length") else {}
-        onnx.save(text_model(onnx.load(path), model.preprocessor, **answer_length), path)
+        front_end = model.spec.strings_front_end
+        answers = {"max_answer_length": model.max_answer_length} if front_end == "question_context" else {}
+        onnx.save(text_model(onnx.load(path), model.preprocessor, front_end=front_end, **answers), path)
 
 
 def quantize_int8(source: str, target: str) -> None:

@@ -63,8 +63,8 @@ def task_graph(model, *, name: str = "bert") -> "onnx.ModelProto":  # noqa: F821
     backbone = model.backbone
     g = GraphBuilder()
     token_ids, segment_ids, padding_mask = INPUT_NAMES
-    sequence = _encoder(g, backbone, _backbone_weights(weights, backbone), token_ids, segment_ids, padding_mask)
-    outputs = _head(g, model, weights, sequence)
+    sequence = _encoder(g, backbone, backbone_weights(weights, backbone), token_ids, segment_ids, padding_mask)
+    outputs = _task_head(model)(g, model, weights, sequence)
     for key, value in outputs.items():  # Graph outputs named as the task's outputs.
         g.nodes.append(helper.make_node("Identity", [value[0]], [key], name=f"output_{key}"))
     graph = helper.make_graph(
@@ -79,7 +79,7 @@ def task_graph(model, *, name: str = "bert") -> "onnx.ModelProto":  # noqa: F821
     return result
 
 
-def _backbone_weights(weights: dict, backbone) -> dict:
+def backbone_weights(weights: dict, backbone) -> dict:
     """The backbone's weights by their path inside the backbone."""
     prefix = backbone.name + "/"
     inner = {path[len(prefix) :]: value for path, value in weights.items() if path.startswith(prefix)}
@@ -113,7 +113,7 @@ def _encoder_block(g: GraphBuilder, backbone, w: dict, block: str, x: str, drop:
 
     def project(part: int, perm: list) -> str:
         columns = slice(part * hidden, (part + 1) * hidden)
-        y = _dense(g, x, qkv_kernel[:, columns], qkv_bias[columns])
+        y = dense_nodes(g, x, qkv_kernel[:, columns], qkv_bias[columns])
         y = g.op("Reshape", [y, g.const(np.array([0, 0, heads, head_dim]))])  # (batch, length, heads, head_dim)
         return g.op("Transpose", [y], perm=perm)
 
@@ -125,46 +125,64 @@ def _encoder_block(g: GraphBuilder, backbone, w: dict, block: str, x: str, drop:
     probs = g.op("Softmax", [scores], axis=-1)
     context = g.op("Transpose", [g.op("MatMul", [probs, value])], perm=[0, 2, 1, 3])
     context = g.op("Reshape", [context, g.const(np.array([0, 0, hidden]))])
-    attended = _dense(g, context, w[f"{block}/attention_output/kernel"], w[f"{block}/attention_output/bias"])
+    attended = dense_nodes(g, context, w[f"{block}/attention_output/kernel"], w[f"{block}/attention_output/bias"])
     x = _layer_norm(g, g.op("Add", [x, attended]), w, f"{block}/attention_layer_norm", backbone.layer_norm_epsilon)
-    inner = _dense(g, x, w[f"{block}/intermediate/kernel"], w[f"{block}/intermediate/bias"])
+    inner = dense_nodes(g, x, w[f"{block}/intermediate/kernel"], w[f"{block}/intermediate/bias"])
     inner = _activation(g, backbone.activation, inner)
-    out = _dense(g, inner, w[f"{block}/output/kernel"], w[f"{block}/output/bias"])
+    out = dense_nodes(g, inner, w[f"{block}/output/kernel"], w[f"{block}/output/bias"])
     return _layer_norm(g, g.op("Add", [x, out]), w, f"{block}/output_layer_norm", backbone.layer_norm_epsilon)
 
 
-def _head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:
-    """The task's outputs from the encoder's `(batch, length, hidden)`: name -> (tensor, shape)."""
-    kind = type(model).__name__
-    if kind == "BertClassifier":
-        backbone = _backbone_weights(weights, model.backbone)
-        first = g.op("Gather", [sequence, g.const(np.array(0))], axis=1)  # (batch, hidden): [CLS]
-        pooled = g.op("Tanh", [_dense(g, first, backbone["pooler/kernel"], backbone["pooler/bias"])])
-        logits = _dense(g, pooled, *_layer_weights(model.output_dense))
-        shape = ["batch", model.num_classes]
-        return {"logits": (logits, shape), "probabilities": (g.op("Softmax", [logits], axis=-1), shape)}
-    if kind == "BertTokenClassifier":
-        logits = _dense(g, sequence, *_layer_weights(model.output_dense))
-        shape = ["batch", "length", model.num_labels]
-        return {"logits": (logits, shape), "probabilities": (g.op("Softmax", [logits], axis=-1), shape)}
-    if kind == "BertQuestionAnswerer":
-        logits = _dense(g, sequence, *_layer_weights(model.span_dense))  # (batch, length, 2)
-        start = g.op("Gather", [logits, g.const(np.array(0))], axis=2)
-        end = g.op("Gather", [logits, g.const(np.array(1))], axis=2)
-        return {"start_logits": (start, ["batch", "length"]), "end_logits": (end, ["batch", "length"])}
-    raise ValueError(f"No ONNX export for {kind}: use a BertClassifier, BertTokenClassifier or BertQuestionAnswerer.")
+def _task_head(model):
+    """The function that writes `model`'s nodes after the encoder: its `spec.onnx_head`."""
+    head = model.spec.onnx_head
+    if head is None:
+        raise ValueError(
+            f"No ONNX export for {type(model).__name__}: its TaskSpec names no onnx_head (a function "
+            "(graph, task, weights, sequence) -> {output name: (node, shape)}, as onnx_graph.classifier_head)."
+        )
+    return head if callable(head) else globals()[head]
+
+
+def classifier_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:
+    """A `BertClassifier`'s outputs: the pooler on [CLS], its dense layer and softmax."""
+    logits = dense_nodes(g, pooled_nodes(g, model, weights, sequence), *layer_weights(model.output_dense))
+    shape = ["batch", model.num_classes]
+    return {"logits": (logits, shape), "probabilities": (g.op("Softmax", [logits], axis=-1), shape)}
+
+
+def token_classifier_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:
+    """A `BertTokenClassifier`'s outputs: its dense layer on every token and softmax."""
+    logits = dense_nodes(g, sequence, *layer_weights(model.output_dense))
+    shape = ["batch", "length", model.num_labels]
+    return {"logits": (logits, shape), "probabilities": (g.op("Softmax", [logits], axis=-1), shape)}
+
+
+def span_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:
+    """A `BertQuestionAnswerer`'s outputs: start and end logits from its span layer."""
+    logits = dense_nodes(g, sequence, *layer_weights(model.span_dense))  # (batch, length, 2)
+    start = g.op("Gather", [logits, g.const(np.array(0))], axis=2)
+    end = g.op("Gather", [logits, g.const(np.array(1))], axis=2)
+    return {"start_logits": (start, ["batch", "length"]), "end_logits": (end, ["batch", "length"])}
+
+
+def pooled_nodes(g: GraphBuilder, model, weights: dict, sequence: str) -> str:
+    """The backbone's pooled output, `(batch, hidden)`: tanh of its pooler on [CLS]."""
+    backbone = backbone_weights(weights, model.backbone)
+    first = g.op("Gather", [sequence, g.const(np.array(0))], axis=1)  # (batch, hidden): [CLS]
+    return g.op("Tanh", [dense_nodes(g, first, backbone["pooler/kernel"], backbone["pooler/bias"])])
 
 
 def _array(variable) -> np.ndarray:
     return np.asarray(keras.ops.convert_to_numpy(variable), dtype="float32")
 
 
-def _layer_weights(layer) -> tuple[np.ndarray, np.ndarray]:
+def layer_weights(layer) -> tuple[np.ndarray, np.ndarray]:
     """A Dense layer's kernel and bias."""
     return _array(layer.kernel), _array(layer.bias)
 
 
-def _dense(g: GraphBuilder, x: str, kernel: np.ndarray, bias: np.ndarray) -> str:
+def dense_nodes(g: GraphBuilder, x: str, kernel: np.ndarray, bias: np.ndarray) -> str:
     return g.op("Add", [g.op("MatMul", [x, g.const(kernel, "kernel")]), g.const(bias, "bias")])
 
 

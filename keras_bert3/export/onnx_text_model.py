@@ -23,25 +23,33 @@ from keras_bert3.export.onnx_tokenizer_graph import joined_segment_nodes
 from keras_bert3.export.onnx_tokenizer_graph import token_id_nodes
 
 
-def text_model(token_ids_model, preprocessor, *, max_answer_length: int = 15) -> "onnx.ModelProto":  # noqa: F821
+FRONT_ENDS = ("texts", "words", "question_context")  # A task's `spec.strings_front_end`.
+
+
+def text_model(
+    token_ids_model, preprocessor, *, front_end: str = "texts", max_answer_length: int = 15
+) -> "onnx.ModelProto":  # noqa: F821
     """`token_ids_model` (an ONNX model on int32 `token_ids`, `segment_ids`,
     `padding_mask`) with `preprocessor`'s tokenizer and segment joiner in
     front: string `(batch,)` inputs `text` (and `text_pair` for a pair
-    classifier), the same outputs; for a token classifier also the per-word
-    outputs of its SavedModel (`onnx_word_tags_graph`). For a question
-    answerer's preprocessor: inputs `question` and `context`, its windows in
-    front and the best span of at most `max_answer_length` pieces after the
-    model, with the outputs of its SavedModel (`onnx_question_answerer_graph`).
+    classifier), the same outputs. `front_end` "words" (a token classifier):
+    also the per-word outputs of its SavedModel (`onnx_word_tags_graph`).
+    "question_context" (a question answerer): inputs `question` and
+    `context`, its windows in front and the best span of at most
+    `max_answer_length` pieces after the model, with the outputs of its
+    SavedModel (`onnx_question_answerer_graph`).
     Runs on onnxruntime with onnxruntime-extensions' custom ops library
     registered.
 
     Example:
     >>> onnx.save(text_model(onnx.load("model.onnx"), classifier.preprocessor), "text_model.onnx")
     """
+    if front_end not in FRONT_ENDS:
+        raise ValueError(f"front_end={front_end!r}: use one of {FRONT_ENDS}.")
     g = GraphBuilder(prefix="tokenize/")
     tokenizer = preprocessor.tokenizer
     table = character_table(tokenizer.lowercase, tokenizer.strip_accents)
-    answers = hasattr(preprocessor, "doc_stride")  # A question answerer's windows.
+    answers = front_end == "question_context"
     if answers:
         names = ["question", "context"]
     else:
@@ -51,7 +59,7 @@ def text_model(token_ids_model, preprocessor, *, max_answer_length: int = 15) ->
     tags = windows = None
     if answers:
         model_inputs, windows = onnx_question_answerer_graph.window_nodes(g, preprocessor, table, texts)
-    elif hasattr(preprocessor, "as_words"):  # A token classifier's words.
+    elif front_end == "words":
         model_inputs, tags = onnx_word_tags_graph.word_nodes(g, preprocessor, table, texts)
         model_inputs = [without_last_row(g, value) for value in model_inputs]
     else:

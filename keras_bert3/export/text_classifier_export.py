@@ -12,11 +12,12 @@ from keras_bert3.export.saved_model_export import write_saved_model
 def export_text_classifier(
     model, filepath: str, *, verbose: bool = False, warmup: bool = True, jit_compile: bool = False
 ) -> None:
-    """Writes `model` (a `BertClassifier`) as a SavedModel with two signatures.
+    """Writes `model` (a `BertClassifier`, or any task of one output row per
+    text) as a SavedModel with two signatures.
 
     - `serving_default`: `text` (string `(batch,)`), and for pair models also
-      `text_pair`; returns `logits` and `probabilities`, float32
-      `(batch, num_classes)`. Tokenization, truncation and padding run in
+      `text_pair`; returns the task's `serving_outputs`: a classifier's
+      `logits` and `probabilities`, float32 `(batch, num_classes)`. Tokenization, truncation and padding run in
       the graph (tf-text ops); invalid UTF-8 is replaced, empty and overlong
       strings are fine.
     - `serve_token_ids`: int32 `(batch, seq)` `token_ids`, `segment_ids`,
@@ -43,8 +44,7 @@ def export_text_classifier(
     archive.track(model)
 
     def classify(inputs):
-        logits = ops.cast(model(inputs, training=False), "float32")
-        return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
+        return model.serving_outputs(ops.cast(model(inputs, training=False), "float32"))
 
     serve_token_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", classify, jit_compile=jit_compile)
     preprocessor = model.preprocessor

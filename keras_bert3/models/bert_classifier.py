@@ -91,6 +91,7 @@ class BertClassifier(BertTask):
         huggingface_head=HuggingFaceHead("BertForSequenceClassification", prefix="classifier.", layer="output_dense"),
         takes_text_datasets=True,
         per_token_outputs=False,
+        onnx_head="classifier_head",  # keras_bert3.export.onnx_graph.classifier_head
     )
 
     def __init__(
@@ -174,6 +175,10 @@ class BertClassifier(BertTask):
             batch = self.preprocessor(texts if len(texts) == 2 else texts[0])
             chunks.append(run({name: value.numpy() for name, value in batch.items()}))
         return np.concatenate(chunks)
+
+    def serving_outputs(self, logits) -> dict:
+        """What its SavedModel serves for float32 `logits`: `logits` and `probabilities`."""
+        return {"logits": logits, "probabilities": ops.softmax(logits, axis=-1)}
 
     def predict_proba(self, x, **kwargs) -> np.ndarray:
         """Class probabilities `(n, num_classes)` (softmax of `predict`)."""

@@ -99,6 +99,8 @@ class BertQuestionAnswerer(BertTask):
         ),
         huggingface_head=HuggingFaceHead("BertForQuestionAnswering", prefix="qa_outputs.", layer="span_dense"),
         raw_dict_keys=SQUAD_FIELDS,
+        onnx_head="span_head",  # keras_bert3.export.onnx_graph.span_head
+        strings_front_end="question_context",
     )
 
     def __init__(

@@ -246,7 +246,8 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
             return super().export(filepath, format=format, verbose=verbose, **kwargs)
         import keras_bert3.export  # A floor up (tests/layout_test.py): the writers take a built task.
 
-        write = getattr(keras_bert3.export, self.spec.saved_model_writer)
+        writer = self.spec.saved_model_writer
+        write = writer if callable(writer) else getattr(keras_bert3.export, writer)
         writing = contextlib.nullcontext()
         if keras.backend.backend() == "jax":  # JAX writes newer StableHLO than TensorFlow may read.
             from keras_bert3.upstream.stablehlo_target import written_for_installed_tensorflow
@@ -254,6 +255,17 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
             writing = written_for_installed_tensorflow()
         with writing:
             return write(self, filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
+
+    def serving_outputs(self, outputs) -> dict:
+        """What a SavedModel written by `export_text_classifier` serves for the
+        model's float32 `outputs` (one row per text): `{"outputs": outputs}`
+        here; a task that reuses that writer names its own.
+
+        Example:
+        >>> regressor.serving_outputs(scores)
+        {'score': scores}
+        """
+        return {"outputs": outputs}
 
     def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True, jit_compile: bool = False):
         """Deprecated (2026-11-27): `export(filepath)`, which this calls, writes the same SavedModel."""

@@ -88,6 +88,8 @@ class BertTokenClassifier(BertTask):
         head_size_argument=("num_labels", "labels"),
         huggingface_head=HuggingFaceHead("BertForTokenClassification", prefix="classifier.", layer="output_dense"),
         loss_over_labelled_tokens=True,  # Empty rows and unlabelled pieces carry label -100.
+        onnx_head="token_classifier_head",  # keras_bert3.export.onnx_graph.token_classifier_head
+        strings_front_end="words",
     )
 
     def __init__(

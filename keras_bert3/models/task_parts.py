@@ -3,6 +3,7 @@ the Hugging Face head it loads, `HuggingFaceHead`), its symbolic inputs, its
 dense output layer, and its preprocessor (`task_preprocessor`, checked)."""
 
 import dataclasses
+from collections.abc import Callable
 
 import keras
 
@@ -33,9 +34,9 @@ class TaskSpec:
     >>> TaskSpec("export_text_classifier", raw_inputs="texts", preset_settings=("sequence_length",))
     """
 
-    # Its writer in `keras_bert3.export` (by name: export sits a floor above models), called as
-    # `writer(task, filepath, verbose=, warmup=, jit_compile=)`.
-    saved_model_writer: str
+    # Its SavedModel writer: a function of `keras_bert3.export` by name (export sits a floor above
+    # models), or any function, called as `writer(task, filepath, verbose=, warmup=, jit_compile=)`.
+    saved_model_writer: "str | Callable"
     raw_inputs: str  # What `fit`, `evaluate` and `predict` take besides model inputs, for error messages.
     # The settings a preset stores and `from_preset` takes: arguments of the task's or its preprocessor's constructor.
     preset_settings: tuple[str, ...] = ()
@@ -48,6 +49,12 @@ class TaskSpec:
     )
     per_token_outputs: bool = True  # Outputs have a length axis (second); False for one output per example.
     loss_over_labelled_tokens: bool = False  # The loss averages over labelled tokens (their labels mark empty rows).
+    # Its ONNX nodes after the encoder: a function of `keras_bert3.export.onnx_graph` by name, or any
+    # function, called as `head(graph, task, weights, sequence)` -> {output name: (node, shape)}.
+    onnx_head: "str | Callable | None" = None
+    # The strings in front of its ONNX model (`export.onnx_text_model.FRONT_ENDS`): "texts" (a text or
+    # a pair), "words" (a token classifier's words and their outputs) or "question_context" (windows, answers).
+    strings_front_end: str = "texts"
 
 
 def model_inputs() -> dict:

@@ -34,7 +34,8 @@ def save_task(task, preset_dir: str, *, config: dict, head_layers) -> None:
     with write_failures_named(preset_dir, "the preset"):
         task.backbone.save_to_preset(preset_dir)
         task.preprocessor.tokenizer.save_to_preset(preset_dir)
-        write_json(os.path.join(preset_dir, TASK_CONFIG_FILE), {"class_name": type(task).__name__, "config": config})
+        stored = {"class_name": type(task).__name__, "registered_name": registered_name(type(task)), "config": config}
+        write_json(os.path.join(preset_dir, TASK_CONFIG_FILE), stored)
         variables = head_variables(head_layers)
         write_arrays(
             os.path.join(preset_dir, TASK_HEAD_WEIGHTS_FILE),
@@ -42,6 +43,24 @@ def save_task(task, preset_dir: str, *, config: dict, head_layers) -> None:
             what="the task head's weights",
         )
         write_metadata(preset_dir, task=type(task).__name__, task_head=sorted(variables))
+
+
+def registered_name(task_cls) -> str:
+    """The name Keras registered `task_cls` under (e.g. "keras_bert3>BertClassifier"),
+    by which a preset names its task."""
+    import keras
+
+    return keras.saving.get_registered_name(task_cls)
+
+
+def stored_task_class(preset_dir: str):
+    """The registered task class a fine-tuned preset names (presets written
+    before 2026-11-28 name keras_bert3's own by class name), or None."""
+    import keras
+
+    stored = read_json(os.path.join(preset_dir, TASK_CONFIG_FILE))
+    name = stored.get("registered_name") or f"keras_bert3>{stored.get('class_name')}"
+    return keras.saving.get_registered_object(name)
 
 
 def read_task_config(preset_dir: str, cls) -> dict | None:

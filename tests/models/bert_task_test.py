@@ -61,11 +61,17 @@ def test_a_subclass_without_its_hooks_is_refused_when_defined():
 
 
 @pytest.mark.parametrize("task_cls", [BertClassifier, BertTokenClassifier, BertQuestionAnswerer])
-def test_every_task_names_a_saved_model_writer_of_export(task_cls):
-    """Models sit a floor below export, so a task names its writer, and `export` looks it up."""
+def test_every_task_names_a_saved_model_writer_and_an_onnx_head_of_export(task_cls):
+    """Models sit a floor below export, so a task names its SavedModel writer
+    and its ONNX head, and the exporters look them up (a task defined
+    elsewhere may give functions: tests/models/fifth_task_test.py)."""
     import keras_bert3.export
+    from keras_bert3.export import onnx_graph
+    from keras_bert3.export.onnx_text_model import FRONT_ENDS
 
     assert task_cls.spec.saved_model_writer in keras_bert3.export.__all__
+    assert callable(getattr(onnx_graph, task_cls.spec.onnx_head))
+    assert task_cls.spec.strings_front_end in FRONT_ENDS
 
 
 # A valid value other than the default, for every setting a task preset stores.

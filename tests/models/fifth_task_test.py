@@ -1,0 +1,133 @@
+"""A task defined outside keras_bert3 (a regression head: one score per
+text) does everything the library's tasks do, with nothing in keras_bert3/
+naming it: it fits, saves to a preset and loads back (by its class and by
+`keras-bert3`'s loader), and exports to a SavedModel that takes strings and
+to ONNX, both serving `predict`'s scores. What it declares is all the
+library needs: its preprocessor class, its head layers, its `TaskSpec`
+(writers by name or as functions) and its hooks."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+
+from keras_bert3.models.bert_backbone import BertBackbone
+from keras_bert3.models.bert_task import BertTask
+from keras_bert3.models.task_parts import TaskSpec
+from keras_bert3.models.task_parts import dense_head
+from keras_bert3.models.task_parts import model_inputs
+from keras_bert3.models.task_parts import task_preprocessor
+from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
+from tests.real_sentences import real_sentences
+
+
+def score_head(g, task, weights, sequence) -> dict:
+    """The regressor's ONNX nodes: its dense layer on the pooled output, one score a text."""
+    from keras_bert3.export.onnx_graph import dense_nodes
+    from keras_bert3.export.onnx_graph import layer_weights
+    from keras_bert3.export.onnx_graph import pooled_nodes
+
+    score = dense_nodes(g, pooled_nodes(g, task, weights, sequence), *layer_weights(task.score_dense))
+    return {"score": (score, ["batch", 1])}
+
+
+@keras.saving.register_keras_serializable(package="keras_bert3_fifth_task_test")
+class BertRegressor(BertTask):
+    """One real number per text, `(batch, 1)`, from the pooled [CLS] output."""
+
+    preprocessor_cls = BertTextPreprocessor
+    spec = TaskSpec(
+        saved_model_writer="export_text_classifier",  # One output row per text: that writer serves it.
+        raw_inputs="texts (a list of strings)",
+        preset_settings=("sequence_length",),
+        takes_text_datasets=True,
+        per_token_outputs=False,
+        onnx_head=score_head,
+    )
+
+    def __init__(self, backbone, *, tokenizer=None, preprocessor=None, sequence_length=128, **kwargs):
+        preprocessor = task_preprocessor(type(self), backbone, preprocessor, tokenizer, sequence_length=sequence_length)
+        self.backbone = backbone
+        self.preprocessor = preprocessor
+        self.score_dense = dense_head(backbone, 1, name="score")
+        inputs = model_inputs()
+        score = self.score_dense(backbone.pooled_output(inputs))  # (batch, 1), as Keras' regression metrics take it.
+        super().__init__(inputs=inputs, outputs=score, **kwargs)
+        self.compile()
+
+    @property
+    def head_layers(self) -> list:
+        return [self.score_dense]
+
+    def default_loss(self):
+        return keras.losses.MeanSquaredError()
+
+    def default_metrics(self):
+        return [keras.metrics.MeanAbsoluteError(name="mae")]
+
+    def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
+        from keras_bert3.preprocessing.text_classification_dataset import text_classification_dataset
+
+        y = None if y is None else np.asarray(y, "float32")
+        options = dict(batch_size=batch_size, shuffle=shuffle, bucket=not keep_order, sample_weight=sample_weight)
+        return text_classification_dataset(x, y, preprocessor=self.preprocessor, **options)
+
+    def predict_examples(self, x, run) -> np.ndarray:
+        batch = self.preprocessor(np.asarray(x, dtype=object))
+        return run({name: value.numpy() for name, value in batch.items()})
+
+    def serving_outputs(self, outputs) -> dict:
+        return {"score": outputs}
+
+
+@pytest.fixture(scope="module")
+def fitted(tokenizer):
+    """A small regressor fitted to score texts by their length."""
+    keras.utils.set_random_seed(3)
+    backbone = BertBackbone(
+        vocabulary_size=tokenizer.vocabulary_size(), num_layers=2, num_heads=2, hidden_dim=32, intermediate_dim=64
+    )
+    regressor = BertRegressor(backbone, tokenizer=tokenizer, sequence_length=32)
+    texts = real_sentences(64)
+    scores = np.array([[len(text.split()) / 10] for text in texts], "float32")
+    regressor.compile(learning_rate=1e-3)
+    history = regressor.fit(texts, scores, batch_size=16, epochs=4, verbose=0)
+    return regressor, texts, history.history
+
+
+def test_the_fifth_task_fits(fitted):
+    _, _, history = fitted
+    assert np.all(np.isfinite(history["loss"]))
+    assert history["loss"][-1] < history["loss"][0]
+
+
+def test_the_fifth_task_saves_and_loads_as_a_preset(fitted, tmp_path):
+    from keras_bert3.cli import load_task
+
+    regressor, texts, _ = fitted
+    regressor.save_to_preset(str(tmp_path / "preset"))
+    expected = regressor.predict(texts[:8])
+    assert expected.shape == (8, 1)
+    for loaded in (BertRegressor.from_preset(str(tmp_path / "preset")), load_task(str(tmp_path / "preset"))):
+        assert type(loaded) is BertRegressor
+        assert loaded.preprocessor.sequence_length == 32
+        np.testing.assert_allclose(loaded.predict(texts[:8]), expected, atol=1e-5, rtol=0)
+
+
+def test_the_fifth_task_serves_strings_as_a_saved_model_and_as_onnx(fitted, tmp_path):
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
+
+    from keras_bert3.export.onnx_export import OnnxTextModel
+
+    regressor, texts, _ = fitted
+    expected = regressor.predict(texts[:8])
+    regressor.export(str(tmp_path / "saved_model"), warmup=False)
+    serve = tf.saved_model.load(str(tmp_path / "saved_model")).signatures["serving_default"]
+    np.testing.assert_allclose(serve(text=tf.constant(texts[:8]))["score"].numpy(), expected, atol=1e-4, rtol=0)
+    regressor.export(str(tmp_path / "onnx"), format="onnx")
+    assert sorted(os.listdir(tmp_path / "onnx")) == ["model.onnx", "text_model.onnx", "tokenizer.json"]
+    served = OnnxTextModel(str(tmp_path / "onnx"))
+    assert served.task == "BertRegressor"
+    np.testing.assert_allclose(served(texts[:8])["score"], expected, atol=1e-4, rtol=0)
