@@ -83,7 +83,7 @@ def write(out: str, jit: bool) -> None:
         "answer_start": [text.index(answer) for text, answer in zip(TEXTS, answers)],
     }
     qa = BertQuestionAnswerer(backbone(), tokenizer=tokenizer, sequence_length=32, doc_stride=8, max_query_length=8)
-    record("qa", qa, squad, None, lambda t: t.predict(["What?"] * 6, TEXTS[:6], batch_size=4))
+    record("qa", qa, squad, None, lambda t: t.predict((["What?"] * 6, TEXTS[:6]), batch_size=4))
     np.savez(out, **{key: value for key, value in results.items() if value.dtype != object})
     with open(out + ".answers.txt", "w", encoding="utf-8") as f:
         f.writelines(f"{key} {value}\n" for key, value in results.items() if value.dtype == object)

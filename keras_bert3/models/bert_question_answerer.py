@@ -173,9 +173,9 @@ class BertQuestionAnswerer(BertTask):
             x, preprocessor=self.preprocessor, batch_size=batch_size, shuffle=shuffle, seed=0
         )
 
-    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None, **kwargs):
+    def predict(self, x, *args, **kwargs):
         """Answers: `predict((questions, contexts))` -> one dict per example,
-        with Keras' `predict` signature.
+        with Keras' `predict(x, batch_size, verbose, steps, callbacks)`.
 
         Each answer is `{"answer": str, "start": int, "end": int, "score":
         float}` with `context[start:end] == answer` (characters) and score the
@@ -189,8 +189,8 @@ class BertQuestionAnswerer(BertTask):
         'Guido'  (a span of the original text, after fine-tuning)
         """
         contexts = kwargs.pop("contexts", None)
-        if batch_size is not None and not isinstance(batch_size, int):  # The old second argument.
-            contexts, batch_size = batch_size, None
+        if args and args[0] is not None and not isinstance(args[0], int):  # The old second argument.
+            contexts, args = args[0], args[1:]
         if contexts is not None:
             warnings.warn(
                 "BertQuestionAnswerer.predict(questions, contexts) is deprecated and will be removed in the next "
@@ -200,7 +200,7 @@ class BertQuestionAnswerer(BertTask):
             )
             check_task_input(self, x, "predict")  # The questions, as `x` alone would be.
             x = (x, contexts)
-        return super().predict(x, batch_size=batch_size, verbose=verbose, steps=steps, callbacks=callbacks, **kwargs)
+        return super().predict(x, *args, **kwargs)
 
     def predict_examples(self, x, run) -> list[dict]:
         """The best answer of each example over its windows (`best_spans`), as a

@@ -150,10 +150,12 @@ def test_preset_and_config_round_trip(minilm_dir, tmp_path):
     assert rebuilt.predict((questions, contexts), verbose=0) == expected
     in_twos = qa.predict((questions, contexts), 2)  # Keras' predict(x, batch_size): other batches, other padding.
     assert [{**a, "score": pytest.approx(a["score"], rel=1e-5)} for a in expected] == in_twos
-    for old_form in ((questions, contexts), (questions,)):  # The form before 2026-11-29, positional and keyword.
-        with pytest.warns(DeprecationWarning, match=r"pass predict\(\(questions, contexts\)\)"):
-            keywords = {} if len(old_form) == 2 else {"contexts": contexts}
-            assert qa.predict(*old_form, verbose=0, **keywords) == expected
+    # The form before 2026-11-29, positional and keyword, also with Keras' own keywords after it.
+    for old_form in ((questions, contexts), (questions,)):
+        for more in ({}, {"batch_size": 32}):
+            with pytest.warns(DeprecationWarning, match=r"pass predict\(\(questions, contexts\)\)"):
+                keywords = {} if len(old_form) == 2 else {"contexts": contexts}
+                assert qa.predict(*old_form, verbose=0, **keywords, **more) == expected
     for answer, context in zip(expected, contexts):
         assert context[answer["start"] : answer["end"]] == answer["answer"]
         assert len(qa.preprocessor.tokenizer.tokenize(answer["answer"])) <= 7 + 1  # Word-aligned.
