@@ -1,6 +1,6 @@
 """One post-LayerNorm Transformer encoder block of BERT (Vaswani et al. 2017)."""
 
-import random
+import zlib
 
 import keras
 from keras import ops
@@ -122,9 +122,7 @@ class BertEncoderBlock(keras.layers.Layer):
             return FastMaskDropout(rate, dtype=self.dtype_policy, name=name)
 
         self.probs_dropout = dropout(self.attention_dropout, "probs_dropout")
-        # The fused kernel's dropout seed (fixed per block; cuDNN advances a
-        # counter each step): drawn as Keras draws unseeded layers' seeds.
-        self.attention_seed = random.randint(1, 2**31 - 1)
+        self.attention_seed = self._kernel_dropout_seed()
         self.attention_output_dropout = dropout(self.dropout, "attention_output_dropout")
         self.output_dropout = dropout(self.dropout, "output_dropout")
 
@@ -185,6 +183,17 @@ class BertEncoderBlock(keras.layers.Layer):
             probs = self.probs_dropout(probs, training=training)
         context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))  # (batch, queries, heads, head_dim)
         return ops.reshape(context, (batch_size, ops.shape(query)[2], self.num_heads * self.head_dim))
+
+    def _kernel_dropout_seed(self) -> int:
+        """The fused kernel's dropout seed, fixed per block (cuDNN advances a
+        counter each step): the first word of the probabilities' dropout
+        seed, which Keras drew when that layer was made (no random number
+        is drawn for it), or, where that cannot be read, one from the name."""
+        generator = getattr(self.probs_dropout, "seed_generator", None)
+        try:
+            return int(ops.convert_to_numpy(generator.state)[0])
+        except Exception:  # No generator (rate 0), or built inside a traced function.
+            return zlib.crc32(self.name.encode())
 
     def _fused_attention_runs(self) -> bool:
         """A training step runs `fused_attention` (with this block's
