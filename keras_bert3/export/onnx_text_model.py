@@ -27,7 +27,7 @@ FRONT_ENDS = ("texts", "words", "question_context")  # A task's `spec.strings_fr
 
 
 def text_model(
-    token_ids_model, preprocessor, *, front_end: str = "texts", max_answer_length: int = 15
+    token_ids_model, preprocessor, *, front_end: str | None = None, max_answer_length: int = 15
 ) -> "onnx.ModelProto":  # noqa: F821
     """`token_ids_model` (an ONNX model on int32 `token_ids`, `segment_ids`,
     `padding_mask`) with `preprocessor`'s tokenizer and segment joiner in
@@ -37,13 +37,17 @@ def text_model(
     "question_context" (a question answerer): inputs `question` and
     `context`, its windows in front and the best span of at most
     `max_answer_length` pieces after the model, with the outputs of its
-    SavedModel (`onnx_question_answerer_graph`).
+    SavedModel (`onnx_question_answerer_graph`). The task's
+    `spec.strings_front_end` names it; without `front_end` (the form before
+    2026-11-28) it is guessed from the preprocessor, with a `DeprecationWarning`.
     Runs on onnxruntime with onnxruntime-extensions' custom ops library
     registered.
 
     Example:
     >>> onnx.save(text_model(onnx.load("model.onnx"), classifier.preprocessor), "text_model.onnx")
     """
+    if front_end is None:
+        front_end = _guessed_front_end(preprocessor)
     if front_end not in FRONT_ENDS:
         raise ValueError(f"front_end={front_end!r}: use one of {FRONT_ENDS}.")
     g = GraphBuilder(prefix="tokenize/")
@@ -88,6 +92,19 @@ def text_model(
     )
     helper.set_model_props(model, {p.key: p.value for p in token_ids_model.metadata_props})
     return model
+
+
+def _guessed_front_end(preprocessor) -> str:
+    """The front end `text_model` chose by itself before 2026-11-28, with the
+    `DeprecationWarning` of that form."""
+    from keras_bert3.renamed import warn_renamed
+
+    guessed = "question_context" if hasattr(preprocessor, "doc_stride") else "words"
+    guessed = guessed if guessed == "question_context" or hasattr(preprocessor, "as_words") else "texts"
+    warn_renamed(
+        "text_model(model, preprocessor)", f"text_model(model, preprocessor, front_end={guessed!r})", stacklevel=3
+    )
+    return guessed
 
 
 def _opsets(model) -> list:

@@ -94,6 +94,16 @@ def fused_attention(query, key, value, allowed, *, dropout_rate: float = 0.0, se
     return jax.nn.dot_product_attention(query, key, value, mask=mask, implementation=implementation)
 
 
+def split_token_major(qkv):
+    """Deprecated (2026-11-28): `tuple(keras.ops.unstack(qkv, 3, axis=2))`,
+    which this returns (the encoder block now computes query, key and value
+    as three products, `dense_product_blocks`)."""
+    from keras_bert3.renamed import warn_renamed
+
+    warn_renamed("keras_bert3.ops.fused_attention.split_token_major", "keras.ops.unstack(qkv, 3, axis=2)")
+    return tuple(ops.unstack(qkv, 3, axis=2))
+
+
 def _cudnn_runs(query) -> bool:
     """cuDNN's flash attention takes this query (`_cudnn_takes`)."""
     return _cudnn_takes(keras.backend.standardize_dtype(query.dtype), query.shape[-1])

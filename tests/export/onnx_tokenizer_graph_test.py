@@ -51,7 +51,7 @@ def inputs_model():
 
 def in_graph_tokenizer(preprocessor, tmp_path):
     path = str(tmp_path / "text_model.onnx")
-    model = text_model(inputs_model(), preprocessor)
+    model = text_model(inputs_model(), preprocessor, front_end="texts")
     onnx.checker.check_model(model)
     onnx.save(model, path)
     return onnx_session(path)
@@ -136,3 +136,15 @@ def test_string_ops_refused_where_they_bind_to_tensorflows_re2():
     assert run(f"import tensorflow; {check}").stdout.strip() == "works"
     failed = run(f"import tensorflow, onnxruntime_extensions; {check}")
     assert failed.returncode != 0 and "loaded after TensorFlow" in failed.stderr
+
+
+def test_text_model_without_a_front_end_guesses_it_as_before_with_a_warning(tokenizer):
+    """The form before 2026-11-28, `text_model(model, preprocessor)`: the
+    same graph as with `front_end="texts"` for a text preprocessor, and a
+    `DeprecationWarning` naming the new form."""
+    from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
+
+    preprocessor = BertTextPreprocessor(tokenizer, sequence_length=16)
+    with pytest.warns(DeprecationWarning, match=r"front_end='texts'"):
+        guessed = text_model(inputs_model(), preprocessor)
+    assert guessed == text_model(inputs_model(), preprocessor, front_end="texts")

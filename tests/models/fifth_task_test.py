@@ -131,3 +131,32 @@ def test_the_fifth_task_serves_strings_as_a_saved_model_and_as_onnx(fitted, tmp_
     served = OnnxTextModel(str(tmp_path / "onnx"))
     assert served.task == "BertRegressor"
     np.testing.assert_allclose(served(texts[:8])["score"], expected, atol=1e-4, rtol=0)
+
+
+def test_presets_name_their_task_by_its_registered_name_and_old_ones_still_load(fitted, tokenizer, tmp_path):
+    """task.json names the task's Keras registered name. A preset written
+    before it did (class name only) still loads for keras_bert3's tasks; a
+    task no imported module registered is refused, saying what to do."""
+    import json
+
+    from keras_bert3.cli import load_task
+    from keras_bert3.models.bert_classifier import BertClassifier
+
+    regressor, texts, _ = fitted
+    regressor.save_to_preset(str(tmp_path / "regressor"))
+    config_path = tmp_path / "regressor" / "task.json"
+    stored = json.loads(config_path.read_text())
+    assert stored["registered_name"] == "keras_bert3_fifth_task_test>BertRegressor"
+    config_path.write_text(json.dumps({**stored, "registered_name": "elsewhere>BertRegressor"}))
+    with pytest.raises(ValueError, match="names a task that no imported module registered: .* import the module"):
+        load_task(str(tmp_path / "regressor"))
+
+    classifier = BertClassifier(regressor.backbone, num_classes=2, tokenizer=tokenizer, sequence_length=32)
+    classifier.save_to_preset(str(tmp_path / "classifier"))
+    config_path = tmp_path / "classifier" / "task.json"
+    stored = json.loads(config_path.read_text())
+    del stored["registered_name"]  # As written before 2026-11-28.
+    config_path.write_text(json.dumps(stored))
+    loaded = load_task(str(tmp_path / "classifier"))
+    assert type(loaded) is BertClassifier
+    np.testing.assert_allclose(loaded.predict(texts[:4]), classifier.predict(texts[:4]), atol=1e-5, rtol=0)

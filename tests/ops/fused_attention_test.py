@@ -94,3 +94,15 @@ def test_dropout_needs_cudnn():
     assert not fused_attention_available(0.1, "bfloat16", HEAD_DIM)
     with pytest.raises(ValueError, match="dropout_rate=0.1 needs cuDNN"):
         fused_attention(*qkv(), right_padding(), dropout_rate=0.1, seed=3)
+
+
+def test_split_token_major_still_splits_with_a_warning():
+    """Removed from the encoder block on 2026-11-28; the old name works for a
+    release, warning with its replacement, `keras.ops.unstack(qkv, 3, axis=2)`."""
+    from keras_bert3.ops.fused_attention import split_token_major
+
+    packed_qkv = np.random.default_rng(2).normal(size=(2, 5, 3, 4, 8)).astype("float32")
+    with pytest.warns(DeprecationWarning, match=r"keras.ops.unstack\(qkv, 3, axis=2\)"):
+        parts = split_token_major(packed_qkv)
+    for part, index in zip(parts, range(3)):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(part), packed_qkv[:, :, index])

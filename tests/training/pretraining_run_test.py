@@ -134,34 +134,26 @@ def test_killed_or_stopped_at_any_moment_resumes_exactly(tmp_path, small_corpus,
 
 
 @pytest.mark.slow
-def test_a_run_stopped_mid_epoch_resumes_exactly_on_this_backend(tmp_path, small_corpus, run_vocabulary, monkeypatch):
-    """The backend's part of the test above, in this process: a run that a
-    SIGTERM stops mid-epoch (a checkpoint of step 15), resumed by the same
-    command, ends with an uninterrupted run's history and final weights, to
-    the bit: this backend restores weights, optimizer, dropout's random state
-    and the cut epoch's metric sums exactly."""
+def test_a_run_stopped_mid_epoch_resumes_exactly_on_this_backend(tmp_path, small_corpus, run_vocabulary):
+    """The backend's part of the test above: a run that a SIGTERM stops
+    mid-epoch (a `keras-bert3 pretrain` process of its own, signalled at a
+    named moment, after its 15th step: a checkpoint of step 15), resumed by
+    the same command here, ends with an uninterrupted run's history and final
+    weights, to the bit: this backend restores weights, optimizer, dropout's
+    random state and the cut epoch's metric sums exactly."""
     from keras_bert3.cli import main
-    from keras_bert3.training.stop_on_nan import StopOnNaN
 
-    def run(output, **flags):
-        return main(with_flags(command(run_vocabulary(output), small_corpus)[3:], steps=20, **flags))
+    def arguments(output):
+        return with_flags(command(run_vocabulary(output), small_corpus), steps=20)
 
-    assert run(tmp_path / "uninterrupted") == 0
-    batch_end = StopOnNaN.on_train_batch_end
-    calls = []
-
-    def preempted_at_step_15(self, batch, logs=None):
-        batch_end(self, batch, logs)
-        calls.append(batch)
-        if len(calls) == 15:
-            os.kill(os.getpid(), signal.SIGTERM)  # Taken by the run's handler, as from a scheduler.
-
-    monkeypatch.setattr(StopOnNaN, "on_train_batch_end", preempted_at_step_15)
+    assert main(arguments(tmp_path / "uninterrupted")[3:]) == 0
     output = tmp_path / "run"
-    assert run(output) == 128 + signal.SIGTERM
+    stopped = subprocess.run(
+        arguments(output), cwd=REPO, env=moment_environment(BATCH_END, 15, "sigterm"), capture_output=True, text=True
+    )
+    assert stopped.returncode == 128 + signal.SIGTERM, stopped.stderr[-3000:]
     assert checkpoints(output) == (["checkpoint-1+5"], [])
-    monkeypatch.setattr(StopOnNaN, "on_train_batch_end", batch_end)
-    assert run(output) == 0
+    assert main(arguments(output)[3:]) == 0
     assert read_history(output) == read_history(tmp_path / "uninterrupted")
     arrays, reference = preset_arrays(output), preset_arrays(tmp_path / "uninterrupted")
     assert arrays.keys() == reference.keys() and len(arrays) > 10
