@@ -6,9 +6,10 @@ keras-bert3 data-service dispatcher|worker [--port P] [--dispatcher HOST:P]   in
 keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
 keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
 keras-bert3 embed PRESET TEXT [TEXT ...]    print sentence vectors
-keras-bert3 finetune --preset DIR --train FILE [--validation FILE] --text-column C --label-column L --output DIR
+keras-bert3 finetune [--task T] --preset DIR --train FILE [--validation FILE] [--patience N] --output DIR
 keras-bert3 export --model DIR --output DIR [--format onnx]   fine-tuned task -> SavedModel (or ONNX) taking strings
-keras-bert3 predict --model DIR TEXT [TEXT ...]  DIR: a fine-tuned preset or its export
+keras-bert3 evaluate --model DIR --data FILE [--report report.json]   scores, printed and as JSON
+keras-bert3 predict --model DIR TEXT [TEXT ...] | --input FILE --output FILE   DIR: a fine-tuned preset or its export
 
 The demo package beside it (keras_bert3_demo) adds `demo`, `topics` and
 `pipeline` (the main job), and the corpus `pretrain` reads when given none.
@@ -25,9 +26,10 @@ import sys
 from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.setting_fields import add_flags
 from keras_bert3.data.setting_fields import from_flags
-from keras_bert3.files.whole_folders import check_replaceable
-from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.files.write_failed import WriteFailed
+from keras_bert3.jobs.served_model import LABEL_NAMES_FILE
+from keras_bert3.jobs.served_model import check_exists  # noqa: F401  (a public name of this module before)
+from keras_bert3.jobs.served_model import load_task
 from keras_bert3.training.deferred_signals import TrainingStopped
 from keras_bert3.training.finetuning_config import REQUIRED as FINETUNING_REQUIRED
 from keras_bert3.training.finetuning_config import FinetuningConfig
@@ -144,107 +146,25 @@ def pretrain(args) -> None:
 
 
 def finetune(args) -> None:
-    import keras
-    import numpy as np
-
-    from keras_bert3.distribution.devices import check_precision
-    from keras_bert3.models.bert_classifier import BertClassifier
-    from keras_bert3.preprocessing.labelled_files import read_labelled_file
-    from keras_bert3.presets.preset_format import write_json
-    from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
+    from keras_bert3.jobs.finetuning_run import finetune as run
 
     config = from_flags(FinetuningConfig, args)
-    check_precision(config.precision)
-    check_replaceable(
-        config.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE
-    )  # Before the training, not after.
-    texts, seconds, labels = read_labelled_file(
-        config.train, config.text_column, config.label_column, config.second_column
-    )
-    class_names = sorted(set(labels))
-    index = {name: i for i, name in enumerate(class_names)}
+    history = run(config)
+    for name, values in history.items():
+        print(f"{name:<24} {values[0]:.4f} -> {values[-1]:.4f}")
     print(
-        f"{len(texts)} training texts, {len(class_names)} labels: {', '.join(class_names[:20])}"
-        + (f", ... ({len(class_names) - 20} more)" if len(class_names) > 20 else "")
+        f"Fine-tuned {config.task}: {config.output} (score it: keras-bert3 evaluate --model {config.output} --data FILE)."
     )
-    keras.utils.set_random_seed(config.seed)
-    precision = {"dtype": config.precision} if config.precision else {}
-    classifier = BertClassifier.from_preset(
-        config.preset,
-        num_classes=len(class_names),
-        sequence_length=config.sequence_length,
-        sentence_pairs=seconds is not None,
-        **precision,
-    )
-    classifier.compile(learning_rate=config.learning_rate)
-    x = texts if seconds is None else (texts, seconds)
-    validation = None
-    if config.validation:
-        v_texts, v_seconds, v_labels = read_labelled_file(
-            config.validation, config.text_column, config.label_column, config.second_column
-        )
-        unknown = sorted(set(v_labels) - set(class_names))
-        if unknown:
-            raise ValueError(f"{config.validation} has labels {unknown[:5]} that the training file lacks.")
-        validation = (v_texts if v_seconds is None else (v_texts, v_seconds), np.array([index[l] for l in v_labels]))
-    history = classifier.fit(
-        x,
-        np.array([index[l] for l in labels]),
-        batch_size=config.batch_size,
-        epochs=config.epochs,
-        validation_data=validation,
-        verbose=config.verbose,
-    )
-    with written_whole(config.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE) as folder:
-        classifier.save_to_preset(folder)
-        write_json(os.path.join(folder, "class_names.json"), {"class_names": class_names})
-    for name, values in history.history.items():
-        print(f"{name:<16} {values[0]:.4f} -> {values[-1]:.4f}")
-    print(f"Fine-tuned preset: {config.output} ({len(class_names)} classes: {', '.join(class_names[:10])}).")
 
 
-def _class_names(model_dir: str, num_classes: int) -> list[str]:
-    from keras_bert3.presets.preset_format import read_json
+def evaluate(args) -> None:
+    from keras_bert3.jobs.evaluation import evaluate as run
+    from keras_bert3.jobs.task_job import job_named
 
-    path = os.path.join(model_dir, "class_names.json")
-    return read_json(path)["class_names"] if os.path.isfile(path) else [str(i) for i in range(num_classes)]
-
-
-def load_task(preset_dir: str, **kwargs):
-    """The fine-tuned task a preset holds (its task.json names the class by
-    its Keras registered name: keras_bert3's tasks, or a task registered by
-    a module imported before, as a `keras_bert3.commands` plugin is);
-    `kwargs` go to its `from_preset` (e.g. `dtype`)."""
-    from keras_bert3.models import bert_classifier  # noqa: F401  (each registers its task)
-    from keras_bert3.models import bert_question_answerer  # noqa: F401
-    from keras_bert3.models import bert_token_classifier  # noqa: F401
-    from keras_bert3.models.bert_task import BertTask
-    from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
-    from keras_bert3.presets.task_preset import stored_task_class
-
-    check_exists(preset_dir, "the fine-tuned preset")
-    path = os.path.join(preset_dir, TASK_CONFIG_FILE)
-    if not os.path.isfile(path):
-        raise ValueError(
-            f"{preset_dir} is not a fine-tuned preset (no {TASK_CONFIG_FILE}): fine-tune it first "
-            f"(keras-bert3 finetune --preset {preset_dir} --train FILE --output DIR)."
-        )
-    task_cls = stored_task_class(preset_dir)
-    if not (isinstance(task_cls, type) and issubclass(task_cls, BertTask)):
-        raise ValueError(
-            f"{path} names a task that no imported module registered: keras_bert3's tasks are "
-            "BertClassifier, BertTokenClassifier and BertQuestionAnswerer; import the module that defines "
-            "(and registers, keras.saving.register_keras_serializable) any other first."
-        )
-    return task_cls.from_preset(preset_dir, **kwargs)
-
-
-def check_exists(path: str, what: str) -> None:
-    """Refuses a path that does not exist, saying so (before anything asks what it holds)."""
-    if not os.path.exists(path):
-        parent = os.path.dirname(os.path.abspath(path))
-        where = "" if os.path.isdir(parent) else f" (nor does the folder {parent})"
-        raise FileNotFoundError(f"{path} does not exist{where}: give the path of {what}.")
+    report = run(args.model, args.data, args, report_path=args.report)
+    print("\n".join(job_named(report["task"]).report_lines(report)))
+    for path in [args.report, *report.get("figures", [])] if args.report else []:
+        print(f"Wrote {path}")
 
 
 def export(args) -> None:
@@ -274,11 +194,11 @@ def _copy_class_names(model_dir: str, export_dir: str) -> None:
     """The preset's class_names.json beside the export, for `predict` and clients."""
     import shutil
 
-    names = os.path.join(model_dir, "class_names.json")
+    names = os.path.join(model_dir, LABEL_NAMES_FILE)
     if not os.path.isfile(names):
         return
     try:
-        shutil.copy(names, os.path.join(export_dir, "class_names.json"))
+        shutil.copy(names, os.path.join(export_dir, LABEL_NAMES_FILE))
     except OSError as error:
         raise WriteFailed(
             "the class names beside the export",
@@ -288,50 +208,34 @@ def _copy_class_names(model_dir: str, export_dir: str) -> None:
         ) from error
 
 
-def _is_saved_model(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, "saved_model.pb"))
-
-
-def _saved_model_probabilities(export_dir: str, texts: list[str]):
-    """Probabilities from an exported SavedModel, loaded with TensorFlow and tf-text only."""
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
-
-    serve = tf.saved_model.load(export_dir).signatures["serving_default"]
-    return serve(text=tf.constant(texts))["probabilities"].numpy()
-
-
-def _onnx_probabilities(export_dir: str, texts: list[str]):
-    """Probabilities from an ONNX export, served by onnxruntime (`OnnxTextModel`)."""
-    from keras_bert3.export.onnx_export import OnnxTextModel
-
-    model = OnnxTextModel(export_dir)
-    if model.task != "BertClassifier":
-        raise ValueError(f"{export_dir} is an ONNX export of a {model.task}; keras-bert3 predict runs classifiers.")
-    return model(texts)["probabilities"]
-
-
 def predict(args) -> None:
-    import numpy as np
+    from keras_bert3.jobs.prediction_files import predict_file
+    from keras_bert3.jobs.served_model import ServedModel
 
-    from keras_bert3.export.onnx_export import MODEL_FILE
+    if args.input:
+        if args.texts:
+            raise ValueError("Give texts as arguments or --input FILE, not both.")
+        if not args.output:
+            raise ValueError("--input needs --output FILE (.csv or .jsonl): where each row goes with its prediction.")
+        options = dict(batch_size=args.batch_size, overwrite=args.overwrite, verbose=args.verbose)
+        rows = predict_file(args.model, args.input, args.output, args, **options)
+        print(f"Wrote {rows:,} rows with their predictions to {args.output}.")
+        return
+    if not args.texts:
+        raise ValueError("Give texts to predict as arguments, or --input FILE --output FILE.")
+    model = ServedModel(args.model)
+    if model.input_names != ["text"]:
+        raise ValueError(
+            f"{args.model} takes {' and '.join(model.input_names)}: give them in a file "
+            "(--input FILE.jsonl --text-column ... --second-column ... --output FILE)."
+        )
+    for text, row in zip(args.texts, model({"text": list(args.texts)})):
+        print("\t".join([_cell(value) for value in row.values()] + [text]))
 
-    check_exists(args.model, "a fine-tuned preset (keras-bert3 finetune) or its export (keras-bert3 export)")
-    if _is_saved_model(args.model):
-        probabilities = _saved_model_probabilities(args.model, args.texts)
-    elif os.path.isfile(os.path.join(args.model, MODEL_FILE)):
-        probabilities = _onnx_probabilities(args.model, args.texts)
-    else:
-        from keras_bert3.models.bert_classifier import BertClassifier
 
-        task = load_task(args.model)
-        if not isinstance(task, BertClassifier):
-            raise ValueError(f"{args.model} holds a {type(task).__name__}; keras-bert3 predict runs classifiers.")
-        probabilities = task.predict_proba(args.texts, verbose=0)
-    names = _class_names(args.model, probabilities.shape[-1])
-    for text, p in zip(args.texts, probabilities):
-        best = int(np.argmax(p))
-        print(f"{names[best]}\t{p[best]:.3f}\t{text}")
+def _cell(value) -> str:
+    """A predicted field as `predict` prints it: lists joined by spaces, probabilities to 3 places."""
+    return " ".join(value) if isinstance(value, list) else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
 def debug_asked(args) -> bool:
@@ -364,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_embed,
         _add_finetune,
         _add_export,
+        _add_evaluate,
         _add_predict,
     ):
         add_command(commands)
@@ -448,9 +353,26 @@ def _add_embed(commands) -> None:
 
 
 def _add_finetune(commands) -> None:
-    p = commands.add_parser("finetune", help="fine-tune a classifier on a CSV or JSON-lines file")
+    p = commands.add_parser(
+        "finetune", help="fine-tune a classifier, token classifier or question answerer on a file; resumable"
+    )
     add_flags(p, FinetuningConfig, required=FINETUNING_REQUIRED)  # One per FinetuningConfig field.
     p.set_defaults(run=finetune)
+
+
+# The flags that name a file's columns: finetune's (FinetuningConfig's fields), evaluate's and predict's.
+COLUMN_FLAGS = ("text_column", "second_column", "label_column", "tag_column")
+
+
+def _add_evaluate(commands) -> None:
+    p = commands.add_parser("evaluate", help="score a fine-tuned model on a labelled file; print and write a report")
+    p.add_argument("--model", required=True, help="a preset written by finetune, or its SavedModel or ONNX export")
+    p.add_argument("--data", required=True, help="a labelled file, as finetune's --train")
+    p.add_argument(
+        "--report", help="write the report here as JSON (a classifier's confusion matrix as a PNG beside it)"
+    )
+    add_flags(p, FinetuningConfig, names=COLUMN_FLAGS)
+    p.set_defaults(run=evaluate)
 
 
 def _add_export(commands) -> None:
@@ -481,11 +403,19 @@ def _add_export(commands) -> None:
 
 
 def _add_predict(commands) -> None:
-    p = commands.add_parser("predict", help="classify texts with a fine-tuned preset or its export")
+    p = commands.add_parser("predict", help="predict texts, or every row of a file, with a fine-tuned model")
     p.add_argument(
         "--model", required=True, help="a preset written by finetune, or a SavedModel or ONNX folder written by export"
     )
-    p.add_argument("texts", nargs="+")
+    p.add_argument("texts", nargs="*", help="texts to predict (or --input)")
+    p.add_argument(
+        "--input", help="a .csv or .jsonl file (columns by --text-column ...) or plain text, one text a line"
+    )
+    p.add_argument("--output", help="with --input: a .csv or .jsonl file, each input row with its prediction")
+    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    p.add_argument("--batch-size", type=int, default=64, help="rows a call of the model")
+    p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 a progress bar")
+    add_flags(p, FinetuningConfig, names=COLUMN_FLAGS)
     p.set_defaults(run=predict)
 
 

@@ -24,6 +24,7 @@ FLOORS = [
     {"preprocessing", "presets"},  # Text to task inputs; checkpoint files.
     {"models"},  # Backbone, pretrainer, tasks.
     {"export", "training"},  # SavedModel writers; the pretraining run.
+    {"jobs"},  # The commands' work on files for each task: fine-tune, evaluate, predict.
     {"cli", "__main__", "__init__"},  # Entry points.
 ]
 

@@ -1,6 +1,8 @@
-"""SQuAD's exact match and F1 (the official SQuAD v1.1 evaluation script:
-answers compared after lower-casing and removing punctuation, articles and
-extra whitespace; F1 over the bag of words)."""
+"""SQuAD's exact match and F1 (the official evaluation scripts, v1.1 and
+v2.0: answers compared after lower-casing and removing punctuation, articles
+and extra whitespace; F1 over the bag of words; each prediction scored
+against the best of its reference answers; a v2.0 question without an
+answer is right only where the prediction is empty)."""
 
 import collections
 import re
@@ -16,6 +18,8 @@ def normalize_answer(text: str) -> str:
 
 def _f1(prediction: str, truth: str) -> float:
     predicted, expected = normalize_answer(prediction).split(), normalize_answer(truth).split()
+    if not predicted or not expected:  # v2.0: right only where both are empty.
+        return float(predicted == expected)
     common = sum((collections.Counter(predicted) & collections.Counter(expected)).values())
     if common == 0:
         return 0.0
@@ -23,8 +27,12 @@ def _f1(prediction: str, truth: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def squad_scores(predictions: list[str], answers: list[str]) -> dict[str, float]:
-    """Mean exact match and F1 (fractions in [0, 1]) of predicted against true answer texts.
+def squad_scores(predictions: list[str], answers: list) -> dict[str, float]:
+    """Mean exact match and F1 (fractions in [0, 1]) of predicted answer
+    texts against the reference answers: one text per question, or a list
+    of texts (the best counts; an empty list: no answer, v2.0). Where some
+    questions have no answer, also the scores over those with one
+    (`has_answer_*`) and those without (`no_answer_*`), as v2.0's script.
 
     Example:
     >>> squad_scores(["The absolute value"], ["absolute value."])
@@ -34,6 +42,21 @@ def squad_scores(predictions: list[str], answers: list[str]) -> dict[str, float]
         raise ValueError(f"{len(predictions)} predictions for {len(answers)} answers.")
     if not answers:
         return {"exact_match": 0.0, "f1": 0.0}
-    exact = [normalize_answer(p) == normalize_answer(a) for p, a in zip(predictions, answers)]
-    f1 = [_f1(p, a) for p, a in zip(predictions, answers)]
-    return {"exact_match": sum(exact) / len(exact), "f1": sum(f1) / len(f1)}
+    references = [[a] if isinstance(a, str) else [t for t in a if normalize_answer(t)] or [""] for a in answers]
+    exact = [
+        max(float(normalize_answer(p) == normalize_answer(t)) for t in ts) for p, ts in zip(predictions, references)
+    ]
+    f1 = [max(_f1(p, t) for t in ts) for p, ts in zip(predictions, references)]
+    scores = {"exact_match": _mean(exact), "f1": _mean(f1)}
+    answered = [ts != [""] for ts in references]
+    if not all(answered):
+        for name, keep in (("has_answer", True), ("no_answer", False)):
+            chosen = [i for i, a in enumerate(answered) if a == keep]
+            scores[f"{name}_exact_match"] = _mean([exact[i] for i in chosen])
+            scores[f"{name}_f1"] = _mean([f1[i] for i in chosen])
+            scores[f"{name}_total"] = len(chosen)
+    return scores
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0

@@ -25,7 +25,7 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
     >>> texts, _, labels = read_labelled_file("train.csv", "sentence", "topic")
     """
     columns = [name for name in (text_column, second_column, label_column) if name is not None]
-    rows = list(_rows(path))  # (line, row)
+    rows = list(file_rows(path))  # (line, row)
     if not rows:
         raise ValueError(f"{path} has no rows.")
     first = rows[0][1]
@@ -47,11 +47,22 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
     return texts, seconds, labels
 
 
-def _rows(path: str):
+def file_rows(path: str):
     """`(line number, dict)` for each data row of the file; a file that is
     not UTF-8 is refused naming the line and column of its first bad byte."""
     try:
         yield from _decoded_rows(path)
+    except UnicodeDecodeError:
+        raise ValueError(_not_utf8(path)) from None
+
+
+def decoded_lines(path: str):
+    """`(line number, text without its line break)` for each line of a UTF-8
+    file; one that is not UTF-8 is refused as `read_labelled_file` refuses it."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            for line, text in enumerate(f, start=1):
+                yield line, text.rstrip("\r\n")
     except UnicodeDecodeError:
         raise ValueError(_not_utf8(path)) from None
 

@@ -10,36 +10,58 @@ from keras_bert3.models.training_precision import PRECISIONS
 # The precisions a command may ask for; without one, `compile` picks ("auto").
 CHOSEN_PRECISIONS = tuple(precision for precision in PRECISIONS if precision != "auto")
 
-# The flags a fine-tuning must be given.
-REQUIRED = ("preset", "train", "text_column", "label_column", "output")
+# The flags a fine-tuning must be given (a classifier's columns too: `ClassifierJob` asks for them).
+REQUIRED = ("preset", "train", "output")
+
+# The tasks `--task` names (keras_bert3.jobs.task_job.JOBS).
+TASKS = ("classifier", "token-classifier", "question-answerer")
 
 
 @dataclasses.dataclass(frozen=True)
 class FinetuningConfig:
-    """A classifier fine-tuned on a labelled file; each field is a
-    `keras-bert3 finetune` flag (`--text-column` for `text_column`).
+    """A task fine-tuned on a labelled file; each field is a `keras-bert3
+    finetune` flag (`--text-column` for `text_column`); the column fields
+    are `evaluate`'s and `predict`'s flags too.
 
     Example:
     >>> FinetuningConfig(preset="runs/main/pretraining/preset", train="train.csv", text_column="text",
     ...                  label_column="label", output="my_classifier", epochs=5)
     """
 
+    task: str = setting("classifier", "what to fine-tune", choices=TASKS)
     preset: str = setting(None, "the pretrained preset (any BertBackbone.from_preset source)")
-    train: str = setting(None, ".csv or .jsonl file")
-    validation: str | None = setting(None, ".csv or .jsonl file with the same columns")
-    text_column: str = setting(None, "the column of the texts")
-    second_column: str | None = setting(None, "the column of the second texts of sentence pairs")
-    label_column: str = setting(None, "the column of the labels (any strings: the classes are the distinct ones)")
-    output: str = setting(None, "the fine-tuned preset directory")
+    train: str = setting(
+        None,
+        "classifier: .csv or .jsonl; token-classifier: CoNLL (a word and its tags a line, a blank line between "
+        "sentences) or .jsonl with lists tokens and tags; question-answerer: SQuAD v1.1 or v2.0 .json",
+    )
+    validation: str | None = setting(None, "a file like --train's; early stopping watches it")
+    text_column: str | None = setting(
+        None, "classifier: the column of the texts; predict --input: of the texts (of the questions)"
+    )
+    second_column: str | None = setting(
+        None, "the column of the second texts of sentence pairs (predict --input: of the contexts)"
+    )
+    label_column: str | None = setting(
+        None, "classifier: the column of the labels (any strings: the classes are the distinct ones)"
+    )
+    tag_column: int = setting(-1, "token-classifier, CoNLL: the column of the tags (0 is the word; default: the last)")
+    output: str = setting(None, "the fine-tuned preset directory (its checkpoints: OUTPUT.checkpoints until done)")
     epochs: int = setting(3, "passes over the training file")
     batch_size: int = setting(32, "texts a step")
     learning_rate: float = setting(5e-5, "peak learning rate (AdamW, warmup then linear decay)")
-    sequence_length: int = setting(128, "tokens a text (or pair) is cut to")
+    sequence_length: int = setting(
+        128,
+        "tokens a text (or pair, or window of a passage) is cut to; question-answerer: questions cut at a sixth, windows overlapping by a third",
+    )
     precision: str | None = setting(
         None,
         "default: as compile's 'auto'; mixed_bfloat16: bfloat16 compute, float32 weights (CPUs with AMX or "
         "AVX512-BF16, GPUs, TPUs); mixed_float16: float16 with loss scaling (GPUs)",
         choices=CHOSEN_PRECISIONS,
+    )
+    patience: int | None = setting(
+        None, "stop after this many epochs without a better validation score; keep the best epoch's weights"
     )
     seed: int = setting(0, "initialisation and shuffling seed")
     verbose: int = setting(2, "0 silent, 1 progress bar, 2 a line per epoch")

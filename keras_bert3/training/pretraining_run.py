@@ -89,7 +89,7 @@ def _is_prepared(corpus) -> bool:
     return isinstance(corpus, str) and os.path.isfile(os.path.join(corpus, INFO_FILE))
 
 
-def _trim_history(path: str, epochs: int) -> None:
+def trim_history(path: str, epochs: int) -> None:
     """Keeps `history.csv`'s rows of the first `epochs` epochs, those the
     checkpoint a run resumes from holds: a run killed after logging an epoch
     but before its checkpoint was complete logs it again, once."""
@@ -266,7 +266,7 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
     pretrainer = _pretrainer(config, tokenizer)
     backup_dir = os.path.join(config.output, BACKUP_DIR)
     epochs_done, batches_done = resume_position(backup_dir)
-    _trim_history(os.path.join(config.output, HISTORY_FILE), epochs_done)
+    trim_history(os.path.join(config.output, HISTORY_FILE), epochs_done)
     with DeferredSignals() as stop, _damaged_shards_named(corpus), _full_disk_named(config.output, backup_dir):
         history = _fit(
             config,
@@ -347,7 +347,7 @@ def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start
         keras.callbacks.TensorBoard(os.path.join(config.output, "logs")),
         ResumableBackup(
             backup_dir, stop_on=stop
-        ),  # After the CSV row: `_trim_history` drops a row its checkpoint lacks.
+        ),  # After the CSV row: `trim_history` drops a row its checkpoint lacks.
     ] + ([ReportSkippedData(counters)] if counters is not None else [])
     return pretrainer.fit(
         worker_dataset(make_dataset, config.batching.batch_size),

@@ -1,12 +1,14 @@
-"""Two objects Keras keeps where no public API gives them: the loss tracker
-of a compiled model (the `Mean` metric that `metrics` lists for the loss,
-which a task replaces with one that counts real rows only) and the
-learning-rate schedule object of an optimizer (`learning_rate` gives its
-current value), which a schedule sized by the first fit is resized through.
+"""What Keras keeps where no public API gives it: the loss tracker of a
+compiled model (the `Mean` metric that `metrics` lists for the loss, which a
+task replaces with one that counts real rows only), the learning-rate
+schedule object of an optimizer (`learning_rate` gives its current value),
+which a schedule sized by the first fit is resized through, and the build of
+a compiled model's metrics, which TensorFlow's `fit` defers to its first step.
 
 Private APIs: `keras.Model._loss_tracker` (set in `Trainer.__init__` and
-`compile`) and `keras.optimizers.Optimizer._learning_rate` (set in its
-`__init__`).
+`compile`), `keras.optimizers.Optimizer._learning_rate` (set in its
+`__init__`) and `keras.Model._symbolic_build` (the trainer's build of model,
+loss and metrics on symbolic inputs).
 """
 
 import keras
@@ -37,3 +39,19 @@ def learning_rate_schedule(optimizer: keras.optimizers.Optimizer):
     """
     require_private(optimizer, "_learning_rate", package=keras, why="the schedule a fit sizes to its steps")
     return optimizer._learning_rate
+
+
+def build_compiled_metrics(model: keras.Model, batch_spec) -> None:
+    """Builds `model`'s compiled metrics (and loss) for batches of
+    `batch_spec` (a structure of objects with `shape` and `dtype`, e.g. a
+    `tf.data` dataset's `element_spec`: `(inputs, labels)`), without running
+    a step; a metric's state can then be set before the first step (a
+    mid-epoch resume).
+
+    Example:
+    >>> build_compiled_metrics(classifier, dataset.element_spec)
+    """
+    require_private(model, "_symbolic_build", package=keras, why="metric states restored before the first step")
+    # Unknown sizes as 1: JAX's shape inference needs sizes, and the metrics' state does not depend on them.
+    symbolic = lambda spec: keras.KerasTensor([1 if d is None else d for d in spec.shape], spec.dtype.name)  # noqa: E731
+    model._symbolic_build(data_batch=keras.tree.map_structure(symbolic, batch_spec))

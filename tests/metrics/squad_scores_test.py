@@ -25,3 +25,13 @@ def test_no_answers_score_zero_and_unequal_lists_are_refused():
     assert squad_scores([], []) == {"exact_match": 0.0, "f1": 0.0}
     with pytest.raises(ValueError, match="2 predictions for 1 answers"):
         squad_scores(["a", "b"], ["a"])
+
+
+def test_several_answers_and_questions_without_one_score_as_squad_v2():
+    scores = squad_scores(["Denver Broncos", "", "the moon", ""], [["Broncos", "Denver Broncos"], [], [], ["Paris"]])
+    assert scores["exact_match"] == pytest.approx(2 / 4)  # The best of the answers; "" for no answer.
+    assert scores["has_answer_total"] == 2 and scores["no_answer_total"] == 2
+    assert scores["has_answer_exact_match"] == pytest.approx(1 / 2) and scores[
+        "no_answer_exact_match"
+    ] == pytest.approx(1 / 2)
+    assert scores["f1"] == pytest.approx(2 / 4)

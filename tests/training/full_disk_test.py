@@ -94,11 +94,18 @@ def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path,
         result = run([*finetune, "--output", str(disk / "classifier")])
         ours, noise = said(result, "finetune")
         assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
-        assert ours == [
-            f"keras-bert3 finetune: Cannot write the fine-tuned preset {disk}/classifier: No space left on "
-            "device. Nothing was left behind. (--debug shows where)"
+        assert ours == [  # Its first write is the first epoch's checkpoint (the preset is written after the run).
+            f"keras-bert3 finetune: Cannot write the checkpoint {disk}/classifier.checkpoints/backup/checkpoint-1: "
+            "No space left on device. No checkpoint was written before it. (--debug shows where)"
         ], result.stderr[-3000:]
-        assert os.listdir(disk) == []
+        assert os.listdir(disk) == ["classifier.checkpoints"]  # Its lock and settings: no preset, nothing partial.
+        assert sorted(os.listdir(disk / "classifier.checkpoints")) == [
+            "backup",
+            "finetuning.json",
+            "history.csv",
+            "run.lock",
+        ]
+        assert os.listdir(disk / "classifier.checkpoints" / "backup") == []
 
         classifier = tmp_path / "classifier"  # What `finetune` writes, without the training.
         BertClassifier.from_preset(

@@ -1,0 +1,129 @@
+"""The classifier's part of the commands: labelled texts (or pairs) from a
+CSV or JSON-lines file, a label and its probability a row, and accuracy,
+F1 and the confusion matrix (scikit-learn's metrics)."""
+
+import dataclasses
+
+import numpy as np
+
+from keras_bert3.jobs.task_job import TaskJob
+
+
+@dataclasses.dataclass
+class LabelledTexts:
+    texts: list[str]
+    seconds: list[str] | None  # The second texts of sentence pairs.
+    labels: list[str]
+
+
+class ClassifierJob(TaskJob):
+    name = "classifier"
+    task_class_path = "keras_bert3.models.bert_classifier:BertClassifier"
+    monitor, monitor_mode = "val_accuracy", "max"
+
+    def read(self, path: str, columns) -> LabelledTexts:
+        from keras_bert3.preprocessing.labelled_files import read_labelled_file
+
+        need_columns(columns, "text_column", "label_column", task=self.name)
+        return LabelledTexts(
+            *read_labelled_file(path, columns.text_column, columns.label_column, columns.second_column)
+        )
+
+    def label_names(self, examples: LabelledTexts) -> list[str]:
+        return sorted(set(examples.labels))
+
+    def unknown_labels(self, examples: LabelledTexts, label_names: list[str]) -> list[str]:
+        return sorted(set(examples.labels) - set(label_names))
+
+    def new_task(self, preset: str, examples: LabelledTexts, label_names: list[str], config, **kwargs):
+        return self.task_class().from_preset(
+            preset,
+            num_classes=len(label_names),
+            sequence_length=config.sequence_length,
+            sentence_pairs=examples.seconds is not None,
+            **kwargs,
+        )
+
+    def fit_data(self, examples: LabelledTexts, label_names: list[str]):
+        index = {name: i for i, name in enumerate(label_names)}
+        x = examples.texts if examples.seconds is None else (examples.texts, examples.seconds)
+        return x, np.array([index[label] for label in examples.labels], "int32")
+
+    def served_inputs(self, examples: LabelledTexts) -> dict:
+        return {"text": examples.texts} | ({} if examples.seconds is None else {"text_pair": examples.seconds})
+
+    def input_columns(self, columns) -> dict:
+        """The file's column for each served input (`predict --input`)."""
+        need_columns(columns, "text_column", task=self.name)
+        pair = {} if columns.second_column is None else {"text_pair": columns.second_column}
+        return {"text": columns.text_column} | pair
+
+    def preset_input_names(self, task) -> list[str]:
+        return ["text", "text_pair"] if task.sentence_pairs else ["text"]
+
+    def preset_outputs(self, task, inputs: dict) -> dict:
+        x = inputs["text"] if "text_pair" not in inputs else (inputs["text"], inputs["text_pair"])
+        return {"probabilities": task.predict_proba(x, verbose=0)}
+
+    def rows(self, outputs: dict, label_names: list[str] | None) -> list[dict]:
+        probabilities = np.asarray(outputs["probabilities"])
+        best = probabilities.argmax(-1)
+        names = label_names or [str(i) for i in range(probabilities.shape[-1])]
+        return [{"label": names[b], "probability": float(p[b])} for b, p in zip(best, probabilities)]
+
+    def report(self, examples: LabelledTexts, rows: list[dict], label_names: list[str] | None) -> dict:
+        from sklearn import metrics
+
+        names = label_names or sorted(set(examples.labels))
+        truth, predicted = examples.labels, [row["label"] for row in rows]
+        precision, recall, f1, support = metrics.precision_recall_fscore_support(
+            truth, predicted, labels=names, zero_division=0
+        )
+        return {
+            "accuracy": metrics.accuracy_score(truth, predicted),
+            "macro_f1": metrics.f1_score(truth, predicted, labels=names, average="macro", zero_division=0),
+            "weighted_f1": metrics.f1_score(truth, predicted, labels=names, average="weighted", zero_division=0),
+            "examples": len(truth),
+            "per_class": {
+                name: {"precision": p, "recall": r, "f1": f, "support": int(s)}
+                for name, p, r, f, s in zip(names, precision, recall, f1, support)
+            },
+            "confusion_matrix": {
+                "labels": names,
+                "rows_true_columns_predicted": metrics.confusion_matrix(truth, predicted, labels=names).tolist(),
+            },
+        }
+
+    def report_lines(self, report: dict) -> list[str]:
+        lines = [
+            f"accuracy {report['accuracy']:.4f}   macro F1 {report['macro_f1']:.4f}   weighted F1 "
+            f"{report['weighted_f1']:.4f}   ({report['examples']} examples)",
+            "",
+        ]
+        width = max(len(name) for name in report["per_class"]) + 2
+        lines.append(f"{'label':<{width}}precision  recall      f1  support")
+        for name, scores in report["per_class"].items():
+            lines.append(
+                f"{name:<{width}}{scores['precision']:9.4f} {scores['recall']:7.4f} {scores['f1']:7.4f} "
+                f"{scores['support']:8d}"
+            )
+        matrix = report["confusion_matrix"]
+        lines += ["", "confusion matrix (rows: true label, columns: predicted, in the order above)"]
+        lines += ["  ".join(f"{count:6d}" for count in row) for row in matrix["rows_true_columns_predicted"]]
+        return lines
+
+    def write_figures(self, report: dict, report_path: str) -> list[str]:
+        """The confusion matrix as a PNG beside the report (`<report>.confusion_matrix.png`)."""
+        from keras_bert3.jobs.confusion_matrix_plot import plot_confusion_matrix
+
+        path = f"{report_path.removesuffix('.json')}.confusion_matrix.png"
+        plot_confusion_matrix(report["confusion_matrix"], path)
+        return [path]
+
+
+def need_columns(columns, *names: str, task: str) -> None:
+    """Refuses a job without the column flags it needs, naming them."""
+    missing = [name for name in names if getattr(columns, name, None) is None]
+    if missing:
+        flags = " and ".join("--" + name.replace("_", "-") for name in missing)
+        raise ValueError(f"--task {task} reads the file's columns: give {flags}.")

@@ -1,0 +1,42 @@
+"""`keras-bert3 evaluate`: a fine-tuned model's scores on a labelled file,
+printed and written as JSON."""
+
+from keras_bert3.jobs.served_model import ServedModel
+from keras_bert3.jobs.task_job import in_batches
+
+BATCH_SIZE = 64  # Inputs a call of the served model.
+
+
+def evaluate(model_path: str, data: str, columns, *, report_path: str | None = None) -> dict:
+    """Scores the model at `model_path` (a fine-tuned preset, its SavedModel
+    or its ONNX folder) on the labelled file `data`, read as its task's
+    training files are (`columns` gives the column flags). Returns the report
+    (`TaskJob.report`: `accuracy`, `macro_f1`, ... for a classifier; `f1`,
+    `precision`, `recall`, `token_accuracy` for a token classifier;
+    `exact_match` and `f1` for a question answerer); with `report_path`,
+    writes it there as JSON (and a classifier's confusion matrix as a PNG
+    beside it).
+
+    Example:
+    >>> evaluate("runs/tagger", "conll2003/test.txt", FinetuningConfig(), report_path="report.json")["f1"]
+    """
+    model = ServedModel(model_path)
+    examples = model.job.read(data, columns)
+    if model.label_names:
+        unknown = model.job.unknown_labels(examples, model.label_names)
+        if unknown:
+            raise ValueError(
+                f"{data} has labels the model at {model_path} does not know: {', '.join(map(repr, unknown[:5]))} "
+                f"(it knows {', '.join(model.label_names[:10])}{', ...' if len(model.label_names) > 10 else ''})."
+            )
+    rows = []
+    for batch in in_batches(model.job.served_inputs(examples), BATCH_SIZE):
+        rows += model(batch)
+    report = {"task": model.job.name, "model": model_path, "format": model.format, "data": data}
+    report |= model.job.report(examples, rows, model.label_names)
+    if report_path:
+        from keras_bert3.presets.preset_format import write_json
+
+        write_json(report_path, report)
+        report["figures"] = model.job.write_figures(report, report_path)
+    return report

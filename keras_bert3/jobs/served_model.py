@@ -1,0 +1,110 @@
+"""A fine-tuned model, whatever form it was saved in: a preset
+(`keras-bert3 finetune`), a SavedModel or an ONNX folder (`keras-bert3
+export`), called alike on strings and giving the same rows."""
+
+import os
+
+from keras_bert3.jobs.task_job import job_for_outputs
+from keras_bert3.jobs.task_job import job_for_task
+
+LABEL_NAMES_FILE = "class_names.json"  # Beside a fine-tuned preset and its exports: the names of its labels.
+
+
+class ServedModel:
+    """The model at `path`, with its task's job and label names. Called with
+    a dict of string lists (`input_names`: `text` [and `text_pair`], or
+    `question` and `context`), it gives one dict of predicted fields a row
+    (`TaskJob.rows`): from TensorFlow and tf-text only for a SavedModel, from
+    onnxruntime for an ONNX folder, from the task model for a preset.
+
+    Example:
+    >>> model = ServedModel("runs/classifier")
+    >>> model({"text": ["Open the URL."]})
+    [{'label': 'network', 'probability': 0.91}]
+    """
+
+    def __init__(self, path: str):
+        from keras_bert3.export.onnx_export import MODEL_FILE
+
+        check_exists(path, "a fine-tuned preset (keras-bert3 finetune) or its export (keras-bert3 export)")
+        self.path = path
+        if os.path.isfile(os.path.join(path, "saved_model.pb")):
+            self.format, self._run = "SavedModel", self._saved_model(path)
+        elif os.path.isfile(os.path.join(path, MODEL_FILE)):
+            self.format, self._run = "ONNX", self._onnx(path)
+        else:
+            self.format, self._run = "preset", self._preset(path)
+        self.label_names = label_names(path)
+
+    def __call__(self, inputs: dict) -> list[dict]:
+        return self.job.rows(self._run(inputs), self.label_names)
+
+    def _saved_model(self, path: str):
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
+
+        serve = tf.saved_model.load(path).signatures["serving_default"]
+        self.input_names = sorted(serve.structured_input_signature[1])
+        self.job = job_for_outputs(self.input_names, serve.structured_outputs)
+        return lambda inputs: {
+            k: v.numpy() for k, v in serve(**{k: tf.constant(v, tf.string) for k, v in inputs.items()}).items()
+        }
+
+    def _onnx(self, path: str):
+        from keras_bert3.export.onnx_export import OnnxTextModel
+
+        model = OnnxTextModel(path)
+        self.input_names = model.input_names
+        self.job = job_for_outputs(model.input_names, model.output_names)
+        return lambda inputs: model(**inputs)
+
+    def _preset(self, path: str):
+        task = load_task(path)
+        self.job = job_for_task(task)
+        self.input_names = self.job.preset_input_names(task)
+        return lambda inputs: self.job.preset_outputs(task, inputs)
+
+
+def label_names(path: str) -> list[str] | None:
+    """The label names written beside a fine-tuned preset or its export (None where there are none)."""
+    from keras_bert3.presets.preset_format import read_json
+
+    names = os.path.join(path, LABEL_NAMES_FILE)
+    return read_json(names)["class_names"] if os.path.isfile(names) else None
+
+
+def load_task(preset_dir: str, **kwargs):
+    """The fine-tuned task a preset holds (its task.json names the class by
+    its Keras registered name: keras_bert3's tasks, or a task registered by
+    a module imported before, as a `keras_bert3.commands` plugin is);
+    `kwargs` go to its `from_preset` (e.g. `dtype`)."""
+    from keras_bert3.models import bert_classifier  # noqa: F401  (each registers its task)
+    from keras_bert3.models import bert_question_answerer  # noqa: F401
+    from keras_bert3.models import bert_token_classifier  # noqa: F401
+    from keras_bert3.models.bert_task import BertTask
+    from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
+    from keras_bert3.presets.task_preset import stored_task_class
+
+    check_exists(preset_dir, "the fine-tuned preset")
+    path = os.path.join(preset_dir, TASK_CONFIG_FILE)
+    if not os.path.isfile(path):
+        raise ValueError(
+            f"{preset_dir} is not a fine-tuned preset (no {TASK_CONFIG_FILE}): fine-tune it first "
+            f"(keras-bert3 finetune --preset {preset_dir} --train FILE --output DIR)."
+        )
+    task_cls = stored_task_class(preset_dir)
+    if not (isinstance(task_cls, type) and issubclass(task_cls, BertTask)):
+        raise ValueError(
+            f"{path} names a task that no imported module registered: keras_bert3's tasks are "
+            "BertClassifier, BertTokenClassifier and BertQuestionAnswerer; import the module that defines "
+            "(and registers, keras.saving.register_keras_serializable) any other first."
+        )
+    return task_cls.from_preset(preset_dir, **kwargs)
+
+
+def check_exists(path: str, what: str) -> None:
+    """Refuses a path that does not exist, saying so (before anything asks what it holds)."""
+    if not os.path.exists(path):
+        parent = os.path.dirname(os.path.abspath(path))
+        where = "" if os.path.isdir(parent) else f" (nor does the folder {parent})"
+        raise FileNotFoundError(f"{path} does not exist{where}: give the path of {what}.")

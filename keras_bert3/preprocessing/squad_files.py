@@ -1,0 +1,98 @@
+"""Questions, passages and answers from a SQuAD v1.1 or v2.0 JSON file, as
+`keras-bert3 finetune --task question-answerer` and `evaluate` read them:
+every question checked, and every problem named with the file and the
+question's place in it, before any model is built."""
+
+import dataclasses
+import json
+
+from keras_bert3.preprocessing.labelled_files import decoded_lines
+
+
+@dataclasses.dataclass
+class SquadQuestions:
+    """One entry per question: its `id`, `question` and `context`, its
+    reference `answers` (texts; several in SQuAD's dev sets; none for a v2.0
+    question without an answer) and their `answer_starts` (characters)."""
+
+    id: list[str] = dataclasses.field(default_factory=list)
+    question: list[str] = dataclasses.field(default_factory=list)
+    context: list[str] = dataclasses.field(default_factory=list)
+    answers: list[list[str]] = dataclasses.field(default_factory=list)
+    answer_starts: list[list[int]] = dataclasses.field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.id)
+
+    def training_examples(self) -> tuple[dict, int]:
+        """The answered questions as `BertQuestionAnswerer.fit` takes them (each
+        with its first answer), and how many unanswerable ones were left out."""
+        answered = [i for i, answers in enumerate(self.answers) if answers]
+        examples = {
+            "question": [self.question[i] for i in answered],
+            "context": [self.context[i] for i in answered],
+            "answer_text": [self.answers[i][0] for i in answered],
+            "answer_start": [self.answer_starts[i][0] for i in answered],
+        }
+        return examples, len(self) - len(answered)
+
+
+def read_squad_file(path: str) -> SquadQuestions:
+    """The questions of a SQuAD JSON file (`{"data": [{"paragraphs":
+    [{"context": ..., "qas": [{"id", "question", "answers": [{"text",
+    "answer_start"}], "is_impossible"}]}]}]}`, v1.1 or v2.0).
+
+    Refused with a `ValueError` naming the file and the question (its place
+    and id): a file that is not such JSON, a question or context that is
+    empty, an answer that is not at its `answer_start` in the context.
+
+    Example:
+    >>> questions = read_squad_file("squad/dev-v2.0.json")
+    >>> questions.question[0], questions.answers[0]
+    ('In what country is Normandy located?', ['France', 'France', 'France', 'France'])
+    """
+    text = "".join(line + "\n" for _, line in decoded_lines(path))  # UTF-8 checked, naming the line.
+    try:
+        data = json.loads(text)["data"]
+    except (json.JSONDecodeError, TypeError, KeyError) as error:
+        reason = f"line {error.lineno}: {error.msg}" if isinstance(error, json.JSONDecodeError) else "no `data` list"
+        raise ValueError(f"{path} is not SQuAD JSON ({reason}).") from None
+    questions = SquadQuestions()
+    for a, article in enumerate(data):
+        for p, paragraph in enumerate(_field(article, "paragraphs", list, path, f"data[{a}]")):
+            where = f"data[{a}].paragraphs[{p}]"
+            context = _field(paragraph, "context", str, path, where)
+            for q, qa in enumerate(_field(paragraph, "qas", list, path, where)):
+                _add_question(questions, qa, context, path, f"{where}.qas[{q}]")
+    if not len(questions):
+        raise ValueError(f"{path} has no questions.")
+    return questions
+
+
+def _add_question(questions: SquadQuestions, qa, context: str, path: str, where: str) -> None:
+    question = _field(qa, "question", str, path, where)
+    where = f"{where} (id {qa.get('id')!r})"
+    if not question.strip() or not context.strip():
+        raise ValueError(f"{path}, {where}: the question or its context is empty. Fill it in or remove it.")
+    texts, starts = [], []
+    for answer in [] if qa.get("is_impossible") else _field(qa, "answers", list, path, where):
+        text, start = (answer.get("text"), answer.get("answer_start")) if isinstance(answer, dict) else (None, None)
+        if not isinstance(text, str) or not isinstance(start, int) or context[start : start + len(text)] != text:
+            raise ValueError(
+                f"{path}, {where}: the answer {text!r} is not at answer_start {start!r} of its context (it has "
+                f"{context[start : start + len(str(text))]!r} there; answer_start counts characters from 0)."
+            )
+        texts.append(text)
+        starts.append(start)
+    questions.id.append(str(qa.get("id", where)))
+    questions.question.append(question)
+    questions.context.append(context)
+    questions.answers.append(texts)
+    questions.answer_starts.append(starts)
+
+
+def _field(entry, name: str, kind: type, path: str, where: str):
+    value = entry.get(name) if isinstance(entry, dict) else None
+    if not isinstance(value, kind):
+        raise ValueError(f"{path}, {where}: no {kind.__name__} `{name}` (is it SQuAD JSON?).")
+    return value

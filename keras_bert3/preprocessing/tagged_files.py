@@ -1,0 +1,93 @@
+"""Tagged sentences from a CoNLL or JSON-lines file, as `keras-bert3
+finetune --task token-classifier` reads them: every sentence checked, and
+every problem named with the file and line it is on, before any model is
+built."""
+
+import dataclasses
+import json
+
+from keras_bert3.preprocessing.labelled_files import check_distinct_labels
+from keras_bert3.preprocessing.labelled_files import decoded_lines
+
+
+@dataclasses.dataclass
+class TaggedSentences:
+    """Sentences as word lists, their tags as strings (one a word), and the
+    line of the file each sentence starts on."""
+
+    words: list[list[str]]
+    tags: list[list[str]]
+    lines: list[int]
+
+
+def read_tagged_file(path: str, tag_column: int = -1) -> TaggedSentences:
+    """The sentences of a CoNLL file (a word and its tags per line, columns
+    split at whitespace, a blank line between sentences, `-DOCSTART-` lines
+    skipped; the tag in column `tag_column`, the last by default, as in
+    CoNLL-2003's NER column) or of a JSON-lines file (`.jsonl`/`.json`: an
+    object per line with lists `tokens` and `tags`).
+
+    Refused with a `ValueError` naming the file and line: no sentence, a line
+    without the tag column, a JSON line that is not an object with lists
+    `tokens` and `tags` of one length, and tags that differ only by case or
+    spaces.
+
+    Example:
+    >>> sentences = read_tagged_file("conll2003/train.txt")
+    >>> sentences.words[0], sentences.tags[0]
+    (['EU', 'rejects', 'German', 'call'], ['B-ORG', 'O', 'B-MISC', 'O'])
+    """
+    reader = _json_sentences if path.endswith((".jsonl", ".json")) else _conll_sentences
+    sentences = TaggedSentences([], [], [])
+    for line, words, tags in reader(path, tag_column):
+        sentences.words.append(words)
+        sentences.tags.append(tags)
+        sentences.lines.append(line)
+    if not sentences.words:
+        raise ValueError(f"{path} has no sentences (a word and its tag per line, a blank line between sentences).")
+    check_distinct_labels([tag for tags in sentences.tags for tag in tags], path)
+    return sentences
+
+
+def _conll_sentences(path: str, tag_column: int):
+    words, tags, start = [], [], None
+    for line, text in decoded_lines(path):
+        columns = text.split()
+        if not columns or columns[0] == "-DOCSTART-":
+            if words:
+                yield start, words, tags
+            words, tags = [], []
+            continue
+        if not -len(columns) <= tag_column < len(columns) or tag_column % len(columns) == 0:  # Column 0: the word.
+            raise ValueError(
+                f"{path}, line {line}: {text.strip()[:60]!r} has no tag in column {tag_column} (a word, then its "
+                "tags, split at whitespace). Fix the line, or give the tag's column with --tag-column."
+            )
+        start = start if words else line
+        words.append(columns[0])
+        tags.append(columns[tag_column])
+    if words:
+        yield start, words, tags
+
+
+def _json_sentences(path: str, tag_column: int):
+    for line, text in decoded_lines(path):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}, line {line}: not valid JSON at column {error.colno} ({error.msg}).") from None
+        words, tags = (row.get("tokens"), row.get("tags")) if isinstance(row, dict) else (None, None)
+        if not (isinstance(words, list) and isinstance(tags, list) and len(words) == len(tags) and words):
+            raise ValueError(
+                f"{path}, line {line}: a JSON object with lists `tokens` and `tags` of one length is needed, "
+                f"got {text.strip()[:60]!r}."
+            )
+        words = [str(word) for word in words]
+        if any(not word or any(character.isspace() for character in word) for word in words):
+            raise ValueError(
+                f"{path}, line {line}: a token is empty or holds a space, which a served model (it splits text at "
+                "spaces) would read as another number of words. Split it into tokens."
+            )
+        yield line, words, [str(tag) for tag in tags]

@@ -1,0 +1,74 @@
+"""Labelled files of real text for each task (`keras-bert3 finetune --task ...`),
+and a tiny pretrained preset with MiniLM's real vocabulary, made once per test run."""
+
+import csv
+import json
+
+import pytest
+
+from keras_bert3_demo.docstring_code_tags import CODE_TAGS
+from keras_bert3_demo.docstring_code_tags import docstring_code_tags
+from keras_bert3_demo.docstring_questions import docstring_questions
+from keras_bert3_demo.docstring_topics import docstring_topics
+from tests.tiny_preset import write_tiny_preset
+
+
+def write_csv(path, rows: list[dict]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def write_conll(path, words: list[list[str]], tags: list[list[str]]) -> None:
+    """CoNLL-2003's layout: a document start line, then a word, two other columns and its tag per line."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("-DOCSTART- -X- -X- O\n\n")
+        for sentence, sentence_tags in zip(words, tags):
+            f.writelines(f"{word} X _ {tag}\n" for word, tag in zip(sentence, sentence_tags))
+            f.write("\n")
+
+
+def write_squad(path, examples: dict, *, unanswerable: int = 0) -> None:
+    """SQuAD v2.0 JSON: a paragraph per example; the last `unanswerable` questions
+    asked of the next example's passage, which does not hold their answer."""
+    paragraphs = []
+    count = len(examples["question"])
+    for i in range(count):
+        impossible = i >= count - unanswerable
+        context = examples["context"][(i + 1) % count] if impossible else examples["context"][i]
+        answers = (
+            [] if impossible else [{"text": examples["answer_text"][i], "answer_start": examples["answer_start"][i]}]
+        )
+        qa = {"id": f"q{i}", "question": examples["question"][i], "answers": answers, "is_impossible": impossible}
+        paragraphs.append({"context": context, "qas": [qa]})
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"version": "v2.0", "data": [{"title": "docstrings", "paragraphs": paragraphs}]}, f)
+
+
+@pytest.fixture(scope="session")
+def task_files(tmp_path_factory, minilm_dir):
+    """A tiny preset and train/validation files of each task: docstring topics
+    (CSV and JSON lines), code words tagged B-CODE/I-CODE/O (CoNLL), questions on
+    docstrings (SQuAD v2.0 JSON, a few without an answer)."""
+    root = tmp_path_factory.mktemp("task_files")
+    write_tiny_preset(str(root / "pretrained"), minilm_dir)
+    topics = docstring_topics()
+    names = topics["class_names"]
+    write_csv(
+        root / "train.csv",
+        [{"sentence": t, "topic": names[l]} for t, l in zip(topics["train_texts"][:64], topics["train_labels"][:64])],
+    )
+    with open(root / "validation.jsonl", "w", encoding="utf-8") as f:
+        for text, label in zip(topics["test_texts"][:24], topics["test_labels"][:24]):
+            f.write(json.dumps({"sentence": text, "topic": names[label]}) + "\n")
+    tags = docstring_code_tags()
+    as_names = lambda ids: [[CODE_TAGS[i] for i in sentence] for sentence in ids]  # noqa: E731
+    write_conll(root / "train.conll", tags["train_words"][:64], as_names(tags["train_tags"][:64]))
+    write_conll(root / "validation.conll", tags["test_words"][:24], as_names(tags["test_tags"][:24]))
+    questions = docstring_questions()
+    train = {k: v[:48] for k, v in questions["train"].items()}
+    validation = {k: v[:16] for k, v in questions["test"].items()}
+    write_squad(root / "train.json", train, unanswerable=4)
+    write_squad(root / "validation.json", validation, unanswerable=3)
+    return root

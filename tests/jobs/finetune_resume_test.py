@@ -1,0 +1,70 @@
+"""`keras-bert3 finetune` killed or stopped mid-epoch and run again ends as an
+uninterrupted run does: the same history and weights (fixed seeds). The
+kill and the signal come at named moments (tests/named_moment.py)."""
+
+import csv
+import signal
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from keras_bert3.cli import main
+from tests.named_moment import moment_environment
+from tests.training.pretrain_command import REPO
+
+# Between two steps of a fine-tuning (ResumableBackup's batch end, after it ran).
+BATCH_END = ("keras_bert3.training.resumable_backup:ResumableBackup.on_train_batch_end", "after")
+
+
+def arguments(task_files, output) -> list[str]:
+    """3 epochs of 4 steps (64 texts, batch 16), early stopping watching the validation file."""
+    return [
+        "finetune", "--preset", str(task_files / "pretrained"), "--train", str(task_files / "train.csv"),
+        "--validation", str(task_files / "validation.jsonl"), "--text-column", "sentence", "--label-column", "topic",
+        "--output", str(output), "--epochs", "3", "--batch-size", "16", "--sequence-length", "32",
+        "--learning-rate", "1e-3", "--patience", "2", "--verbose", "0",
+    ]  # fmt: skip
+
+
+def stopped_at(moment, call: int, then: str, args) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "keras_bert3", *args]
+    return subprocess.run(command, cwd=REPO, env=moment_environment(moment, call, then), capture_output=True, text=True)
+
+
+def history(preset) -> list[dict]:
+    with open(preset / "finetuning_history.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def weights(preset) -> dict:
+    arrays = {}
+    for path in sorted(preset.glob("*.weights.h5")):
+        with h5py.File(path, "r") as f:
+            f.visititems(
+                lambda k, item: arrays.__setitem__((path.name, k), item[()]) if isinstance(item, h5py.Dataset) else None
+            )
+    return arrays
+
+
+@pytest.mark.slow
+def test_killed_then_stopped_mid_epoch_resumes_to_the_uninterrupted_history_and_weights(task_files, tmp_path):
+    assert main(arguments(task_files, tmp_path / "uninterrupted")) == 0
+    output = tmp_path / "run"
+    args = arguments(task_files, output)
+    killed = stopped_at(BATCH_END, 6, "kill", args)  # The 2nd step of epoch 2: checkpoint-1 on disk.
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    assert sorted(p.name for p in (tmp_path / "run.checkpoints" / "backup").iterdir()) == ["checkpoint-1"]
+    stopped = stopped_at(BATCH_END, 1, "sigterm", args)  # The resumed run's first step; written at its second.
+    assert stopped.returncode == 128 + signal.SIGTERM, stopped.stderr[-3000:]
+    assert "wrote the checkpoint" in stopped.stderr and not output.exists()
+    assert sorted(p.name for p in (tmp_path / "run.checkpoints" / "backup").iterdir()) == ["checkpoint-1+2"]
+    assert main(args) == 0
+    assert history(output) == history(tmp_path / "uninterrupted") and len(history(output)) == 3
+    ours, reference = weights(output), weights(tmp_path / "uninterrupted")
+    assert ours.keys() == reference.keys() and len(ours) > 10
+    for key, value in reference.items():
+        np.testing.assert_allclose(ours[key], value, atol=1e-6, err_msg=str(key))
+    assert not (tmp_path / "run.checkpoints").exists()

@@ -1,0 +1,215 @@
+"""Each task from the command line, as a user runs it on files: `finetune`,
+then `evaluate` and `predict --input` on the fine-tuned preset, its
+SavedModel and its ONNX export, which agree; `evaluate`'s figures equal an
+independent computation on the same predictions (scikit-learn, seqeval, the
+SQuAD script's definitions written out here)."""
+
+import collections
+import json
+import re
+import string
+
+import numpy as np
+import pytest
+
+from keras_bert3.cli import main
+from keras_bert3.preprocessing.squad_files import read_squad_file
+from keras_bert3.preprocessing.tagged_files import read_tagged_file
+
+TASKS = {
+    "classifier": dict(
+        train="train.csv",
+        data="validation.jsonl",
+        flags=["--text-column", "sentence", "--label-column", "topic"],
+        predict_input="validation.jsonl",
+        predict_flags=["--text-column", "sentence"],
+    ),
+    "token-classifier": dict(
+        train="train.conll", data="validation.conll", flags=[], predict_input="validation.txt", predict_flags=[]
+    ),
+    "question-answerer": dict(
+        train="train.json",
+        data="validation.json",
+        flags=[],
+        predict_input="questions.jsonl",
+        predict_flags=[],
+    ),
+}
+
+
+def cli(capsys, *args) -> str:
+    code = main([str(arg) for arg in args])
+    printed, errors = capsys.readouterr()
+    assert code == 0, errors[-3000:]
+    return printed
+
+
+def predict_inputs(task_files, task: str) -> None:
+    """The validation examples as `predict --input` reads them (the labels left out)."""
+    if task == "token-classifier":
+        sentences = read_tagged_file(str(task_files / "validation.conll"))
+        (task_files / "validation.txt").write_text("".join(" ".join(w) + "\n" for w in sentences.words), "utf-8")
+    if task == "question-answerer":
+        questions = read_squad_file(str(task_files / "validation.json"))
+        with open(task_files / "questions.jsonl", "w", encoding="utf-8") as f:
+            for question, context in zip(questions.question, questions.context):
+                f.write(json.dumps({"question": question, "context": context}) + "\n")
+
+
+def read_jsonl(path) -> list[dict]:
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", list(TASKS))
+def test_finetune_evaluate_export_and_predict_files_agree_in_every_format(task, task_files, tmp_path, capsys):
+    files = TASKS[task]
+    model = tmp_path / "model"
+    cli(
+        capsys,
+        "finetune",
+        "--task",
+        task,
+        "--preset",
+        task_files / "pretrained",
+        "--train",
+        task_files / files["train"],
+        "--validation",
+        task_files / files["data"],
+        *files["flags"],
+        "--output",
+        model,
+        "--epochs",
+        2,
+        "--sequence-length",
+        64,
+        "--batch-size",
+        16,
+        "--learning-rate",
+        1e-3,
+        "--patience",
+        1,
+        "--verbose",
+        0,
+    )
+    assert (model / "task.json").is_file() and not (tmp_path / "model.checkpoints").exists()
+    cli(capsys, "export", "--model", model, "--output", tmp_path / "saved_model", "--no-warmup")
+    cli(capsys, "export", "--model", model, "--output", tmp_path / "onnx", "--format", "onnx")
+    predict_inputs(task_files, task)
+    reports, predictions = {}, {}
+    for form in ("model", "saved_model", "onnx"):
+        report = tmp_path / f"{form}.json"
+        printed = cli(
+            capsys,
+            "evaluate",
+            "--model",
+            tmp_path / form,
+            "--data",
+            task_files / files["data"],
+            *files["flags"],
+            "--report",
+            report,
+        )
+        assert f"Wrote {report}" in printed
+        reports[form] = json.loads(report.read_text("utf-8"))
+        output = tmp_path / f"{form}.jsonl"
+        cli(
+            capsys,
+            "predict",
+            "--model",
+            tmp_path / form,
+            "--input",
+            task_files / files["predict_input"],
+            *files["predict_flags"],
+            "--output",
+            output,
+            "--verbose",
+            0,
+        )
+        predictions[form] = read_jsonl(output)
+    check_same_predictions(task, predictions)
+    check_same_reports(reports)
+    check_report_against_independent_scores(task, task_files, reports["model"], predictions["model"])
+
+
+def check_same_predictions(task: str, predictions: dict) -> None:
+    """Every row of every form the same, scores within 1e-4 (a near tie may go either way)."""
+    reference = predictions["model"]
+    for form, rows in predictions.items():
+        assert len(rows) == len(reference), form
+        for ours, theirs in zip(reference, rows):
+            for key, value in ours.items():
+                if isinstance(value, float):
+                    assert abs(theirs[key] - value) <= 1e-4, (form, key)
+                else:
+                    assert theirs[key] == value, (form, key, ours, theirs)
+
+
+def check_same_reports(reports: dict) -> None:
+    scores = lambda report: {k: v for k, v in report.items() if k not in ("model", "format")}  # noqa: E731
+    for form, report in reports.items():
+        for key, value in scores(reports["model"]).items():
+            assert key in report, (form, key)
+            if isinstance(value, float):
+                assert abs(report[key] - value) <= 1e-9, (form, key)
+
+
+def check_report_against_independent_scores(task, task_files, report: dict, rows: list[dict]) -> None:
+    if task == "classifier":
+        from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+
+        truth = [row["topic"] for row in read_jsonl(task_files / "validation.jsonl")]
+        predicted = [row["label"] for row in rows]
+        labels = report["confusion_matrix"]["labels"]
+        assert report["accuracy"] == pytest.approx(accuracy_score(truth, predicted), abs=1e-12)
+        assert report["macro_f1"] == pytest.approx(
+            f1_score(truth, predicted, labels=labels, average="macro"), abs=1e-12
+        )
+        assert (
+            report["confusion_matrix"]["rows_true_columns_predicted"]
+            == confusion_matrix(truth, predicted, labels=labels).tolist()
+        )
+    elif task == "token-classifier":
+        from seqeval.metrics import f1_score, precision_score, recall_score
+
+        truth = read_tagged_file(str(task_files / "validation.conll")).tags
+        predicted = [[tag or "O" for tag in row["tags"]] for row in rows]
+        assert report["f1"] == pytest.approx(f1_score(truth, predicted), abs=1e-12)
+        assert report["precision"] == pytest.approx(precision_score(truth, predicted), abs=1e-12)
+        assert report["recall"] == pytest.approx(recall_score(truth, predicted), abs=1e-12)
+    else:
+        questions = read_squad_file(str(task_files / "validation.json"))
+        exact, f1 = official_squad_v2([row["answer"] for row in rows], questions.answers)
+        assert report["exact_match"] == pytest.approx(exact, abs=1e-12)
+        assert report["f1"] == pytest.approx(f1, abs=1e-12)
+        assert report["no_answer_total"] == sum(not answers for answers in questions.answers) > 0
+
+
+def official_squad_v2(predictions: list[str], answers: list[list[str]]) -> tuple[float, float]:
+    """SQuAD v2.0's official evaluate-v2.0.py, its definitions written out: mean
+    exact match and F1 over questions, each the best over the gold answers ("" for none)."""
+
+    def normalize(s):
+        s = s.lower()
+        s = "".join(ch for ch in s if ch not in set(string.punctuation))
+        s = re.compile(r"\b(a|an|the)\b", re.UNICODE).sub(" ", s)
+        return " ".join(s.split())
+
+    def compute_f1(gold, pred):
+        gold_toks, pred_toks = normalize(gold).split(), normalize(pred).split()
+        common = collections.Counter(gold_toks) & collections.Counter(pred_toks)
+        num_same = sum(common.values())
+        if len(gold_toks) == 0 or len(pred_toks) == 0:
+            return int(gold_toks == pred_toks)
+        if num_same == 0:
+            return 0
+        precision, recall = num_same / len(pred_toks), num_same / len(gold_toks)
+        return (2 * precision * recall) / (precision + recall)
+
+    exact, f1 = [], []
+    for prediction, golds in zip(predictions, answers):
+        golds = [a for a in golds if normalize(a)] or [""]
+        exact.append(max(int(normalize(a) == normalize(prediction)) for a in golds))
+        f1.append(max(compute_f1(a, prediction) for a in golds))
+    return float(np.mean(exact)), float(np.mean(f1))
