@@ -142,4 +142,6 @@ def _logged_history(history_csv: str) -> dict:
     """The run's history (every epoch, resumed parts included) by metric."""
     with open(history_csv, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    return {name: [float(row[name]) for row in rows] for name in (rows[0] if rows else {}) if name != "epoch"}
+    number = lambda text: float("nan") if text in ("", "NA") else float(text)  # noqa: E731  (CSVLogger's "NA": absent)
+    names = [name for name in (rows[0] if rows else {}) if name != "epoch" and any(row[name] != "NA" for row in rows)]
+    return {name: [number(row[name]) for row in rows] for name in names}

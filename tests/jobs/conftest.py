@@ -65,7 +65,11 @@ def task_files(tmp_path_factory, minilm_dir):
     tags = docstring_code_tags()
     as_names = lambda ids: [[CODE_TAGS[i] for i in sentence] for sentence in ids]  # noqa: E731
     write_conll(root / "train.conll", tags["train_words"][:64], as_names(tags["train_tags"][:64]))
-    write_conll(root / "validation.conll", tags["test_words"][:24], as_names(tags["test_tags"][:24]))
+    # And one sentence longer than a sequence: six of them run together.
+    words, tag_names = tags["test_words"][:24], as_names(tags["test_tags"][:24])
+    words.append([w for sentence in tags["test_words"][24:30] for w in sentence])
+    tag_names.append([t for sentence in as_names(tags["test_tags"][24:30]) for t in sentence])
+    write_conll(root / "validation.conll", words, tag_names)
     questions = docstring_questions()
     train = {k: v[:48] for k, v in questions["train"].items()}
     validation = {k: v[:16] for k, v in questions["test"].items()}

@@ -178,6 +178,9 @@ def check_report_against_independent_scores(task, task_files, report: dict, rows
         assert report["f1"] == pytest.approx(f1_score(truth, predicted), abs=1e-12)
         assert report["precision"] == pytest.approx(precision_score(truth, predicted), abs=1e-12)
         assert report["recall"] == pytest.approx(recall_score(truth, predicted), abs=1e-12)
+        # The long sentence is cut at the sequence length: its last words untagged, counted, scored as O.
+        assert rows[-1]["cut"] > 10 and report["sentences_cut"] == sum(row["cut"] > 0 for row in rows)
+        assert report["words_cut"] == sum(row["cut"] for row in rows)
     else:
         questions = read_squad_file(str(task_files / "validation.json"))
         exact, f1 = official_squad_v2([row["answer"] for row in rows], questions.answers)
