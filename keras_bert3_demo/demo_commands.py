@@ -91,6 +91,13 @@ def topics(args) -> None:
         print(f"Wrote {path} ({len(data[f'{split}_texts']):,} sentences).")
 
 
+def labelled_sets(args) -> None:
+    from keras_bert3_demo.labelled_sets import write_labelled_sets
+
+    for path in write_labelled_sets(args.output):
+        print(f"Wrote {path}")
+
+
 # Sentences for the pipeline's last stage (not in the labelled set).
 PIPELINE_EXAMPLES = [
     "Send the message to the mail server and wait for the reply.",
@@ -160,7 +167,7 @@ def pipeline(args) -> None:
 
 
 def add_commands(commands) -> None:
-    """Adds `demo`, `topics` and `pipeline` to `keras-bert3`'s subcommands,
+    """Adds `demo`, `topics`, `labelled-sets` and `pipeline` to `keras-bert3`'s subcommands,
     and `demo_corpus` as the corpus of `pretrain` without `--corpus`."""
     p = commands.add_parser("demo", help="tokenizer and preset tour on the embedded corpus")
     p.add_argument("--output", default="runs/demo", help="directory for the presets it writes")
@@ -169,6 +176,11 @@ def add_commands(commands) -> None:
     p = commands.add_parser("topics", help="write the embedded labelled set (docstring sentences by topic) as CSV")
     p.add_argument("--output", required=True, help="directory for train.csv and test.csv")
     p.set_defaults(run=topics)
+    p = commands.add_parser(
+        "labelled-sets", help="write the embedded labelled sets of the three tasks as CSV, CoNLL and SQuAD JSON"
+    )
+    p.add_argument("--output", required=True, help="directory for topics/, code_tags/ and questions/")
+    p.set_defaults(run=labelled_sets)
     p = commands.add_parser("pipeline", help="the main job: pretrain, fine-tune, export, predict from the export")
     p.add_argument("--output", required=True, help="run directory")
     p.add_argument("--pretrain-steps", type=int, default=1500)

@@ -23,7 +23,9 @@ def refused(capsys, *args) -> str:
 def classifier(task_files, tmp_path_factory):
     output = tmp_path_factory.mktemp("bad_input") / "classifier"
     args = ["finetune", "--preset", task_files / "pretrained", "--train", task_files / "train.csv", *COLUMNS]
-    assert main([str(a) for a in [*args, "--output", output, "--epochs", 1, "--sequence-length", 32, "--verbose", 0]]) == 0
+    assert (
+        main([str(a) for a in [*args, "--output", output, "--epochs", 1, "--sequence-length", 32, "--verbose", 0]]) == 0
+    )
     return output
 
 
@@ -32,16 +34,43 @@ def test_predict_files_refuse_bad_rows_and_existing_outputs(classifier, tmp_path
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"sentence": "Return the path."}) + "\n" + json.dumps({"text": "No sentence."}) + "\n")
     output = tmp_path / "out.csv"
-    line = refused(capsys, "predict", "--model", classifier, "--input", rows, "--text-column", "sentence", "--output", output)
+    line = refused(
+        capsys, "predict", "--model", classifier, "--input", rows, "--text-column", "sentence", "--output", output
+    )
     assert line.startswith(f"keras-bert3 predict: {rows}, line 2: no column 'sentence'")
     assert list(tmp_path.iterdir()) == [rows]  # No output, no partial file.
     rows = tmp_path / "rows.txt"
     rows.write_text("Return the path.\nOpen the file.\n")  # Plain text, one text a line.
-    assert main([str(a) for a in ["predict", "--model", classifier, "--input", rows, "--output", output, "--verbose", 0]]) == 0
+    assert (
+        main([str(a) for a in ["predict", "--model", classifier, "--input", rows, "--output", output, "--verbose", 0]])
+        == 0
+    )
     assert output.read_text().splitlines()[0] == "text,label,probability" and len(output.read_text().splitlines()) == 3
     line = refused(capsys, "predict", "--model", classifier, "--input", rows, "--output", output)
-    assert line == f"keras-bert3 predict: --output {output} exists: give --overwrite to replace it, or another name. (--debug shows where)"
-    assert main([str(a) for a in ["predict", "--model", classifier, "--input", rows, "--output", output, "--overwrite", "--verbose", 0]]) == 0
+    assert (
+        line
+        == f"keras-bert3 predict: --output {output} exists: give --overwrite to replace it, or another name. (--debug shows where)"
+    )
+    assert (
+        main(
+            [
+                str(a)
+                for a in [
+                    "predict",
+                    "--model",
+                    classifier,
+                    "--input",
+                    rows,
+                    "--output",
+                    output,
+                    "--overwrite",
+                    "--verbose",
+                    0,
+                ]
+            ]
+        )
+        == 0
+    )
 
 
 @pytest.mark.slow
@@ -52,16 +81,35 @@ def test_labels_the_model_does_not_know_are_named(classifier, task_files, tmp_pa
     assert f"{data} has labels the model at {classifier} does not know: 'astronomy'" in line
     assert not (tmp_path / "r.json").exists()
     line = refused(
-        capsys, "finetune", "--preset", task_files / "pretrained", "--train", task_files / "train.csv", "--validation",
-        data, *COLUMNS, "--output", tmp_path / "model",
+        capsys,
+        "finetune",
+        "--preset",
+        task_files / "pretrained",
+        "--train",
+        task_files / "train.csv",
+        "--validation",
+        data,
+        *COLUMNS,
+        "--output",
+        tmp_path / "model",
     )
     assert f"{data} has labels the training file lacks: 'astronomy'" in line and not (tmp_path / "model").exists()
 
 
 @pytest.mark.slow
 def test_a_missing_column_flag_and_patience_without_validation_are_named(task_files, tmp_path, capsys):
-    args = ["finetune", "--preset", task_files / "pretrained", "--train", task_files / "train.csv", "--output", tmp_path / "m"]
+    args = [
+        "finetune",
+        "--preset",
+        task_files / "pretrained",
+        "--train",
+        task_files / "train.csv",
+        "--output",
+        tmp_path / "m",
+    ]
     assert refused(capsys, *args, "--text-column", "sentence").startswith(
         "keras-bert3 finetune: --task classifier reads the file's columns: give --label-column."
     )
-    assert "--patience watches the validation score: give --validation too" in refused(capsys, *args, *COLUMNS, "--patience", 2)
+    assert "--patience watches the validation score: give --validation too" in refused(
+        capsys, *args, *COLUMNS, "--patience", 2
+    )

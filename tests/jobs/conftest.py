@@ -1,7 +1,6 @@
 """Labelled files of real text for each task (`keras-bert3 finetune --task ...`),
 and a tiny pretrained preset with MiniLM's real vocabulary, made once per test run."""
 
-import csv
 import json
 
 import pytest
@@ -10,40 +9,10 @@ from keras_bert3_demo.docstring_code_tags import CODE_TAGS
 from keras_bert3_demo.docstring_code_tags import docstring_code_tags
 from keras_bert3_demo.docstring_questions import docstring_questions
 from keras_bert3_demo.docstring_topics import docstring_topics
+from keras_bert3_demo.labelled_sets import write_conll
+from keras_bert3_demo.labelled_sets import write_csv
+from keras_bert3_demo.labelled_sets import write_squad
 from tests.tiny_preset import write_tiny_preset
-
-
-def write_csv(path, rows: list[dict]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def write_conll(path, words: list[list[str]], tags: list[list[str]]) -> None:
-    """CoNLL-2003's layout: a document start line, then a word, two other columns and its tag per line."""
-    with open(path, "w", encoding="utf-8") as f:
-        f.write("-DOCSTART- -X- -X- O\n\n")
-        for sentence, sentence_tags in zip(words, tags):
-            f.writelines(f"{word} X _ {tag}\n" for word, tag in zip(sentence, sentence_tags))
-            f.write("\n")
-
-
-def write_squad(path, examples: dict, *, unanswerable: int = 0) -> None:
-    """SQuAD v2.0 JSON: a paragraph per example; the last `unanswerable` questions
-    asked of the next example's passage, which does not hold their answer."""
-    paragraphs = []
-    count = len(examples["question"])
-    for i in range(count):
-        impossible = i >= count - unanswerable
-        context = examples["context"][(i + 1) % count] if impossible else examples["context"][i]
-        answers = (
-            [] if impossible else [{"text": examples["answer_text"][i], "answer_start": examples["answer_start"][i]}]
-        )
-        qa = {"id": f"q{i}", "question": examples["question"][i], "answers": answers, "is_impossible": impossible}
-        paragraphs.append({"context": context, "qas": [qa]})
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"version": "v2.0", "data": [{"title": "docstrings", "paragraphs": paragraphs}]}, f)
 
 
 @pytest.fixture(scope="session")
