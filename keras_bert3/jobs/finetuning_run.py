@@ -12,6 +12,7 @@ and weights. At the end the fine-tuned preset is written whole at `--output`
 import csv
 import dataclasses
 import json
+import logging
 import os
 import shutil
 
@@ -23,6 +24,8 @@ SETTINGS_FILE = "finetuning.json"
 HISTORY_FILE = "history.csv"
 BACKUP_DIR = "backup"
 NOT_RESUME_FIELDS = ("verbose",)  # Settings a resumed run may change.
+
+logger = logging.getLogger("keras_bert3.jobs")
 
 
 def finetune(config) -> dict:
@@ -42,6 +45,9 @@ def finetune(config) -> dict:
     check_replaceable(config.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE)  # Before the training.
     train = job.read(config.train, config)
     label_names = job.label_names(train)
+    count = len(next(iter(job.served_inputs(train).values())))
+    shown = "" if not label_names else f", {len(label_names)} labels: {', '.join(label_names[:20])}"
+    logger.info(f"{config.train}: {count:,} training examples{shown}{', ...' if len(label_names or ()) > 20 else ''}")
     validation = None
     if config.validation:
         validation = job.read(config.validation, config)
