@@ -53,10 +53,12 @@ def read_squad_file(path: str) -> SquadQuestions:
     """
     text = "".join(line + "\n" for _, line in decoded_lines(path))  # UTF-8 checked, naming the line.
     try:
-        data = json.loads(text)["data"]
-    except (json.JSONDecodeError, TypeError, KeyError) as error:
-        reason = f"line {error.lineno}: {error.msg}" if isinstance(error, json.JSONDecodeError) else "no `data` list"
-        raise ValueError(f"{path} is not SQuAD JSON ({reason}).") from None
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path} is not SQuAD JSON (line {error.lineno}: {error.msg}).") from None
+    data = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(data, list):
+        raise ValueError(f"{path} is not SQuAD JSON (no `data` list).")
     questions = SquadQuestions()
     for a, article in enumerate(data):
         for p, paragraph in enumerate(_field(article, "paragraphs", list, path, f"data[{a}]")):

@@ -96,7 +96,7 @@ def test_labels_the_model_does_not_know_are_named(classifier, task_files, tmp_pa
     assert f"{data} has labels the training file lacks: 'astronomy'" in line and not (tmp_path / "model").exists()
 
 
-@pytest.mark.slow
+@pytest.mark.backend_free  # Refused before any model is built.
 def test_a_missing_column_flag_and_patience_without_validation_are_named(task_files, tmp_path, capsys):
     args = [
         "finetune",
@@ -113,3 +113,21 @@ def test_a_missing_column_flag_and_patience_without_validation_are_named(task_fi
     assert "--patience watches the validation score: give --validation too" in refused(
         capsys, *args, *COLUMNS, "--patience", 2
     )
+
+
+@pytest.mark.backend_free  # Refused before any model is loaded: every job's reader, evaluate and predict.
+def test_files_and_models_that_cannot_serve_are_named_before_any_model_loads(task_files, tmp_path, capsys):
+    bad = tmp_path / "bad.conll"
+    bad.write_text("EU B-ORG\nrejects\n", "utf-8")
+    args = ["finetune", "--preset", task_files / "pretrained", "--output", tmp_path / "m", "--train"]
+    assert f"{bad}, line 2: 'rejects' has no tag" in refused(capsys, *args, bad, "--task", "token-classifier")
+    squad = tmp_path / "bad.json"
+    squad.write_text('{"data": 3}', "utf-8")
+    assert f"{squad} is not SQuAD JSON (no `data` list)." in refused(
+        capsys, *args, squad, "--task", "question-answerer"
+    )
+    missing = tmp_path / "no_model"
+    assert f"{missing} does not exist" in refused(capsys, "evaluate", "--model", missing, "--data", bad)
+    line = refused(capsys, "predict", "--model", missing, "--input", bad, "--output", tmp_path / "out.txt")
+    assert line.startswith(f"keras-bert3 predict: --output {tmp_path / 'out.txt'}: name a .csv or .jsonl file")
+    assert not (tmp_path / "m").exists() and not (tmp_path / "m.checkpoints").exists()
