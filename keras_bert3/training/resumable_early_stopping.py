@@ -34,12 +34,17 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
         self.folder = folder
 
     def on_train_begin(self, logs=None):
+        epochs = self._replay(logs)
+        if epochs and self.best_weights_file() is None and self.best_epoch == epochs - 1:
+            self._keep_best_weights(self.best_epoch)  # The checkpoint just restored holds them.
+
+    def _replay(self, logs=None) -> int:
+        """Starts afresh, then takes the logged epochs' values as if they had just ended; returns their number."""
         super().on_train_begin(logs)
         values = logged_values(self.history_csv, self.monitor)
         for epoch, value in enumerate(values):
             super().on_epoch_end(epoch, {self.monitor: value})
-        if values and self.best_weights_file() is None and self.best_epoch == len(values) - 1:
-            self._keep_best_weights(self.best_epoch)  # The checkpoint just restored holds them.
+        return len(values)
 
     def on_epoch_end(self, epoch, logs=None):
         best = self.best
@@ -52,7 +57,7 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
         is over: no `fit` is needed)."""
         self.set_model(model)
         model.stop_training = False
-        self.on_train_begin()
+        self._replay()  # Writes nothing: the model does not hold the checkpoint's weights yet.
         stopped, model.stop_training = model.stop_training, False
         return stopped
 
