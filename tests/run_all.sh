@@ -30,7 +30,7 @@ python -m pip install --quiet --disable-pip-version-check -e ".[jax,beam,onnx,te
 # seqeval, the oracle of the entity scores' tests, ships only a source archive
 # whose build asks for setuptools-scm; pip's isolated build fetches the newest,
 # which cannot build it, so it is built here beside an older one.
-python -m pip install --quiet --disable-pip-version-check "setuptools-scm<8" || exit 1
+python -m pip install --quiet --disable-pip-version-check "setuptools-scm<8" "setuptools>=70.1" wheel || exit 1
 python -m pip install --quiet --disable-pip-version-check --no-build-isolation seqeval==1.2.2 || exit 1
 # The corpora derived from this machine's Python (tests/derived_corpora.py),
 # beside the TensorFlow that TF Serving runs, where the export tests load their
