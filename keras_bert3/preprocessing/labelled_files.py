@@ -84,27 +84,31 @@ def _not_utf8(path: str) -> str:
 
 
 def _decoded_rows(path: str):
+    if path.endswith((".jsonl", ".json")):
+        yield from json_lines(path)
+        return
     with open(path, encoding="utf-8", newline="") as f:
-        if path.endswith((".jsonl", ".json")):
-            for line, text in enumerate(f, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text.rstrip("\r\n"))
-                except json.JSONDecodeError as error:
-                    reason = error.msg.removesuffix(" at")  # "Invalid control character at": json's wording.
-                    raise ValueError(
-                        f"{path}, line {line}: not valid JSON at column {error.colno} ({reason})."
-                    ) from None
-                if not isinstance(row, dict):
-                    raise ValueError(
-                        f"{path}, line {line}: a JSON object {{...}} per line is needed, got {type(row).__name__}."
-                    )
-                yield line, row
-        else:
-            reader = csv.DictReader(f)
-            for row in reader:
-                yield reader.line_num, row
+        reader = csv.DictReader(f)
+        for row in reader:
+            yield reader.line_num, row
+
+
+def json_lines(path: str):
+    """`(line number, dict)` for each non-blank line of a JSON-lines file; a
+    line that is not a JSON object, or a file that is not UTF-8, is refused naming the line."""
+    for line, text in decoded_lines(path):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as error:
+            reason = error.msg.removesuffix(" at")  # "Invalid control character at": json's wording.
+            raise ValueError(f"{path}, line {line}: not valid JSON at column {error.colno} ({reason}).") from None
+        if not isinstance(row, dict):
+            raise ValueError(
+                f"{path}, line {line}: a JSON object {{...}} per line is needed, got {type(row).__name__}."
+            )
+        yield line, row
 
 
 def _folded(label: str) -> str:

@@ -8,6 +8,7 @@ import json
 
 from keras_bert3.preprocessing.labelled_files import check_distinct_labels
 from keras_bert3.preprocessing.labelled_files import decoded_lines
+from keras_bert3.preprocessing.labelled_files import json_lines
 
 
 @dataclasses.dataclass
@@ -71,18 +72,12 @@ def _conll_sentences(path: str, tag_column: int):
 
 
 def _json_sentences(path: str, tag_column: int):
-    for line, text in decoded_lines(path):
-        if not text.strip():
-            continue
-        try:
-            row = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}, line {line}: not valid JSON at column {error.colno} ({error.msg}).") from None
-        words, tags = (row.get("tokens"), row.get("tags")) if isinstance(row, dict) else (None, None)
+    for line, row in json_lines(path):
+        words, tags = row.get("tokens"), row.get("tags")
         if not (isinstance(words, list) and isinstance(tags, list) and len(words) == len(tags) and words):
             raise ValueError(
                 f"{path}, line {line}: a JSON object with lists `tokens` and `tags` of one length is needed, "
-                f"got {text.strip()[:60]!r}."
+                f"got {json.dumps(row)[:60]!r}."
             )
         words = [str(word) for word in words]
         if any(not word or any(character.isspace() for character in word) for word in words):
