@@ -1,7 +1,9 @@
 """keras-bert3 finetune / export / predict on real labelled text (a tiny
 backbone with MiniLM's real vocabulary, so the run is short). The commands
 run in this process through `keras_bert3.cli.main`, as the console script
-calls it (`python -m keras_bert3` runs in tests/training/pretraining_run_test.py)."""
+calls it (`python -m keras_bert3` runs in tests/training/pretraining_run_test.py).
+The whole run (`test_finetune_export_predict`) runs in one pass: exports from
+either backend are tested in tests/models/text_classifier_export_test.py."""
 
 import csv
 import json
@@ -41,6 +43,7 @@ def files(tmp_path_factory, minilm_dir):
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_finetune_export_predict(files, capsys):
     out = cli(
         capsys,

@@ -58,6 +58,14 @@ export KERAS_BERT3_ONE_PASS=tensorflow
 # each pass. With the other core busy, the MiniLM fine-tuning reference took 85 s
 # on one thread against 135 s on two.
 export KERAS_BERT3_TORCH_THREADS=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
+# TensorFlow's thread pools get the same half (their sizes are read from these
+# variables; code that sets its own, as prepare-data's workers do, keeps it),
+# and where that half is one core XLA's matrix products run on the calling
+# thread: on two cores, threads waiting on the other pass's cost more than
+# they gain. Measured on 30 model and export tests (AMD EPYC, both passes):
+# 342 s of CPU (206 s wall) against 323 s (196 s).
+export TF_NUM_INTRAOP_THREADS=$KERAS_BERT3_TORCH_THREADS TF_NUM_INTEROP_THREADS=$KERAS_BERT3_TORCH_THREADS
+[ "$KERAS_BERT3_TORCH_THREADS" = 1 ] && export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false ${XLA_FLAGS:-}"
 # XLA (every JAX program; TensorFlow's XLA steps) compiles at LLVM
 # optimization level 1 instead of 3: most of a test's XLA time is compiling
 # tiny programs, and the matrix products run in the same library calls at any

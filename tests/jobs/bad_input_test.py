@@ -1,5 +1,6 @@
 """The file commands' bad input: each case one line naming the file and
-line (or the label), exit 2, and nothing written under the output's name."""
+line (or the label), exit 2, and nothing written under the output's name.
+One pass: the refusals are the same code on either backend."""
 
 import json
 
@@ -30,6 +31,7 @@ def classifier(task_files, tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_predict_files_refuse_bad_rows_and_existing_outputs(classifier, tmp_path, capsys):
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"sentence": "Return the path."}) + "\n" + json.dumps({"text": "No sentence."}) + "\n")
@@ -74,6 +76,7 @@ def test_predict_files_refuse_bad_rows_and_existing_outputs(classifier, tmp_path
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_labels_the_model_does_not_know_are_named(classifier, task_files, tmp_path, capsys):
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"sentence": "Return the path.", "topic": "astronomy"}) + "\n")

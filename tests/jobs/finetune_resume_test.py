@@ -1,6 +1,12 @@
 """`keras-bert3 finetune` killed or stopped mid-epoch and run again ends as an
 uninterrupted run does: the same history and weights (fixed seeds). The
-kill and the signal come at named moments (tests/named_moment.py)."""
+kill and the signal come at named moments (tests/named_moment.py).
+
+One pass (`one_pass`): the run folder, the lock, the replayed history and
+the training stream's position are the same code on either backend; each
+backend's restore of a fit's state is tested in both passes by
+tests/training/resumable_backup_test.py and by the mid-epoch resume of
+tests/training/pretraining_run_test.py."""
 
 import csv
 import signal
@@ -50,6 +56,7 @@ def weights(preset) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_killed_then_stopped_mid_epoch_resumes_to_the_uninterrupted_history_and_weights(task_files, tmp_path):
     assert main(arguments(task_files, tmp_path / "uninterrupted")) == 0
     output = tmp_path / "run"

@@ -185,9 +185,11 @@ def test_foreign_or_corrupt_checkpoints_are_refused(tmp_path, small_corpus, run_
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus, run_vocabulary, capsys):
     """`--packed-length`: pairs of 64 tokens packed into rows of 128 train; rows
-    shorter than the pairs are refused before anything runs."""
+    shorter than the pairs are refused before anything runs. One pass: packed
+    training on each backend is tested in tests/models/packed_pretraining_test.py."""
     from keras_bert3.cli import main
 
     args = command(run_vocabulary(tmp_path / "run"), small_corpus)[3:] + ["--packed-length", "128"]
@@ -206,10 +208,12 @@ def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_every_data_setting_reaches_the_run(tmp_path, small_corpus, run_vocabulary):
     """Flags of the data configs that the run did not take before the
     settings tree: a corpus of paragraphs, whole-word masking, a smaller
-    shuffle buffer; run.json records them in their configs."""
+    shuffle buffer; run.json records them in their configs. One pass: the
+    settings reach the data pipeline, which is TensorFlow on either backend."""
     from keras_bert3.cli import main
 
     args = command(run_vocabulary(tmp_path / "run"), small_corpus)[3:]
