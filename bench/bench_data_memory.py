@@ -16,6 +16,12 @@ Memory is flat when the equal-length peaks are within 10%. Run from the
 repository root:
 
     KERAS_BACKEND=tensorflow python bench/bench_data_memory.py --sizes-mb 10 100
+
+With `--long-line-mb N`, instead: one pass over 2 MB of documents with one
+line of N MB among them (real words, no newline), beside the same documents
+without it; memory is bounded when the peaks are close, whatever N:
+
+    KERAS_BACKEND=tensorflow python bench/bench_data_memory.py --long-line-mb 50 500
 """
 
 import argparse
@@ -60,14 +66,54 @@ def write_corpus(path: str, size: int, documents: list[list[str]], seed: int) ->
                     break
 
 
+def read_in_a_process(path: str, limit: int = 0) -> tuple[int, int, float, float]:
+    """(examples, documents, seconds, peak RSS in MB) of one pass over `path`
+    (or `limit` examples, its passes repeated), in a fresh process."""
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, path, str(limit)], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    count, document_count, elapsed, peak = result.stdout.split()
+    return int(count), int(document_count), float(elapsed), float(peak)
+
+
+def long_lines(sizes_mb: list[int], documents: list[list[str]]) -> None:
+    """Peak RSS of one pass over 2 MB of documents with a line of each size in
+    `sizes_mb` in the middle (and with none: size 0)."""
+    words = " ".join(sentence for document in documents[:50] for sentence in document).encode()
+    print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
+    with tempfile.TemporaryDirectory() as directory:
+        for size in [0, *sizes_mb]:
+            path, after = (os.path.join(directory, f"{name}_{size}mb.txt") for name in ("long_line", "after"))
+            write_corpus(path, 10**6, documents, seed=1)
+            write_corpus(after, 10**6, documents, seed=2)
+            with open(path, "ab") as f:
+                for start in range(0, size * 10**6, len(words)):
+                    f.write(words[: size * 10**6 - start] + b" ")
+                f.write(b"\n\n")
+                with open(after, "rb") as rest:
+                    f.write(rest.read())
+            os.remove(after)
+            count, document_count, elapsed, peak = read_in_a_process(path)
+            print(
+                f"one line of {size:>4} MB among 2 MB of documents: {count:,} examples from {document_count:,} "
+                f"documents in {elapsed:.0f} s; peak RSS {peak:,.0f} MB.",
+                flush=True,
+            )
+            os.remove(path)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes-mb", type=int, nargs="+", default=[10, 100])
+    parser.add_argument("--long-line-mb", type=int, nargs="+", help="instead: a corpus with one line of each size")
     args = parser.parse_args()
 
     from keras_bert3_demo import default_corpus_documents
 
     documents = default_corpus_documents()
+    if args.long_line_mb:
+        return long_lines(args.long_line_mb, documents)
     sizes = sorted(args.sizes_mb, reverse=True)
     print(f"load average before: {os.getloadavg()[0]:.2f}", flush=True)
     equal_length_peaks = {}
@@ -77,17 +123,8 @@ def main() -> None:
             path = os.path.join(directory, f"corpus_{size}mb.txt")
             write_corpus(path, size * 10**6, documents, seed=size)
             for limit in [0] if size == sizes[0] else [examples, 0]:
-                result = subprocess.run(
-                    [sys.executable, "-c", CHILD, path, str(limit)],
-                    capture_output=True,
-                    text=True,
-                    cwd=ROOT,
-                    check=True,
-                )
-                count, document_count, elapsed, peak = result.stdout.split()
-                run = (
-                    f"{int(count):,} examples (one pass)" if not limit else f"{int(count):,} examples (passes repeated)"
-                )
+                count, document_count, elapsed, peak = read_in_a_process(path, limit)
+                run = f"{count:,} examples (one pass)" if not limit else f"{count:,} examples (passes repeated)"
                 print(
                     f"{size:>4} MB corpus, {run} from {int(document_count):,} documents read "
                     f"in {float(elapsed):.0f} s ({int(count) / float(elapsed):,.0f} examples/s); peak RSS {float(peak):,.0f} MB.",

@@ -15,6 +15,7 @@ The demo package beside it (keras_bert3_demo) adds `demo`, `topics` and
 `pipeline` (the main job), and the corpus `pretrain` reads when given none.
 """
 
+import contextlib
 import argparse
 import importlib.metadata
 import logging
@@ -73,6 +74,15 @@ def embed(args) -> None:
 
 
 def prepare_data(args) -> None:
+    from keras_bert3.training.run_lock import run_lock
+
+    # One prepare-data per output folder, as one pretrain per run folder (a
+    # folder on a remote file system is the cluster's to share out).
+    with contextlib.nullcontext() if "://" in args.output else run_lock(args.output):
+        _prepare_data(args)
+
+
+def _prepare_data(args) -> None:
     from keras_bert3.data.paired_shards import prepare_pretraining_data
     from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 

@@ -22,6 +22,11 @@ BLOCK_BYTES = 1 << 20
 WINDOW_BLOCKS = 4
 # A streaming pass cuts the corpus into ranges of at most this many bytes.
 RANGE_BYTES = 64 << 20
+# A line is kept to its first this many bytes as it is read, so that memory is
+# bounded whatever a line's length: far more text than one example's sequence
+# holds (the rest of a longer line is dropped downstream anyway, as a
+# truncated sentence).
+MAX_LINE_BYTES = 1 << 20
 
 
 def expand_files(files: str | os.PathLike | list) -> list[str]:
@@ -224,22 +229,28 @@ def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes:
 
     @tf.autograph.experimental.do_not_convert  # Traced as written: autograph would only slow this down.
     def owned_lines(state, block):
-        """A block's lines: the stripped lines of our documents, "" for the blank lines between them."""
-        carry, offset, owner = state
+        """A block's lines: the stripped lines of our documents, "" for the blank
+        lines between them. The line under way is carried to the next block,
+        at most `MAX_LINE_BYTES` of it (`dropped`: the bytes of it left out)."""
+        carry, dropped, offset, owner = state
         parts = tf.strings.split(tf.strings.join([carry, block]), "\n")
-        lines = parts[:-1]
+        lines, rest = parts[:-1], parts[-1]
         lengths = tf.cast(tf.strings.length(lines), tf.int64) + 1
+        lengths += dropped * tf.one_hot(0, tf.size(lines), dtype=tf.int64)  # The carried line's true length.
         offsets = offset + tf.cumsum(lengths, exclusive=True)
-        stripped = tf.strings.strip(lines)
+        stripped = tf.strings.strip(tf.strings.substr(lines, 0, MAX_LINE_BYTES))
         blank = tf.equal(stripped, "") & (offsets >= start)  # Not the end of the line under way at `start`.
         blank_offsets = tf.concat([[owner], tf.boolean_mask(offsets, blank)], axis=0)
         owners = tf.gather(blank_offsets, tf.cumsum(tf.cast(blank, tf.int32), exclusive=True))
         ours = tf.not_equal(stripped, "") & (owners >= start) & (owners < end)
         kept = tf.boolean_mask(tf.where(ours, stripped, ""), ours | blank)
-        return (parts[-1], offset + tf.reduce_sum(lengths), blank_offsets[-1]), (kept, owner >= end)
+        over = tf.maximum(tf.cast(tf.strings.length(rest), tf.int64) - MAX_LINE_BYTES, 0)
+        dropped = tf.where(tf.size(lines) > 0, tf.constant(0, tf.int64), dropped) + over
+        carry = tf.strings.substr(rest, 0, MAX_LINE_BYTES)
+        return (carry, dropped, offset + tf.reduce_sum(lengths), blank_offsets[-1]), (kept, owner >= end)
 
     owner = tf.where(start == 0, tf.constant(0, tf.int64), tf.constant(-1, tf.int64))
-    lines = blocks.scan((tf.constant(""), first, owner), owned_lines)
+    lines = blocks.scan((tf.constant(""), tf.constant(0, tf.int64), first, owner), owned_lines)
     lines = lines.take_while(lambda kept, done: ~done).map(
         lambda kept, _done: kept
     )  # Unlike signatures: autograph parses each.

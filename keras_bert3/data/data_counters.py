@@ -23,7 +23,8 @@ class DataCounters:
         invalid_utf8_sentences: sentences with invalid UTF-8 bytes, kept with each bad
             sequence replaced by U+FFFD (dropping them would break NSP continuations).
         truncated_sentences: sentences of more tokens than one example holds
-            (a line that is a whole paragraph or file): cut to fit, their tail lost.
+            (a line that is a whole paragraph or file): cut to fit, their tail lost
+            (a line longer than `corpus_reader.MAX_LINE_BYTES` is cut to that as it is read).
         split_documents: documents cut in two at `max_document_sentences` to bound memory.
         single_sentence_documents: documents of one sentence (they give only random-next pairs).
         shortened_documents: document visits whose target length was shortened (`short_seq_prob`).

@@ -34,6 +34,7 @@ from keras_bert3.data.shard_worker import write_shards
 from keras_bert3.data.training_batches import training_batches
 from keras_bert3.data.old_keywords import takes_old_keywords
 from keras_bert3.distribution.worker_input import files_for_worker
+from keras_bert3.files.write_failed import WriteFailed
 
 LOGGER = logging.getLogger(__name__)
 
@@ -111,13 +112,17 @@ def prepare_pretraining_data(
             f"prepare_pretraining_data: {num_shards - len(tasks)} of {num_shards} shards already written; building {len(tasks)}."
         )
     start, examples = time.perf_counter(), 0
-    for done, result in enumerate(_in_worker_processes(tokenizer, info, tasks, workers), 1):
-        examples += result["examples"]
-        if verbose:
-            LOGGER.info(
-                f"prepare_pretraining_data: shard {result['index']} ({result['examples']:,} examples, "
-                f"{result['seconds']:.1f} s); {done}/{len(tasks)} built."
-            )
+    try:
+        for done, result in enumerate(_in_worker_processes(tokenizer, info, tasks, workers), 1):
+            examples += result["examples"]
+            if verbose:
+                LOGGER.info(
+                    f"prepare_pretraining_data: shard {result['index']} ({result['examples']:,} examples, "
+                    f"{result['seconds']:.1f} s); {done}/{len(tasks)} built."
+                )
+    except WriteFailed:  # The workers are stopped: their half-written shards go too.
+        _remove_partials(output_dir)
+        raise
     elapsed = time.perf_counter() - start
     if verbose and tasks:
         LOGGER.info(
@@ -150,8 +155,7 @@ def plan_shards(
     tf.io.gfile.makedirs(output_dir)
     _write_or_check_info(output_dir, info)
     tokenizer.save_to_preset(output_dir)  # So that training finds the tokenizer of the shards.
-    for path in tf.io.gfile.glob(os.path.join(output_dir, "*.partial*")):
-        tf.io.gfile.remove(path)  # Left by a killed run: never read, rebuilt below.
+    _remove_partials(output_dir)  # Left by a killed run: never read, rebuilt below.
     ranges = corpus_ranges(paths, num_shards, pairing.file_format)
     tasks = [
         {"range": dataclasses.asdict(ranges[i]), "path": path, "index": i}
@@ -159,6 +163,14 @@ def plan_shards(
         if not tf.io.gfile.exists(path)
     ]
     return tasks, num_shards, info
+
+
+def _remove_partials(output_dir: str) -> None:
+    for path in tf.io.gfile.glob(os.path.join(output_dir, "*.partial*")):
+        try:
+            tf.io.gfile.remove(path)
+        except tf.errors.NotFoundError:
+            pass  # Renamed or removed by its writer meanwhile.
 
 
 def prepared_info(tokenizer, pairing: PairingConfig, seed: int, num_shards: int, paths: list[str]) -> dict:
@@ -240,7 +252,10 @@ def _drain(reports, logs: dict, block: bool):
     while logs if block else not reports.empty():
         process, line = reports.get()
         if line is not None:
-            yield json.loads(line)
+            report = json.loads(line)
+            if "failed" in report:
+                raise WriteFailed.from_parts(report["failed"])
+            yield report
         elif process.wait() != 0:
             log = logs.pop(process)
             log.seek(0)

@@ -3,6 +3,7 @@ a line per shard. Started by `prepare_pretraining_data` as
 `python -m keras_bert3.data.shard_worker TASKS.json` (a fresh interpreter, so
 it works whatever the caller's script looks like, with no `__main__` guard needed)."""
 
+import contextlib
 import json
 import os
 import sys
@@ -17,6 +18,7 @@ from keras_bert3.data.example_records import pair_records
 from keras_bert3.data.paired_examples import pair_group
 from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.setting_fields import from_dict
+from keras_bert3.files.write_failed import WriteFailed
 
 
 def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
@@ -53,16 +55,34 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
     for position, end, serialized in records.as_numpy_iterator():
         shard = by_index[position]
         partial = shard.get("partial", shard["path"] + ".partial")
-        if writer is None:
-            writer = tf.io.TFRecordWriter(partial)
-        for record in serialized:
-            writer.write(record)
+        with _write_failures_named(partial):
+            if writer is None:
+                writer = tf.io.TFRecordWriter(partial)
+            for record in serialized:
+                writer.write(record)
+            if end:
+                writer.close()
+                tf.io.gfile.rename(partial, shard["path"], overwrite=True)
         count += len(serialized)
         if end:
-            writer.close()
-            tf.io.gfile.rename(partial, shard["path"], overwrite=True)
             yield {"index": shard["index"], "examples": count, "seconds": time.perf_counter() - start}
             writer, count, start = None, 0, time.perf_counter()
+
+
+@contextlib.contextmanager
+def _write_failures_named(partial: str):
+    """A shard that cannot be written (a full disk, a quota, no permission:
+    TensorFlow's errors name only the file) ends in `WriteFailed` naming the
+    shards' folder, its half-written file removed."""
+    try:
+        yield
+    except (OSError, tf.errors.ResourceExhaustedError, tf.errors.PermissionDeniedError) as error:
+        try:
+            tf.io.gfile.remove(partial)
+        except (OSError, tf.errors.OpError):
+            pass  # Never created, or the disk refuses even that; the next run removes it.
+        kept = "The finished shards are kept: free space and run the same command to go on."
+        raise WriteFailed("shards into", os.path.dirname(partial), error, kept=kept) from error
 
 
 def file_claims(claims_dir: str):
@@ -88,10 +108,14 @@ def main(task_file: str) -> None:
     tf.config.threading.set_intra_op_parallelism_threads(tasks["threads"])
     tokenizer = BertTokenizer.from_config(tasks["tokenizer"])
     parent = os.getppid()
-    for report in write_shards(tokenizer, tasks["info"], tasks["shards"], file_claims(tasks["claims_dir"])):
-        print(json.dumps(report), flush=True)
-        if os.getppid() != parent:  # The caller is gone: stop rather than work for nobody.
-            sys.exit(1)
+    try:
+        for report in write_shards(tokenizer, tasks["info"], tasks["shards"], file_claims(tasks["claims_dir"])):
+            print(json.dumps(report), flush=True)
+            if os.getppid() != parent:  # The caller is gone: stop rather than work for nobody.
+                sys.exit(1)
+    except WriteFailed as failed:  # Raised again by the caller, as if here.
+        print(json.dumps({"failed": failed.parts}), flush=True)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import os
 
 import numpy as np
 
+from keras_bert3.files.weight_files import first_line
 from keras_bert3.files.whole_folders import written_whole
 
 MODEL_FILE = "model.onnx"
@@ -168,6 +169,9 @@ def onnx_session(path: str, *, threads: int | None = None):
     >>> onnx_session("onnx/classifier/model.onnx").run(None, model_inputs)
     """
     import onnxruntime
+    from onnxruntime.capi.onnxruntime_pybind11_state import Fail
+    from onnxruntime.capi.onnxruntime_pybind11_state import InvalidGraph
+    from onnxruntime.capi.onnxruntime_pybind11_state import InvalidProtobuf
 
     from keras_bert3.export.onnx_string_ops import string_ops_library
 
@@ -177,7 +181,13 @@ def onnx_session(path: str, *, threads: int | None = None):
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     options.register_custom_ops_library(string_ops_library())
-    return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    try:
+        return onnxruntime.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except (InvalidProtobuf, InvalidGraph, Fail) as error:  # onnxruntime's own; they share no base class but Exception.
+        raise ValueError(
+            f"{path} is damaged or not an ONNX model ({first_line(error)}). Export the model again: keras-bert3 export "
+            "--model PRESET --output FOLDER --format onnx."
+        ) from error
 
 
 class OnnxTextModel:
@@ -204,7 +214,12 @@ class OnnxTextModel:
                 f"{folder} has no {TEXT_MODEL_FILE}: it is not an ONNX export of this version of keras_bert3. "
                 'Export the task again with `task.export(folder, format="onnx")`.'
             )
-        self.tokenizer = Tokenizer.from_file(os.path.join(folder, TOKENIZER_FILE))
+        try:
+            self.tokenizer = Tokenizer.from_file(os.path.join(folder, TOKENIZER_FILE))
+        except Exception as error:  # The tokenizers library raises plain Exceptions on a file it cannot parse.
+            raise ValueError(
+                f"{os.path.join(folder, TOKENIZER_FILE)} is damaged or missing ({error}). Export the model again."
+            ) from error
         self.session = onnx_session(text_model, threads=threads)
         self.input_names = [value.name for value in self.session.get_inputs()]
         self.output_names = [value.name for value in self.session.get_outputs()]

@@ -146,18 +146,19 @@ def load_keras_weights(model, path: str) -> None:
         raise ValueError(_unreadable(path, error)) from error
     except (ValueError, KeyError) as error:  # Keras: the file holds another model's weights.
         raise ValueError(
-            f"{path} holds weights that do not fit this model ({_first_line(error)}). It was written for another "
+            f"{path} holds weights that do not fit this model ({first_line(error)}). It was written for another "
             "model or config: keep a preset's files together, as save_to_preset wrote them."
         ) from error
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
+    """The first non-blank line of an error's message (its type's name where it has none)."""
     lines = [line for line in str(error).splitlines() if line.strip()]
     return lines[0].strip() if lines else type(error).__name__
 
 
 def _unreadable(path: str, error: BaseException) -> str:
-    reason = _first_line(error)
+    reason = first_line(error)
     return (
         f"{path} cannot be read as a weights file ({reason}): it is truncated or damaged, or not an HDF5 "
         "weights file. Copy it again from where it was written, or write it again."

@@ -18,6 +18,13 @@ class WriteFailed(OSError):
         super().__init__(f"Cannot write {what} {path}: {reason}." + (f" {kept}" if kept else ""))
         self.errno = getattr(cause, "errno", None)
         self.path = path
+        # What another process needs to raise the same error (`WriteFailed.from_parts`).
+        self.parts = {"what": what, "path": path, "errno": self.errno, "reason": reason, "kept": kept}
+
+    @classmethod
+    def from_parts(cls, parts: dict) -> "WriteFailed":
+        """The `WriteFailed` whose `parts` another process sent."""
+        return cls(parts["what"], parts["path"], OSError(parts["errno"], parts["reason"]), kept=parts["kept"])
 
 
 @contextlib.contextmanager

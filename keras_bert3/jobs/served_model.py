@@ -4,6 +4,7 @@ export`), called alike on strings and giving the same rows."""
 
 import os
 
+from keras_bert3.files.weight_files import first_line
 from keras_bert3.jobs.task_job import job_for_outputs
 from keras_bert3.jobs.task_job import job_for_task
 
@@ -43,7 +44,13 @@ class ServedModel:
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
 
-        serve = tf.saved_model.load(path).signatures["serving_default"]
+        try:
+            serve = tf.saved_model.load(path).signatures["serving_default"]
+        except Exception as error:  # A damaged file fails in the protobuf parser, the reader or TensorFlow.
+            damaged = damaged_saved_model_file(path)
+            if damaged is None:
+                raise
+            raise ValueError(f"{damaged} is damaged ({first_line(error)}). Export the model again.") from error
         self.input_names = sorted(serve.structured_input_signature[1])
         self.job = job_for_outputs(self.input_names, serve.structured_outputs)
         return lambda inputs: {
@@ -63,6 +70,34 @@ class ServedModel:
         self.job = job_for_task(task)
         self.input_names = self.job.preset_input_names(task)
         return lambda inputs: self.job.preset_outputs(task, inputs)
+
+
+def damaged_saved_model_file(path: str) -> str | None:
+    """The first file of the SavedModel at `path` that cannot be read
+    whole (its graph, its variables' index or data), or None."""
+    import glob
+
+    import tensorflow as tf
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    graph = os.path.join(path, "saved_model.pb")
+    try:
+        with open(graph, "rb") as f:
+            saved_model_pb2.SavedModel().ParseFromString(f.read())
+    except Exception:  # noqa: BLE001 (protobuf's DecodeError, or an unreadable file)
+        return graph
+    prefix = os.path.join(path, "variables", "variables")
+    try:
+        reader = tf.train.load_checkpoint(prefix)
+    except Exception:  # noqa: BLE001
+        return prefix + ".index"
+    try:
+        for name in reader.get_variable_to_shape_map():
+            reader.get_tensor(name)
+    except Exception:  # noqa: BLE001
+        data = sorted(glob.glob(prefix + ".data-*"))
+        return data[0] if len(data) == 1 else os.path.dirname(prefix)
+    return None
 
 
 def label_names(path: str) -> list[str] | None:

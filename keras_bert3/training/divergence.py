@@ -6,16 +6,31 @@ class TrainingDiverged(FloatingPointError):
     update left NaN in the weights). The message names the last checkpoint
     (`checkpoint`, at `checkpoint_step`), whose weights are finite, and says
     that lowering the learning rate and running again resumes from it; or
-    that there is none, and a rerun starts over.
+    that there is none, and a rerun starts over; or (`blown_up`: why) that
+    its weights, though finite, are blown up too, and to remove it.
 
     Example:
     >>> raise TrainingDiverged(4, "the loss became nan", "run/backup/checkpoint-3", 3)
     """
 
-    def __init__(self, step: int | None, what: str, checkpoint: str | None, checkpoint_step: int | None = None):
+    def __init__(
+        self,
+        step: int | None,
+        what: str,
+        checkpoint: str | None,
+        checkpoint_step: int | None = None,
+        *,
+        blown_up: str = "",
+    ):
         at = f" at step {step:,}" if step is not None else ""
         if checkpoint is None:
             kept = "No checkpoint was written before it: lower the learning rate and run again (it starts over)."
+        elif blown_up:
+            kept = (
+                f"The last checkpoint, {checkpoint}, is blown up too ({blown_up}): remove it (rm -r {checkpoint}), "
+                "then run again with a lower learning rate (keras-bert3 pretrain: the same command with a lower "
+                "--learning-rate; it starts over)."
+            )
         else:
             of_step = f" (step {checkpoint_step:,})" if checkpoint_step is not None else ""
             kept = (
@@ -23,4 +38,4 @@ class TrainingDiverged(FloatingPointError):
                 "run again to resume from it (keras-bert3 pretrain: the same command with a lower --learning-rate)."
             )
         super().__init__(f"Training diverged{at}: {what}. {kept}")
-        self.checkpoint = checkpoint
+        self.step, self.what, self.checkpoint = step, what, checkpoint

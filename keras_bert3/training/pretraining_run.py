@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import errno
 import json
+import math
 import os
 
 import keras
@@ -19,8 +20,11 @@ from keras_bert3.training.deferred_signals import DeferredSignals
 from keras_bert3.data.setting_fields import flat_values
 from keras_bert3.training.pretraining_config import RESUME_FIELDS
 from keras_bert3.training.pretraining_config import PretrainingConfig
+from keras_bert3.training.divergence import TrainingDiverged
 from keras_bert3.training.resumable_backup import ResumableBackup
+from keras_bert3.training.resumable_backup import checkpoint_step
 from keras_bert3.training.resumable_backup import latest_checkpoint
+from keras_bert3.training.resumable_backup import optimizer_step
 from keras_bert3.training.resumable_backup import resume_position
 from keras_bert3.training.run_lock import run_lock
 from keras_bert3.training.stop_on_nan import StopOnNaN
@@ -134,6 +138,26 @@ class _LogStep(keras.callbacks.Callback):
             optimizer = self.model.optimizer
             logs["step"] = int(keras.ops.convert_to_numpy(optimizer.iterations))
             logs["learning_rate"] = float(keras.ops.convert_to_numpy(optimizer.learning_rate))
+
+
+class _StopAtStep(keras.callbacks.Callback):
+    """Ends `fit` after `steps` optimizer steps: where --checkpoint-every does
+    not divide --steps, the last epoch (and checkpoint interval) is shorter."""
+
+    def __init__(self, steps: int):
+        super().__init__()
+        self.steps = steps
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._left = self.steps - optimizer_step(self.model)  # After a resume restored the step.
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._first = batch
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._left -= batch - self._first + 1
+        if self._left <= 0:
+            self.model.stop_training = True
 
 
 def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
@@ -267,7 +291,12 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
     backup_dir = os.path.join(config.output, BACKUP_DIR)
     epochs_done, batches_done = resume_position(backup_dir)
     trim_history(os.path.join(config.output, HISTORY_FILE), epochs_done)
-    with DeferredSignals() as stop, _damaged_shards_named(corpus), _full_disk_named(config.output, backup_dir):
+    with (
+        DeferredSignals() as stop,
+        _damaged_shards_named(corpus),
+        _full_disk_named(config.output, backup_dir),
+        _blown_up_checkpoints_named(config, tokenizer) as nan_stop,
+    ):
         history = _fit(
             config,
             pretrainer,
@@ -275,6 +304,7 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
             corpus,
             start_step=epochs_done * config.checkpoint_every + batches_done,
             stop=stop,
+            nan_stop=nan_stop,
             verbose=verbose,
         )
     trained = int(keras.ops.convert_to_numpy(pretrainer.optimizer.iterations))
@@ -325,7 +355,7 @@ def _pretrainer(config: PretrainingConfig, tokenizer):
     return pretrainer
 
 
-def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start_step: int, stop, verbose):
+def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start_step: int, stop, nan_stop, verbose):
     """`pretrainer.fit` on the training stream from `start_step`, with the
     run's callbacks: NaN stop, history row, TensorBoard, checkpoint (and the
     checkpoint at a signal `stop` received)."""
@@ -341,7 +371,8 @@ def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start
 
     backup_dir = os.path.join(config.output, BACKUP_DIR)
     callbacks = [
-        StopOnNaN(backup_dir),
+        nan_stop,
+        _StopAtStep(config.steps),
         _LogStep(),
         keras.callbacks.CSVLogger(os.path.join(config.output, HISTORY_FILE), append=True),
         keras.callbacks.TensorBoard(os.path.join(config.output, "logs")),
@@ -356,6 +387,30 @@ def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start
         callbacks=callbacks,
         verbose=verbose,
     )
+
+
+@contextlib.contextmanager
+def _blown_up_checkpoints_named(config: PretrainingConfig, tokenizer):
+    """Yields the run's `StopOnNaN`. Where the run diverges and the loss that
+    the last checkpoint's weights gave (at the first step after it) is not
+    finite, or over twice an untrained model's (the log of the vocabulary
+    size, and of 2 for next sentence prediction), `TrainingDiverged` says to
+    remove that checkpoint: resumed from, it would diverge again, whatever
+    the learning rate."""
+    backup_dir = os.path.join(config.output, BACKUP_DIR)
+    nan_stop = StopOnNaN(backup_dir)
+    try:
+        yield nan_stop
+    except TrainingDiverged as diverged:
+        untrained = math.log(tokenizer.vocabulary_size()) + (
+            math.log(2) if config.pairing.next_sentence_prediction else 0
+        )
+        loss = nan_stop.loss_at_last_checkpoint
+        last = latest_checkpoint(backup_dir)
+        if last is None or loss is None or (math.isfinite(loss) and loss <= 2 * untrained):
+            raise
+        blown_up = f"its weights give a loss of {loss:.4g}; an untrained model's is about {untrained:.3g}"
+        raise TrainingDiverged(diverged.step, diverged.what, last, checkpoint_step(last), blown_up=blown_up) from None
 
 
 @contextlib.contextmanager

@@ -82,5 +82,5 @@ def _refusal(path: str, holder: dict, flag: str) -> str:
     who = f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, started {holder.get('started', '?')}"
     return (
         f"{os.path.dirname(path)} is in use by another run ({who}; {path}). Two runs on one folder would mix "
-        f"their checkpoints and history: wait for it to end, or give this run another {flag}."
+        f"their files: wait for it to end, or give this run another {flag}."
     )

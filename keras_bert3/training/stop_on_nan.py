@@ -31,9 +31,17 @@ class StopOnNaN(keras.callbacks.Callback):
     def __init__(self, checkpoint_dir: str | None = None):
         super().__init__()
         self.checkpoint_dir = checkpoint_dir
+        # The loss of the first step of the epoch under way: computed with the
+        # weights of the checkpoint written at the epoch before's end.
+        self.loss_at_last_checkpoint = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.loss_at_last_checkpoint = None
 
     def on_train_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
+        if self.loss_at_last_checkpoint is None and loss is not None:
+            self.loss_at_last_checkpoint = float(loss)
         if loss is None or math.isfinite(float(loss)):
             return
         last = latest_checkpoint(self.checkpoint_dir) if self.checkpoint_dir else None

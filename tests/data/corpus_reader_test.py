@@ -15,12 +15,13 @@ pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either
 MESSY = "\n\n  First doc, line one.  \r\nline two\n\n\n\t\nSecond.\nThird line\nfourth\nfifth\nsixth\n\nlast line, no newline"
 
 
-def plain_reading(path, cap):
-    """Documents as the original script reads them, cut every `cap` lines."""
+def plain_reading(path, cap, max_line_bytes=None):
+    """Documents as the original script reads them, cut every `cap` lines
+    (and each line to its first `max_line_bytes`)."""
     documents, document = [], []
     with open(path, "rb") as f:
         for line in f:
-            line = line.strip()
+            line = line.rstrip(b"\n")[:max_line_bytes].strip()
             if line:
                 document.append(line)
             if document and (not line or len(document) >= cap):
@@ -58,3 +59,21 @@ def test_a_range_reads_its_documents_in_file_order(messy_corpus):
     read = range_reader(corpus_ranges([path], 1), block_bytes=100, window=7)
     documents = [list(document) for window in read(tf.constant(0, tf.int64)).as_numpy_iterator() for document in window]
     assert documents == plain_reading(path, 10_000)
+
+
+@pytest.mark.parametrize("count, block_bytes", [(1, 4 << 20), (3, 7), (7, 64), (20, 1000)])
+def test_lines_longer_than_the_limit_are_cut_as_they_are_read(messy_corpus, tmp_path, monkeypatch, count, block_bytes):
+    """Memory stays bounded whatever a line's length: each line is kept to
+    its first `MAX_LINE_BYTES` (here 50) as it is read, across blocks too; the
+    documents after a long line are read as before."""
+    from keras_bert3.data import corpus_reader
+
+    monkeypatch.setattr(corpus_reader, "MAX_LINE_BYTES", 50)
+    long = tmp_path / "long.txt"
+    lines = ["short one", "é" * 40 + " x" * 300, "", "next document", "y" * 999, "z " * 60, "", "last"]
+    long.write_text("\n".join(lines) * 3, encoding="utf-8")
+    paths = [*messy_corpus, str(long)]
+    expected = sorted(tuple(document) for path in paths for document in plain_reading(path, 10_000, 50))
+    read = range_reader(corpus_ranges(paths, count), block_bytes=block_bytes, window=5)
+    windows = tf.data.Dataset.range(count).flat_map(read).as_numpy_iterator()
+    assert sorted(tuple(document) for window in windows for document in window.tolist()) == expected

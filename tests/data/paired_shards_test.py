@@ -3,6 +3,7 @@ rerunning after a SIGKILL, refused when they do not match the run; read with
 fresh masks every pass."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from tests.data.corpus_reader_test import MESSY
 from tests.data.document_groups_test import pairs_of
 from tests.named_moment import SHARD_RENAME
 from tests.named_moment import moment_environment
+from tests.named_moment import wait_for_the_moment
+from tests.small_disk import small_disk
 from keras_bert3.data.batching_config import BatchingConfig
 from keras_bert3.data.pairing_config import PairingConfig
 
@@ -73,30 +76,42 @@ def test_shards_are_the_same_with_two_workers_and_read_with_new_masks(tmp_path, 
     assert second_pass != first_pass
 
 
+def prepare_command(corpus, minilm_dir, output) -> list[str]:
+    """`keras-bert3 prepare-data` of half the embedded corpus (one file) into 64 shards."""
+    return [
+        sys.executable, "-m", "keras_bert3", "prepare-data", "--corpus", str(corpus / "part0.txt"),
+        "--preset", minilm_dir, "--num-shards", "64", "--workers", "1", "--output", str(output),
+    ]  # fmt: skip
+
+
+def said(result) -> list[str]:
+    """The command's own line on stderr (one, asserted): TensorFlow's log lines left out."""
+    lines = [line for line in result.stderr.splitlines() if line.startswith("keras-bert3 prepare-data: ")]
+    assert len(lines) == 1, result.stderr[-3000:]
+    return lines
+
+
+def rerun(corpus, tokenizer, output) -> None:
+    """`prepare_command` run again, in this process (the library's call: the command's own lines are tested above)."""
+    prepare_pretraining_data(str(corpus / "part0.txt"), tokenizer, str(output), num_shards=64, workers=1, verbose=False)
+
+
+@pytest.fixture(scope="module")
+def complete(tmp_path_factory, corpus, tokenizer):
+    """The shards of `prepare_command`, made undisturbed."""
+    path = str(tmp_path_factory.mktemp("complete"))
+    prepare_pretraining_data(str(corpus / "part0.txt"), tokenizer, path, num_shards=64, workers=1, verbose=False)
+    return path
+
+
 @pytest.mark.slow
-def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir, tokenizer):
-    """Half the embedded corpus (one file) in 64 shards: killed after the third, rerun, the same shards."""
-    files = str(corpus / "part0.txt")
-    command = [
-        sys.executable,
-        "-m",
-        "keras_bert3",
-        "prepare-data",
-        "--corpus",
-        files,
-        "--preset",
-        minilm_dir,
-        "--num-shards",
-        "64",
-        "--workers",
-        "1",
-    ]
-    complete = str(tmp_path / "complete")
-    prepare_pretraining_data(files, tokenizer, complete, num_shards=64, workers=1, verbose=False)
+def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir, tokenizer, complete):
+    """Killed after the third shard, rerun, the same shards."""
     killed = str(tmp_path / "killed")
+    command = prepare_command(corpus, minilm_dir, killed)
     # SIGKILL right after the fourth rename: prepared.json's, then three shards'.
     environment = moment_environment(SHARD_RENAME, 4, "kill")
-    died = subprocess.run(command + ["--output", killed], cwd=REPO, env=environment, capture_output=True)
+    died = subprocess.run(command, cwd=REPO, env=environment, capture_output=True)
     assert died.returncode == -signal.SIGKILL, died.stderr.decode()[-3000:]
     left = shard_bytes(killed)
     assert len(left) == 3, len(left)
@@ -104,9 +119,52 @@ def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir,
         read_paired_shards(killed, tokenizer)
     with open(os.path.join(killed, "paired-00063-of-00064.tfrecord.partial"), "wb") as f:
         f.write(b"half a record")  # As a kill in the middle of a shard leaves.
-    subprocess.run(command + ["--output", killed], check=True, cwd=REPO, capture_output=True)
+    subprocess.run(command, check=True, cwd=REPO, capture_output=True)
     assert shard_bytes(killed) == shard_bytes(complete)
     assert not [name for name in os.listdir(killed) if name.endswith(".partial")]
+
+
+@pytest.mark.slow
+def test_a_second_copy_is_refused_and_a_full_disk_is_named(tmp_path, corpus, minilm_dir, tokenizer, complete):
+    """A second `prepare-data` on an output in use is refused (one line, exit
+    2) and the first goes on; one that finds the disk full says so in one
+    line naming the folder (exit 2) and leaves no half-written shard. Rerun
+    (with room), each ends with the shards of an undisturbed run."""
+    output = tmp_path / "prepared"
+    first = subprocess.Popen(
+        prepare_command(corpus, minilm_dir, output),
+        cwd=REPO,
+        env=moment_environment(SHARD_RENAME, 2, "wait"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    wait_for_the_moment(first)  # Its first shard written.
+    second = subprocess.run(prepare_command(corpus, minilm_dir, output), cwd=REPO, capture_output=True, text=True)
+    assert second.returncode == 2 and "Traceback" not in second.stderr, second.stderr[-3000:]
+    assert said(second)[0].startswith(f"keras-bert3 prepare-data: {output} is in use by another run (pid {first.pid}")
+    first.send_signal(signal.SIGTERM)
+    first.stdout.read()
+    assert first.wait(timeout=60) == -signal.SIGTERM
+    rerun(corpus, tokenizer, output)
+    assert shard_bytes(output) == shard_bytes(complete)
+
+    # A disk that holds the tokenizer's files and about half the shards.
+    shards = sum(len(data) for data in shard_bytes(complete).values())
+    rest = sum(os.path.getsize(os.path.join(complete, n)) for n in os.listdir(complete) if "tfrecord" not in n)
+    with small_disk(tmp_path / "disk", (rest + shards / 2) / 2**20 + 0.1) as disk:
+        full = disk / "prepared"
+        result = subprocess.run(prepare_command(corpus, minilm_dir, full), cwd=REPO, capture_output=True, text=True)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
+        lines = said(result)
+        assert lines[0].startswith(f"keras-bert3 prepare-data: Cannot write shards into {full}: "), lines
+        assert "No space left on device" in lines[0] and "run the same command to go on" in lines[0]
+        assert not [name for name in os.listdir(full) if "partial" in name]
+        written = len(shard_bytes(full))
+        assert 0 < written < 64, written
+        shutil.copytree(full, tmp_path / "moved")
+    rerun(corpus, tokenizer, tmp_path / "moved")
+    assert shard_bytes(tmp_path / "moved") == shard_bytes(complete)
 
 
 def test_shards_of_another_tokenizer_length_or_settings_are_refused(tmp_path, corpus, tokenizer):

@@ -134,3 +134,32 @@ def test_files_and_models_that_cannot_serve_are_named_before_any_model_loads(tas
     line = refused(capsys, "predict", "--model", missing, "--input", bad, "--output", tmp_path / "out.txt")
     assert line.startswith(f"keras-bert3 predict: --output {tmp_path / 'out.txt'}: name a .csv or .jsonl file")
     assert not (tmp_path / "m").exists() and not (tmp_path / "m.checkpoints").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.one_pass
+def test_damaged_exports_are_named_by_their_file(classifier, tmp_path, capsys):
+    """A SavedModel whose variables' data is truncated, an ONNX export whose
+    `text_model.onnx` is truncated: `predict` names the file, exit 2, and
+    writes nothing."""
+    import glob
+    import shutil
+
+    for form, flags in (("saved_model", ["--no-warmup"]), ("onnx", ["--format", "onnx"])):
+        export = tmp_path / form
+        assert main([str(a) for a in ["export", "--model", classifier, "--output", export, *flags]]) == 0
+        capsys.readouterr()
+        damaged = (
+            glob.glob(str(export / "variables" / "variables.data-*"))[0]
+            if form == "saved_model"
+            else export / "text_model.onnx"
+        )
+        data = open(damaged, "rb").read()
+        with open(damaged, "wb") as f:
+            f.write(data[: len(data) // 2])
+        rows, output = tmp_path / "rows.txt", tmp_path / f"{form}.csv"
+        rows.write_text("Return the path.\n")
+        line = refused(capsys, "predict", "--model", export, "--input", rows, "--output", output)
+        assert line.startswith(f"keras-bert3 predict: {damaged} is damaged"), line
+        assert not output.exists() and not glob.glob(f"{output}.*")
+        shutil.rmtree(export)

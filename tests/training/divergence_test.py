@@ -4,6 +4,7 @@ with a lower learning rate."""
 
 import math
 import os
+import shutil
 
 import h5py
 import numpy as np
@@ -39,13 +40,17 @@ def divergence(main, args, capsys, output):
         assert (
             "No checkpoint was written before it: lower the learning rate and run again (it starts over)." in errors[0]
         )
+    elif "is blown up too" in errors[0]:  # Finite, but the loss its weights give is far over an untrained model's.
+        assert all_finite(last)
+        assert f"The last checkpoint, {last}, is blown up too (its weights give a loss of " in errors[0], errors
+        assert f"remove it (rm -r {last}), then run again with a lower learning rate" in errors[0], errors
     else:
         assert all_finite(last)  # Weights and optimizer state.
         assert (
             f"The last checkpoint, {last} (step {checkpoint_step(last)}), holds finite weights: lower the learning "
             "rate and run again to resume from it"
         ) in errors[0], errors
-    return last
+    return last, errors[0]
 
 
 @pytest.mark.slow
@@ -60,7 +65,8 @@ def test_a_run_that_diverges_goes_on_from_its_last_checkpoint_at_a_lower_rate(
     output = run_vocabulary(tmp_path / "run")
     args = with_flags(command(output, small_corpus)[3:], steps=20)
     assert main(args) == 0
-    last = divergence(main, with_flags(args, steps=40, learning_rate=1e6), capsys, output)
+    last, said = divergence(main, with_flags(args, steps=40, learning_rate=1e6), capsys, output)
+    assert "blown up" not in said  # Its weights gave a loss as before; the new rate blew the next steps up.
     assert last == str(output / "backup" / "checkpoint-2") and checkpoint_step(last) == 20
     assert main(with_flags(args, steps=40)) == 0
     rows = read_history(output)
@@ -80,6 +86,16 @@ def test_a_checkpoint_every_step_at_a_rate_of_1000_keeps_only_finite_ones(
     from keras_bert3.cli import main
 
     output = run_vocabulary(tmp_path / "run")
-    divergence(
-        main, with_flags(command(output, small_corpus)[3:], learning_rate=1000, checkpoint_every=1), capsys, output
-    )
+    args = with_flags(command(output, small_corpus)[3:], learning_rate=1000, checkpoint_every=1)
+    last, said = divergence(main, args, capsys, output)
+    assert "is blown up too" in said
+    # The same folder at a rate of 1e-4 resumes from that checkpoint, finite but blown up (the loss its
+    # weights give is far over an untrained model's), and diverges again: the run names it to remove.
+    lower = with_flags(args, learning_rate=1e-4)
+    named, again = divergence(main, lower, capsys, output)
+    assert named == last and "is blown up too" in again
+    shutil.rmtree(last)  # As the line says: then the run starts over, and goes on.
+    assert main(with_flags(lower, steps=12)) == 0
+    rows = read_history(output)
+    assert [int(row["step"]) for row in rows] == list(range(1, 13))
+    assert all(math.isfinite(float(row["loss"])) and float(row["loss"]) < 9 for row in rows)

@@ -212,20 +212,21 @@ def test_packed_rows_train_and_resume_with_the_same_flags(tmp_path, small_corpus
 def test_every_data_setting_reaches_the_run(tmp_path, small_corpus, run_vocabulary):
     """Flags of the data configs that the run did not take before the
     settings tree: a corpus of paragraphs, whole-word masking, a smaller
-    shuffle buffer; run.json records them in their configs. One pass: the
+    shuffle buffer; run.json records them in their configs. It trains
+    exactly --steps, a --checkpoint-every that does not divide it too. One pass: the
     settings reach the data pipeline, which is TensorFlow on either backend."""
     from keras_bert3.cli import main
 
     args = command(run_vocabulary(tmp_path / "run"), small_corpus)[3:]
     args[args.index("--steps") + 1] = "5"
-    args[args.index("--checkpoint-every") + 1] = "5"
+    args[args.index("--checkpoint-every") + 1] = "3"  # Not a divisor: the last interval is shorter.
     flags = ["--file-format", "paragraphs", "--whole-word-masking", "--masked-lm-prob", "0.2", "--shuffle-buffer", "64"]
     args[args.index("--warmup-steps") + 1] = "2"
     assert main(args + flags) == 0
     recorded = json.loads((tmp_path / "run" / "run.json").read_text())
     assert recorded["pairing"]["file_format"] == "paragraphs" and recorded["batching"]["shuffle_buffer"] == 64
     assert recorded["masking"] == {"max_predictions_per_seq": 10, "masked_lm_prob": 0.2, "whole_word_masking": True}
-    assert [row["step"] for row in read_history(tmp_path / "run")] == ["5"]
+    assert [row["step"] for row in read_history(tmp_path / "run")] == ["3", "5"]  # --steps 5 steps, not 6.
 
 
 @pytest.mark.parametrize(
