@@ -153,3 +153,23 @@ def test_importing_the_package_leaves_tensorflow_unconfigured():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=PACKAGE.parent)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_private_attributes_of_other_objects_are_reached_in_upstream_only():
+    """Keras', TensorFlow's and keras-hub's private attributes are reached only
+    through keras_bert3/upstream/, where each is fenced (`require_private`)
+    and tested against the installed version (tests/upstream/)."""
+    allowed = {"os._exit"}  # The standard library's documented way out of a forked server.
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if package_of(path) == "upstream":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            text = ast.unparse(node)
+            if text not in allowed:
+                found.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {text}")
+    assert not found, "move these reaches into keras_bert3/upstream/:\n" + "\n".join(found)

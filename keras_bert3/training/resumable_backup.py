@@ -48,6 +48,7 @@ from keras_bert3.files.whole_folders import flush_to_disk
 from keras_bert3.files.write_failed import WriteFailed
 from keras_bert3.training.deferred_signals import TrainingStopped
 from keras_bert3.training.divergence import TrainingDiverged
+from keras_bert3.upstream.compiled_state import start_fit_at_epoch
 
 CHECKPOINT_PREFIX = "checkpoint-"
 CHECKPOINT_NAME = re.compile(r"^checkpoint-(\d+)(?:\+(\d+))?$")  # checkpoint-<epochs>[+<batches>]
@@ -96,9 +97,7 @@ class ResumableBackup(keras.callbacks.Callback):
     def on_train_begin(self, logs=None):
         self._resumed_at, self._metric_states = restore_checkpoint(self.model, self.backup_dir)
         if self._resumed_at[0]:
-            # As keras.callbacks.BackupAndRestore resumes: `fit` starts at this
-            # epoch when a callback set it in `on_train_begin`.
-            self.model._initial_epoch = self._resumed_at[0]
+            start_fit_at_epoch(self.model, self._resumed_at[0])
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch

@@ -2,13 +2,16 @@
 compiled model (the `Mean` metric that `metrics` lists for the loss, which a
 task replaces with one that counts real rows only), the learning-rate
 schedule object of an optimizer (`learning_rate` gives its current value),
-which a schedule sized by the first fit is resized through, and the build of
-a compiled model's metrics, which TensorFlow's `fit` defers to its first step.
+which a schedule sized by the first fit is resized through, the build of
+a compiled model's metrics, which TensorFlow's `fit` defers to its first step,
+and the epoch a `fit` under way starts at.
 
 Private APIs: `keras.Model._loss_tracker` (set in `Trainer.__init__` and
 `compile`), `keras.optimizers.Optimizer._learning_rate` (set in its
-`__init__`) and `keras.Model._symbolic_build` (the trainer's build of model,
-loss and metrics on symbolic inputs).
+`__init__`), `keras.Model._symbolic_build` (the trainer's build of model,
+loss and metrics on symbolic inputs) and `keras.Model._initial_epoch` (set in
+`Trainer.__init__`; `fit` reads it after its callbacks' `on_train_begin`, where
+`keras.callbacks.BackupAndRestore` sets it).
 """
 
 import keras
@@ -55,3 +58,14 @@ def build_compiled_metrics(model: keras.Model, batch_spec) -> None:
     # Unknown sizes as 1: JAX's shape inference needs sizes, and the metrics' state does not depend on them.
     symbolic = lambda spec: keras.KerasTensor([1 if d is None else d for d in spec.shape], spec.dtype.name)  # noqa: E731
     model._symbolic_build(data_batch=keras.tree.map_structure(symbolic, batch_spec))
+
+
+def start_fit_at_epoch(model: keras.Model, epoch: int) -> None:
+    """Makes the `fit` under way start at `epoch`; call it from a callback's
+    `on_train_begin`, as `keras.callbacks.BackupAndRestore` resumes.
+
+    Example:
+    >>> start_fit_at_epoch(self.model, 3)  # In on_train_begin: epochs 0-2 are done.
+    """
+    require_private(model, "_initial_epoch", package=keras, why="a fit resumed from a checkpoint's epoch")
+    model._initial_epoch = epoch

@@ -312,3 +312,18 @@ print(leave(), repr(os.environ["XLA_FLAGS"]))
         "False --xla_gpu_enable_command_buffer=FUSION,CUDNN",
         "False ''",
     ]
+
+
+def test_a_fit_starts_at_the_epoch_a_callback_sets_at_its_beginning():
+    from keras_bert3.upstream.compiled_state import start_fit_at_epoch
+
+    class Resume(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            start_fit_at_epoch(self.model, 2)
+
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    epochs = []
+    log_epochs = keras.callbacks.LambdaCallback(on_epoch_begin=lambda epoch, logs: epochs.append(epoch))
+    model.fit(np.ones((8, 3)), np.ones((8, 1)), epochs=4, verbose=0, callbacks=[Resume(), log_epochs])
+    assert epochs == [2, 3]
