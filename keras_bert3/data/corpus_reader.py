@@ -227,30 +227,8 @@ def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes:
     )
     blocks = blocks.concatenate(tf.data.Dataset.from_tensors(tf.constant("\n")))  # Ends the last line.
 
-    @tf.autograph.experimental.do_not_convert  # Traced as written: autograph would only slow this down.
-    def owned_lines(state, block):
-        """A block's lines: the stripped lines of our documents, "" for the blank
-        lines between them. The line under way is carried to the next block,
-        at most `MAX_LINE_BYTES` of it (`dropped`: the bytes of it left out)."""
-        carry, dropped, offset, owner = state
-        parts = tf.strings.split(tf.strings.join([carry, block]), "\n")
-        lines, rest = parts[:-1], parts[-1]
-        lengths = tf.cast(tf.strings.length(lines), tf.int64) + 1
-        lengths += dropped * tf.one_hot(0, tf.size(lines), dtype=tf.int64)  # The carried line's true length.
-        offsets = offset + tf.cumsum(lengths, exclusive=True)
-        stripped = tf.strings.strip(tf.strings.substr(lines, 0, MAX_LINE_BYTES))
-        blank = tf.equal(stripped, "") & (offsets >= start)  # Not the end of the line under way at `start`.
-        blank_offsets = tf.concat([[owner], tf.boolean_mask(offsets, blank)], axis=0)
-        owners = tf.gather(blank_offsets, tf.cumsum(tf.cast(blank, tf.int32), exclusive=True))
-        ours = tf.not_equal(stripped, "") & (owners >= start) & (owners < end)
-        kept = tf.boolean_mask(tf.where(ours, stripped, ""), ours | blank)
-        over = tf.maximum(tf.cast(tf.strings.length(rest), tf.int64) - MAX_LINE_BYTES, 0)
-        dropped = tf.where(tf.size(lines) > 0, tf.constant(0, tf.int64), dropped) + over
-        carry = tf.strings.substr(rest, 0, MAX_LINE_BYTES)
-        return (carry, dropped, offset + tf.reduce_sum(lengths), blank_offsets[-1]), (kept, owner >= end)
-
     owner = tf.where(start == 0, tf.constant(0, tf.int64), tf.constant(-1, tf.int64))
-    lines = blocks.scan((tf.constant(""), tf.constant(0, tf.int64), first, owner), owned_lines)
+    lines = blocks.scan((tf.constant(""), tf.constant(0, tf.int64), first, owner), _owned_lines(start, end))
     lines = lines.take_while(lambda kept, done: ~done).map(
         lambda kept, _done: kept
     )  # Unlike signatures: autograph parses each.
@@ -281,6 +259,34 @@ def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes:
         return tf.boolean_mask(lines, carried), (rows, cut)
 
     return lines.scan(tf.zeros([0], tf.string), documents)
+
+
+def _owned_lines(start, end):
+    """The scan function of `_sentence_documents` for the range `[start, end)`."""
+
+    @tf.autograph.experimental.do_not_convert  # Traced as written: autograph would only slow this down.
+    def owned_lines(state, block):
+        """A block's lines: the stripped lines of our documents, "" for the blank
+        lines between them. The line under way is carried to the next block,
+        at most `MAX_LINE_BYTES` of it (`dropped`: the bytes of it left out)."""
+        carry, dropped, offset, owner = state
+        parts = tf.strings.split(tf.strings.join([carry, block]), "\n")
+        lines, rest = parts[:-1], parts[-1]
+        lengths = tf.cast(tf.strings.length(lines), tf.int64) + 1
+        lengths += dropped * tf.one_hot(0, tf.size(lines), dtype=tf.int64)  # The carried line's true length.
+        offsets = offset + tf.cumsum(lengths, exclusive=True)
+        stripped = tf.strings.strip(tf.strings.substr(lines, 0, MAX_LINE_BYTES))
+        blank = tf.equal(stripped, "") & (offsets >= start)  # Not the end of the line under way at `start`.
+        blank_offsets = tf.concat([[owner], tf.boolean_mask(offsets, blank)], axis=0)
+        owners = tf.gather(blank_offsets, tf.cumsum(tf.cast(blank, tf.int32), exclusive=True))
+        ours = tf.not_equal(stripped, "") & (owners >= start) & (owners < end)
+        kept = tf.boolean_mask(tf.where(ours, stripped, ""), ours | blank)
+        over = tf.maximum(tf.cast(tf.strings.length(rest), tf.int64) - MAX_LINE_BYTES, 0)
+        dropped = tf.where(tf.size(lines) > 0, tf.constant(0, tf.int64), dropped) + over
+        carry = tf.strings.substr(rest, 0, MAX_LINE_BYTES)
+        return (carry, dropped, offset + tf.reduce_sum(lengths), blank_offsets[-1]), (kept, owner >= end)
+
+    return owned_lines
 
 
 def _paragraph_documents(path, owned, max_sentences: int) -> tf.data.Dataset:
