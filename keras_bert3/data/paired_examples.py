@@ -102,10 +102,15 @@ def pair_group(group: tf.RaggedTensor, group_seed, tokenizer, pairer: DocumentGr
     valid = tf.strings.unicode_transcode(sentences, "UTF-8", "UTF-8", errors="replace")
     invalid = tf.reduce_sum(tf.cast(tf.not_equal(valid, sentences), tf.int64))
     ids = tokenizer.tokenize(valid)  # (sentences, tokens)
-    tokenized = tf.RaggedTensor.from_row_splits(ids, group.row_splits)  # (documents, sentences, tokens)
-    tokenized = tf.ragged.boolean_mask(tokenized, group.with_flat_values(ids.row_lengths() > 0))
+    # Empty sentences, then documents left empty, dropped by gathering rows: `tf.ragged.boolean_mask`
+    # would build a dense (sentences, longest sentence) tensor on the way, out of memory for a long line.
+    non_empty = ids.row_lengths() > 0
+    kept_before = tf.concat([[0], tf.cumsum(tf.cast(non_empty, tf.int64))], axis=0)
+    tokenized = tf.RaggedTensor.from_row_splits(  # (documents, sentences, tokens)
+        tf.gather(ids, tf.where(non_empty)[:, 0]), tf.gather(kept_before, group.row_splits)
+    )
     sentence_counts = tokenized.row_lengths()
-    tokenized = tf.ragged.boolean_mask(tokenized, sentence_counts > 0)
+    tokenized = tf.gather(tokenized, tf.where(sentence_counts > 0)[:, 0])
     usable = tokenized.nrows()
     examples = tf.cond(usable > 0, lambda: pairer(tokenized, group_seed), pairer.empty)
     if counters is not None:
