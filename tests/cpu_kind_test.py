@@ -47,7 +47,8 @@ def test_the_cpu_numerics_tests_pass_as_on_an_avx2_only_cpu(backend, folder):
     """Every `cpu_numerics` test on TensorFlow, and those of tests/ops/ on JAX
     (the JAX kernels), in a pytest run of its own under tests/avx2_only.sh.
     About 90 tests, among them MiniLM's bfloat16 exports and the ONNX exports
-    of the three tasks."""
+    of the three tasks: the TensorFlow run takes over a minute, being those
+    tests again in a process of their own, which is what is tested."""
     passes = ("KERAS_BERT3_BOTH_BACKENDS_PASS", "KERAS_BERT3_BACKEND_FREE_PASS", "KERAS_BERT3_ONE_PASS")
     environment = avx2_only_environment() | dict.fromkeys(passes, backend) | {"KERAS_BACKEND": backend}
     done = subprocess.run(
