@@ -19,6 +19,7 @@ import pytest
 
 from keras_bert3.cli import main
 from tests.named_moment import moment_environment
+from tests.named_moment import wait_for_the_moment
 from tests.training.pretrain_command import REPO
 
 # Between two steps of a fine-tuning (ResumableBackup's batch end, after it ran).
@@ -57,16 +58,32 @@ def weights(preset) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.one_pass
-def test_killed_then_stopped_mid_epoch_resumes_to_the_uninterrupted_history_and_weights(task_files, tmp_path):
+def test_killed_then_stopped_mid_epoch_resumes_to_the_uninterrupted_history_and_weights(task_files, tmp_path, capsys):
+    """And a second copy of the command, while the resumed run waits at its
+    first step, is refused in one line (exit 2) and leaves it to go on."""
     assert main(arguments(task_files, tmp_path / "uninterrupted")) == 0
     output = tmp_path / "run"
     args = arguments(task_files, output)
     killed = stopped_at(BATCH_END, 6, "kill", args)  # The 2nd step of epoch 2: checkpoint-1 on disk.
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     assert sorted(p.name for p in (tmp_path / "run.checkpoints" / "backup").iterdir()) == ["checkpoint-1"]
-    stopped = stopped_at(BATCH_END, 1, "sigterm", args)  # The resumed run's first step; written at its second.
-    assert stopped.returncode == 128 + signal.SIGTERM, stopped.stderr[-3000:]
-    assert "wrote the checkpoint" in stopped.stderr and not output.exists()
+    resumed = subprocess.Popen(
+        [sys.executable, "-m", "keras_bert3", *args],
+        cwd=REPO,
+        env=moment_environment(BATCH_END, 1, "wait"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for_the_moment(resumed)  # The resumed run's first step.
+    capsys.readouterr()
+    assert main(args) == 2
+    refused = capsys.readouterr().err.strip().splitlines()
+    assert len(refused) == 1 and "run.checkpoints is in use by another run (pid " in refused[0], refused
+    resumed.send_signal(signal.SIGTERM)  # Stopped at the end of the step under way: written at its second.
+    _, stderr = resumed.communicate(timeout=300)
+    assert resumed.returncode == 128 + signal.SIGTERM, stderr[-3000:]
+    assert "wrote the checkpoint" in stderr and not output.exists()
     assert sorted(p.name for p in (tmp_path / "run.checkpoints" / "backup").iterdir()) == ["checkpoint-1+2"]
     assert main(args) == 0
     assert history(output) == history(tmp_path / "uninterrupted") and len(history(output)) == 3
