@@ -275,7 +275,11 @@ def _owned_lines(start, end):
         lengths = tf.cast(tf.strings.length(lines), tf.int64) + 1
         lengths += dropped * tf.one_hot(0, tf.size(lines), dtype=tf.int64)  # The carried line's true length.
         offsets = offset + tf.cumsum(lengths, exclusive=True)
-        stripped = tf.strings.strip(tf.strings.substr(lines, 0, MAX_LINE_BYTES))
+        # Cut only where a line is longer than the limit: a copy of every line would cost every block.
+        too_long = tf.reduce_any(lengths > MAX_LINE_BYTES + 1)
+        stripped = tf.strings.strip(
+            tf.cond(too_long, lambda: tf.strings.substr(lines, 0, MAX_LINE_BYTES), lambda: lines)
+        )
         blank = tf.equal(stripped, "") & (offsets >= start)  # Not the end of the line under way at `start`.
         blank_offsets = tf.concat([[owner], tf.boolean_mask(offsets, blank)], axis=0)
         owners = tf.gather(blank_offsets, tf.cumsum(tf.cast(blank, tf.int32), exclusive=True))

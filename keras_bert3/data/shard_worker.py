@@ -3,7 +3,6 @@ a line per shard. Started by `prepare_pretraining_data` as
 `python -m keras_bert3.data.shard_worker TASKS.json` (a fresh interpreter, so
 it works whatever the caller's script looks like, with no `__main__` guard needed)."""
 
-import contextlib
 import json
 import os
 import sys
@@ -19,6 +18,9 @@ from keras_bert3.data.paired_examples import pair_group
 from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.setting_fields import from_dict
 from keras_bert3.files.write_failed import WriteFailed
+from keras_bert3.files.write_failed import write_failures_named
+
+KEPT = "The finished shards are kept: free space and run the same command to go on."
 
 
 def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
@@ -55,7 +57,8 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
     for position, end, serialized in records.as_numpy_iterator():
         shard = by_index[position]
         partial = shard.get("partial", shard["path"] + ".partial")
-        with _write_failures_named(partial):
+        # A failed write (a full disk) names the folder; the caller removes the half-written shards.
+        with write_failures_named(os.path.dirname(partial), "shards into", kept=KEPT):
             if writer is None:
                 writer = tf.io.TFRecordWriter(partial)
             for record in serialized:
@@ -67,22 +70,6 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
         if end:
             yield {"index": shard["index"], "examples": count, "seconds": time.perf_counter() - start}
             writer, count, start = None, 0, time.perf_counter()
-
-
-@contextlib.contextmanager
-def _write_failures_named(partial: str):
-    """A shard that cannot be written (a full disk, a quota, no permission:
-    TensorFlow's errors name only the file) ends in `WriteFailed` naming the
-    shards' folder, its half-written file removed."""
-    try:
-        yield
-    except (OSError, tf.errors.ResourceExhaustedError, tf.errors.PermissionDeniedError) as error:
-        try:
-            tf.io.gfile.remove(partial)
-        except (OSError, tf.errors.OpError):
-            pass  # Never created, or the disk refuses even that; the next run removes it.
-        kept = "The finished shards are kept: free space and run the same command to go on."
-        raise WriteFailed("shards into", os.path.dirname(partial), error, kept=kept) from error
 
 
 def file_claims(claims_dir: str):

@@ -1,6 +1,7 @@
 """The error of a file or folder that could not be written."""
 
 import contextlib
+import sys
 
 
 class WriteFailed(OSError):
@@ -29,16 +30,22 @@ class WriteFailed(OSError):
 
 @contextlib.contextmanager
 def write_failures_named(path: str, what: str, *, kept: str = ""):
-    """Turns an `OSError` raised in the block into `WriteFailed` naming
-    `path` (Python's own message for a full disk names no file).
+    """Turns an `OSError` raised in the block, or TensorFlow's error for a
+    file it cannot write (`ResourceExhaustedError`: no space or a quota;
+    `PermissionDeniedError`), into `WriteFailed` naming `path` (Python's
+    own message for a full disk names no file; TensorFlow's, only the file).
+    Wrap writes only: TensorFlow also raises `ResourceExhaustedError` when
+    memory runs out.
 
     Example:
     >>> with write_failures_named("my_bert", "the preset"):
     ...     write_json(os.path.join("my_bert", "config.json"), config)
     """
+    tf = sys.modules.get("tensorflow")  # Not imported here for writes that never load it.
+    failures = (OSError,) + ((tf.errors.ResourceExhaustedError, tf.errors.PermissionDeniedError) if tf else ())
     try:
         yield
     except WriteFailed:
         raise
-    except OSError as error:
+    except failures as error:
         raise WriteFailed(what, path, error, kept=kept) from error

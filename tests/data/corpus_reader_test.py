@@ -61,19 +61,19 @@ def test_a_range_reads_its_documents_in_file_order(messy_corpus):
     assert documents == plain_reading(path, 10_000)
 
 
-@pytest.mark.parametrize("count, block_bytes", [(1, 4 << 20), (3, 7), (7, 64), (20, 1000)])
-def test_lines_longer_than_the_limit_are_cut_as_they_are_read(messy_corpus, tmp_path, monkeypatch, count, block_bytes):
+@pytest.mark.parametrize("count, block_bytes", [(1, 4 << 20), (3, 1 << 20), (7, 300_000), (20, 70_000)])
+def test_lines_longer_than_the_limit_are_cut_as_they_are_read(messy_corpus, tmp_path, count, block_bytes):
     """Memory stays bounded whatever a line's length: each line is kept to
-    its first `MAX_LINE_BYTES` (here 50) as it is read, across blocks too; the
-    documents after a long line are read as before."""
-    from keras_bert3.data import corpus_reader
+    its first `MAX_LINE_BYTES` as it is read, across blocks too and inside
+    one; the documents after a long line are read as before."""
+    from keras_bert3.data.corpus_reader import MAX_LINE_BYTES
 
-    monkeypatch.setattr(corpus_reader, "MAX_LINE_BYTES", 50)
     long = tmp_path / "long.txt"
-    lines = ["short one", "é" * 40 + " x" * 300, "", "next document", "y" * 999, "z " * 60, "", "last"]
-    long.write_text("\n".join(lines) * 3, encoding="utf-8")
+    words = "Der Fluß fließt über 200 km. " * (MAX_LINE_BYTES // 10)  # 3 MiB or so, two-byte characters among them.
+    lines = ["short one", words, "", "next document", words[: MAX_LINE_BYTES + 1], words[:MAX_LINE_BYTES], "", "last"]
+    long.write_text("\n".join(lines) * 2, encoding="utf-8")
     paths = [*messy_corpus, str(long)]
-    expected = sorted(tuple(document) for path in paths for document in plain_reading(path, 10_000, 50))
+    expected = sorted(tuple(document) for path in paths for document in plain_reading(path, 10_000, MAX_LINE_BYTES))
     read = range_reader(corpus_ranges(paths, count), block_bytes=block_bytes, window=5)
     windows = tf.data.Dataset.range(count).flat_map(read).as_numpy_iterator()
     assert sorted(tuple(document) for window in windows for document in window.tolist()) == expected
