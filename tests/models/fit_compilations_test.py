@@ -16,7 +16,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def run_on_jax(arguments: list[str], **environment) -> subprocess.CompletedProcess:
-    env = {name: value for name, value in os.environ.items() if name != "JAX_COMPILATION_CACHE_DIR"}
+    # Without the suite's own cache settings (tests/run_all.sh), so that keras_bert3's are the ones tested.
+    suite_settings = ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS")
+    env = {name: value for name, value in os.environ.items() if name not in suite_settings}
     env.update(KERAS_BACKEND="jax", **environment)
     return subprocess.run([sys.executable, *arguments], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
 
