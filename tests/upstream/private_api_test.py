@@ -203,8 +203,7 @@ def cpu_flags() -> set[str]:
         return set()
 
 
-@pytest.mark.cpu_numerics
-@pytest.mark.backend_free
+@pytest.mark.backend_free  # Not `cpu_numerics`: under tests/avx2_only.sh the setting is given, nothing new runs.
 @pytest.mark.slow
 def test_the_onednn_flag_follows_tensorflows_setting():
     """`TF_ENABLE_ONEDNN_OPTS=1` turns it on (x86 builds), `=0` off. Unset, on
