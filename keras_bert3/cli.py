@@ -47,17 +47,25 @@ def _load(preset):
 
 
 def convert(args) -> None:
+    """The preset written whole or not at all (`written_whole`), as every command's output."""
+    from keras_bert3.files.whole_folders import written_whole
+    from keras_bert3.presets.preset_format import BACKBONE_CONFIG_FILE
+
     backbone, tokenizer = _load(args.preset)
-    backbone.save_to_preset(args.output_dir)
-    tokenizer.save_to_preset(args.output_dir)
+    with written_whole(args.output_dir, "the preset", marker=BACKBONE_CONFIG_FILE) as folder:
+        backbone.save_to_preset(folder)
+        tokenizer.save_to_preset(folder)
     print(f"Wrote a keras_bert3 preset to {args.output_dir} ({backbone.count_params():,} parameters).")
 
 
 def export_hf(args) -> None:
+    from keras_bert3.files.whole_folders import written_whole
+    from keras_bert3.presets.huggingface_checkpoint import HF_CONFIG_FILE
     from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
 
     backbone, tokenizer = _load(args.preset)
-    export_backbone_to_huggingface(backbone, args.output_dir, vocabulary=tokenizer)
+    with written_whole(args.output_dir, "the Hugging Face checkpoint", marker=HF_CONFIG_FILE) as folder:
+        export_backbone_to_huggingface(backbone, folder, vocabulary=tokenizer)
     print(f"Wrote a Hugging Face BERT checkpoint to {args.output_dir}.")
 
 

@@ -2,11 +2,14 @@
 any size with its prediction, streamed in batches (memory bounded whatever
 the file's size), written under a temporary name and renamed at the end."""
 
+import contextlib
 import csv
+import functools
 import json
 import os
 import socket
 
+from keras_bert3.files.write_failed import write_failures_named
 from keras_bert3.jobs.served_model import ServedModel
 from keras_bert3.preprocessing.labelled_files import decoded_lines
 from keras_bert3.preprocessing.labelled_files import file_rows
@@ -54,21 +57,32 @@ def predict_file(
     partial = f"{output_path}.{socket.gethostname()}.{os.getpid()}.partial"
     progress = keras.utils.Progbar(None, verbose=verbose, unit_name="row")
     written = 0
+    # A write that fails (a full disk) names the output; reading the input fails in its own words.
+    writing = functools.partial(write_failures_named, output_path, "the predictions", kept="Nothing was left behind.")
     try:
-        with open(partial, "w", encoding="utf-8", newline="") as out:
+        with writing():
+            out = open(partial, "w", encoding="utf-8", newline="")
+        try:
             write = _row_writer(out, extension)
             for chunk in _chunks(_input_rows(input_path, table), batch_size):
                 batch = {
                     name: [_cell(row, column, input_path, line) for line, row in chunk]
                     for name, column in inputs.items()
                 }
-                for (_, row), prediction in zip(chunk, model(batch)):
-                    write(row | prediction)
+                predictions = model(batch)
+                with writing():
+                    for (_, row), prediction in zip(chunk, predictions):
+                        write(row | prediction)
                 written += len(chunk)
                 progress.update(written)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(partial, output_path)
+            with writing():
+                out.flush()
+                os.fsync(out.fileno())
+        finally:
+            with contextlib.suppress(OSError):  # After a failed write, closing fails too (flushing the rest).
+                out.close()
+        with writing():
+            os.replace(partial, output_path)
     except BaseException:
         if os.path.exists(partial):
             os.remove(partial)

@@ -60,6 +60,9 @@ def test_a_checkpoint_on_a_full_disk_fails_cleanly_and_the_last_one_resumes(tmp_
 
 @pytest.mark.slow
 def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path, minilm_dir, topics):
+    """`finetune`, `export`, `convert` and `predict` on a 1 MB disk (full, for
+    `predict`'s few rows): each says one line and leaves nothing under its
+    output's name."""
     import csv
 
     from keras_bert3.models.bert_classifier import BertClassifier
@@ -119,3 +122,27 @@ def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path,
             "Nothing was left behind. (--debug shows where)"
         ], result.stderr[-3000:]
         assert os.listdir(disk / "serving") == []  # TF Serving, watching serving/, never sees a version.
+
+        result = run(["convert", pretrained, str(disk / "converted")])
+        ours, noise = said(result, "convert")
+        assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
+        assert ours == [
+            f"keras-bert3 convert: Cannot write the preset {disk}/converted: No space left on device. "
+            "Nothing was left behind. (--debug shows where)"
+        ], result.stderr[-3000:]
+        assert sorted(os.listdir(disk)) == ["classifier.checkpoints", "serving"]
+
+        with open(disk / "filler", "wb") as filler:  # The rest of the disk, to the last byte.
+            with pytest.raises(OSError):
+                while True:
+                    filler.write(b"\0" * 65536)
+                    filler.flush()
+        predict = ["predict", "--model", str(classifier), "--input", str(tmp_path / "train.csv"), "--text-column"]
+        result = run([*predict, "text", "--output", str(disk / "predictions.csv"), "--verbose", "0"])
+        ours, noise = said(result, "predict")
+        assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
+        assert ours == [
+            f"keras-bert3 predict: Cannot write the predictions {disk}/predictions.csv: No space left on device. "
+            "Nothing was left behind. (--debug shows where)"
+        ], result.stderr[-3000:]
+        assert sorted(os.listdir(disk)) == ["classifier.checkpoints", "filler", "serving"]
