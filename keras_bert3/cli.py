@@ -47,7 +47,7 @@ def _load(preset):
 
 
 def convert(args) -> None:
-    """The preset written whole or not at all (`written_whole`), as every command's output."""
+    """Writes PRESET's backbone and tokenizer as a keras_bert3 preset at OUTPUT_DIR, whole or not at all."""
     from keras_bert3.files.whole_folders import written_whole
     from keras_bert3.presets.preset_format import BACKBONE_CONFIG_FILE
 

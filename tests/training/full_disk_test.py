@@ -34,6 +34,15 @@ def said(result, command_name):
     return ours, noise
 
 
+def refusal(args):
+    """The one line a command that must fail with exit code 2 says, having checked the code and that
+    nothing else (a crash, a traceback) was said."""
+    result = run(args)
+    ours, noise = said(result, args[0])
+    assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
+    return ours
+
+
 @pytest.mark.slow
 def test_a_checkpoint_on_a_full_disk_fails_cleanly_and_the_last_one_resumes(tmp_path, small_corpus, run_vocabulary):
     """14 MB hold the vocabulary, the logs and one checkpoint of BERT-tiny
@@ -41,14 +50,11 @@ def test_a_checkpoint_on_a_full_disk_fails_cleanly_and_the_last_one_resumes(tmp_
     with small_disk(tmp_path / "disk", 14) as disk:
         output = run_vocabulary(disk / "run")
         args = with_flags(command(output, small_corpus)[3:], steps=20, checkpoint_every=5)
-        result = run(args)
-        ours, noise = said(result, "pretrain")
-        assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
-        assert ours == [
+        assert refusal(args) == [
             f"keras-bert3 pretrain: Cannot write the checkpoint {output}/backup/checkpoint-2: No space left on device. "
             f"The checkpoint before it, {output}/backup/checkpoint-1, is intact: free the space (or fix the folder) "
             "and run again to resume from it. (--debug shows where)"
-        ], result.stderr[-3000:]
+        ]
         assert checkpoints(output) == (["checkpoint-1"], [])  # No half-written folder holds the space.
         moved = tmp_path / "run"
         shutil.copytree(output, moved)
@@ -94,13 +100,11 @@ def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path,
         "0",
     ]
     with small_disk(tmp_path / "disk", 1) as disk:
-        result = run([*finetune, "--output", str(disk / "classifier")])
-        ours, noise = said(result, "finetune")
-        assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
-        assert ours == [  # Its first write is the first epoch's checkpoint (the preset is written after the run).
+        # Its first write is the first epoch's checkpoint (the preset is written after the run).
+        assert refusal([*finetune, "--output", str(disk / "classifier")]) == [
             f"keras-bert3 finetune: Cannot write the checkpoint {disk}/classifier.checkpoints/backup/checkpoint-1: "
             "No space left on device. No checkpoint was written before it. (--debug shows where)"
-        ], result.stderr[-3000:]
+        ]
         assert os.listdir(disk) == ["classifier.checkpoints"]  # Its lock and settings: no preset, nothing partial.
         assert sorted(os.listdir(disk / "classifier.checkpoints")) == [
             "backup",
@@ -114,22 +118,16 @@ def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path,
         BertClassifier.from_preset(
             pretrained, num_classes=len(topics["class_names"]), sequence_length=32
         ).save_to_preset(str(classifier))
-        result = run(["export", "--model", str(classifier), "--output", str(disk / "serving" / "1")])
-        ours, noise = said(result, "export")
-        assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
-        assert ours == [
+        assert refusal(["export", "--model", str(classifier), "--output", str(disk / "serving" / "1")]) == [
             f"keras-bert3 export: Cannot write the SavedModel {disk}/serving/1: No space left on device. "
             "Nothing was left behind. (--debug shows where)"
-        ], result.stderr[-3000:]
+        ]
         assert os.listdir(disk / "serving") == []  # TF Serving, watching serving/, never sees a version.
 
-        result = run(["convert", pretrained, str(disk / "converted")])
-        ours, noise = said(result, "convert")
-        assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
-        assert ours == [
+        assert refusal(["convert", pretrained, str(disk / "converted")]) == [
             f"keras-bert3 convert: Cannot write the preset {disk}/converted: No space left on device. "
             "Nothing was left behind. (--debug shows where)"
-        ], result.stderr[-3000:]
+        ]
         assert sorted(os.listdir(disk)) == ["classifier.checkpoints", "serving"]
 
         with open(disk / "filler", "wb") as filler:  # The rest of the disk, to the last byte.
@@ -138,11 +136,8 @@ def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path,
                     filler.write(b"\0" * 65536)
                     filler.flush()
         predict = ["predict", "--model", str(classifier), "--input", str(tmp_path / "train.csv"), "--text-column"]
-        result = run([*predict, "text", "--output", str(disk / "predictions.csv"), "--verbose", "0"])
-        ours, noise = said(result, "predict")
-        assert result.returncode == 2 and not noise, (result.returncode, result.stderr[-3000:])
-        assert ours == [
+        assert refusal([*predict, "text", "--output", str(disk / "predictions.csv"), "--verbose", "0"]) == [
             f"keras-bert3 predict: Cannot write the predictions {disk}/predictions.csv: No space left on device. "
             "Nothing was left behind. (--debug shows where)"
-        ], result.stderr[-3000:]
+        ]
         assert sorted(os.listdir(disk)) == ["classifier.checkpoints", "filler", "serving"]
