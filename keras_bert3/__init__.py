@@ -10,6 +10,12 @@ outputs = backbone(tokenizer.join_segments(["Hello world!"], sequence_length=16)
 ```
 """
 
+from keras_bert3.command_start import unused_libraries_left_out
+
+with unused_libraries_left_out():
+    import keras  # noqa: F401  (with TensorFlow or JAX: what the modules below import first)
+    import tensorflow  # noqa: F401
+
 from keras_bert3.version import __version__
 
 from keras_bert3.layers.bert_embeddings import BertEmbeddings
