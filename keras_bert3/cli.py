@@ -23,6 +23,7 @@ import os
 import shlex
 import signal
 import sys
+import threading
 
 from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.setting_fields import add_flags
@@ -437,26 +438,42 @@ def _add_predict(commands) -> None:
     p.set_defaults(run=predict)
 
 
+class Terminated(BaseException):
+    """SIGTERM in a command's main thread outside training (where
+    `DeferredSignals` takes it): raised, as Ctrl-C raises KeyboardInterrupt,
+    so that the command removes what it was writing before the process ends."""
+
+
+def _raise_terminated(number, frame):
+    raise Terminated
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = debug_asked(args)
     show_library_messages()
     keep_cudnn_out_of_command_buffers()
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
     try:
         args.run(args)
     except TrainingStopped as stopped:  # A signal: the checkpoint of the step is written.
         print(f"keras-bert3 {args.command}: {stopped}", file=sys.stderr)
         return stopped.exit_code
-    except KeyboardInterrupt:
-        print(f"keras-bert3 {args.command}: interrupted.", file=sys.stderr)
-        return 128 + signal.SIGINT
+    except (KeyboardInterrupt, Terminated) as stop:
+        said = "interrupted" if isinstance(stop, KeyboardInterrupt) else "stopped by SIGTERM"
+        print(f"keras-bert3 {args.command}: {said}.", file=sys.stderr)
+        return 128 + (signal.SIGINT if isinstance(stop, KeyboardInterrupt) else signal.SIGTERM)
     except Exception as error:
         line = user_error_line(error)
         if debug or line is None:  # Internal errors show their traceback.
             raise
         print(f"keras-bert3 {args.command}: {line} (--debug shows where)", file=sys.stderr)
         return 2
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return 0
 
 

@@ -27,8 +27,7 @@ def written_whole(final: str, what: str, *, marker: str):
     at `final` is refused before the block runs (`check_replaceable`, which
     a command calls before its long work too).
 
-    The temporary folder is `<final>.<host>.<pid>.partial`; those of this
-    host's processes that are no longer running are removed on entry.
+    The temporary folder is `partial_path(final)`.
 
     Example:
     >>> with written_whole("runs/classifier", "the fine-tuned preset", marker="task.json") as folder:
@@ -36,8 +35,7 @@ def written_whole(final: str, what: str, *, marker: str):
     """
     final = os.path.normpath(final)
     check_replaceable(final, what, marker=marker)
-    _remove_stale_partials(final)
-    partial = f"{final}.{_writer()}{PARTIAL_SUFFIX}"
+    partial = partial_path(final)
     try:
         shutil.rmtree(partial, ignore_errors=True)
         os.makedirs(partial)
@@ -71,6 +69,14 @@ def check_replaceable(final: str, what: str, *, marker: str) -> None:
     )
 
 
+def partial_path(final: str) -> str:
+    """Where this process writes `final` (a folder or a file) before renaming
+    it into place: `<final>.<host>.<pid>.partial`. Those of this host's
+    processes that are no longer running (killed midway) are removed first."""
+    _remove_stale_partials(final)
+    return f"{final}.{_writer()}{PARTIAL_SUFFIX}"
+
+
 def _writer() -> str:
     return f"{socket.gethostname()}.{os.getpid()}"
 
@@ -97,13 +103,14 @@ def _replace(partial: str, final: str) -> None:
 
 
 def _remove_stale_partials(final: str) -> None:
-    """Removes `<final>.<this host>.<pid>.partial` folders of processes gone."""
+    """Removes `<final>.<this host>.<pid>.partial` folders and files of processes gone."""
     parent, base = os.path.split(os.path.abspath(final))
     prefix = f"{base}.{socket.gethostname()}."
     for name in os.listdir(parent) if os.path.isdir(parent) else []:
         pid = name[len(prefix) : -len(PARTIAL_SUFFIX)]
         if name.startswith(prefix) and name.endswith(PARTIAL_SUFFIX) and pid.isdigit() and not running_here(int(pid)):
-            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+            stale = os.path.join(parent, name)
+            shutil.rmtree(stale, ignore_errors=True) if os.path.isdir(stale) else os.remove(stale)
 
 
 def _flush_tree(folder: str) -> None:

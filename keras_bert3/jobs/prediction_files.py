@@ -7,8 +7,8 @@ import csv
 import functools
 import json
 import os
-import socket
 
+from keras_bert3.files.whole_folders import partial_path
 from keras_bert3.files.write_failed import write_failures_named
 from keras_bert3.jobs.served_model import ServedModel
 from keras_bert3.preprocessing.labelled_files import decoded_lines
@@ -36,8 +36,9 @@ def predict_file(
     `.jsonl`, by its extension). Returns the number of rows written.
 
     The output appears whole or not at all: it is written to
-    `<output>.<host>.<pid>.partial` and renamed at the end. An existing
-    output is refused unless `overwrite`.
+    `partial_path(output_path)` and renamed at the end (a partial file left
+    by a killed run is removed). An existing output is refused unless
+    `overwrite`.
 
     Example:
     >>> predict_file("runs/classifier", "reviews.csv", "labelled.jsonl", FinetuningConfig(text_column="review"))
@@ -54,7 +55,7 @@ def predict_file(
     model = ServedModel(model_path)
     table = input_path.lower().endswith(TABLE_INPUTS)
     inputs = model.job.input_columns(columns) if table else _plain_text_inputs(model)
-    partial = f"{output_path}.{socket.gethostname()}.{os.getpid()}.partial"
+    partial = partial_path(output_path)
     progress = keras.utils.Progbar(None, verbose=verbose, unit_name="row")
     written = 0
     # A write that fails (a full disk) names the output; reading the input fails in its own words.
