@@ -1,18 +1,23 @@
 """`keras-bert3 export` killed (SIGKILL) when its SavedModel is written in
 full but not yet renamed into place: nothing appears under the output's name
 (TF Serving, watching the folder, never sees a half version), and the same
-command, rerun, writes the export and removes what the killed one left."""
+command, rerun, writes the export and removes what the killed one left. Two
+copies of the command on one output both finish: the last rename wins, and
+the version is whole."""
 
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 from keras_bert3.cli import main
 from tests.named_moment import moment_environment
+from tests.named_moment import wait_for_the_moment
 from tests.training.pretrain_command import REPO
 
 FOLDER_RENAME = ("keras_bert3.files.whole_folders:_replace", "before")  # Written and flushed, not yet in place.
@@ -20,7 +25,7 @@ FOLDER_RENAME = ("keras_bert3.files.whole_folders:_replace", "before")  # Writte
 
 @pytest.mark.slow
 @pytest.mark.one_pass  # Files and a rename: the same on either backend.
-def test_an_export_killed_before_its_rename_leaves_no_version_and_the_rerun_serves(task_files, tmp_path):
+def test_an_export_killed_before_its_rename_leaves_no_version_and_two_copies_end_whole(task_files, tmp_path):
     from keras_bert3.jobs.served_model import ServedModel
     from keras_bert3.models.bert_classifier import BertClassifier
 
@@ -45,7 +50,22 @@ def test_an_export_killed_before_its_rename_leaves_no_version_and_the_rerun_serv
     left = os.listdir(serving)
     assert len(left) == 1 and left[0].startswith("1.") and left[0].endswith(".partial"), left
 
+    # A second copy: one export waits with its folder written, not renamed, while another runs whole
+    # (removing what the killed one left, not the live one's folder); then the first goes on and replaces it.
+    first = subprocess.Popen(
+        [sys.executable, "-m", "keras_bert3", *command],
+        cwd=REPO,
+        env=moment_environment(FOLDER_RENAME, 1, "wait"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for_the_moment(first)
     assert main(command) == 0
+    assert sorted(os.listdir(serving)) == ["1", f"1.{socket.gethostname()}.{first.pid}.partial"]
+    first.send_signal(signal.SIGUSR1)  # Go on.
+    _, stderr = first.communicate(timeout=120)
+    assert first.returncode == 0, stderr[-3000:]
     assert os.listdir(serving) == ["1"]
     texts = ["Open a file and read its lines.", "Sort the list in place, then return None."]
     served, predicted = ServedModel(str(serving / "1"))({"text": texts}), ServedModel(str(model))({"text": texts})
