@@ -23,7 +23,7 @@ from tests.data.corpus_reader_test import MESSY
 from tests.data.document_groups_test import pairs_of
 from tests.named_moment import SHARD_RENAME
 from tests.named_moment import moment_environment
-from tests.named_moment import wait_for_the_moment
+from tests.named_moment import started_and_waiting
 from tests.small_disk import small_disk
 from keras_bert3.data.batching_config import BatchingConfig
 from keras_bert3.data.pairing_config import PairingConfig
@@ -131,15 +131,9 @@ def test_a_second_copy_is_refused_and_a_full_disk_is_named(tmp_path, corpus, min
     line naming the folder (exit 2) and leaves no half-written shard. Rerun
     (with room), each ends with the shards of an undisturbed run."""
     output = tmp_path / "prepared"
-    first = subprocess.Popen(
-        prepare_command(corpus, minilm_dir, output),
-        cwd=REPO,
-        env=moment_environment(SHARD_RENAME, 2, "wait"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
+    first = started_and_waiting(  # Its first shard written.
+        prepare_command(corpus, minilm_dir, output), SHARD_RENAME, 2, cwd=REPO, stderr=subprocess.DEVNULL
     )
-    wait_for_the_moment(first)  # Its first shard written.
     second = subprocess.run(prepare_command(corpus, minilm_dir, output), cwd=REPO, capture_output=True, text=True)
     assert second.returncode == 2 and "Traceback" not in second.stderr, second.stderr[-3000:]
     assert said(second)[0].startswith(f"keras-bert3 prepare-data: {output} is in use by another run (pid {first.pid}")

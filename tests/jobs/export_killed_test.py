@@ -17,7 +17,7 @@ import pytest
 
 from keras_bert3.cli import main
 from tests.named_moment import moment_environment
-from tests.named_moment import wait_for_the_moment
+from tests.named_moment import started_and_waiting
 from tests.training.pretrain_command import REPO
 
 FOLDER_RENAME = ("keras_bert3.files.whole_folders:_replace", "before")  # Written and flushed, not yet in place.
@@ -52,15 +52,7 @@ def test_an_export_killed_before_its_rename_leaves_no_version_and_two_copies_end
 
     # A second copy: one export waits with its folder written, not renamed, while another runs whole
     # (removing what the killed one left, not the live one's folder); then the first goes on and replaces it.
-    first = subprocess.Popen(
-        [sys.executable, "-m", "keras_bert3", *command],
-        cwd=REPO,
-        env=moment_environment(FOLDER_RENAME, 1, "wait"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    wait_for_the_moment(first)
+    first = started_and_waiting([sys.executable, "-m", "keras_bert3", *command], FOLDER_RENAME, 1, cwd=REPO)
     assert main(command) == 0
     assert sorted(os.listdir(serving)) == ["1", f"1.{socket.gethostname()}.{first.pid}.partial"]
     first.send_signal(signal.SIGUSR1)  # Go on.

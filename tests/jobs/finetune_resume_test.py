@@ -19,7 +19,7 @@ import pytest
 
 from keras_bert3.cli import main
 from tests.named_moment import moment_environment
-from tests.named_moment import wait_for_the_moment
+from tests.named_moment import started_and_waiting
 from tests.training.pretrain_command import REPO
 
 # Between two steps of a fine-tuning (ResumableBackup's batch end, after it ran).
@@ -67,15 +67,7 @@ def test_killed_then_stopped_mid_epoch_resumes_to_the_uninterrupted_history_and_
     killed = stopped_at(BATCH_END, 6, "kill", args)  # The 2nd step of epoch 2: checkpoint-1 on disk.
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     assert sorted(p.name for p in (tmp_path / "run.checkpoints" / "backup").iterdir()) == ["checkpoint-1"]
-    resumed = subprocess.Popen(
-        [sys.executable, "-m", "keras_bert3", *args],
-        cwd=REPO,
-        env=moment_environment(BATCH_END, 1, "wait"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    wait_for_the_moment(resumed)  # The resumed run's first step.
+    resumed = started_and_waiting([sys.executable, "-m", "keras_bert3", *args], BATCH_END, 1, cwd=REPO)  # Its 1st step.
     capsys.readouterr()
     assert main(args) == 2
     refused = capsys.readouterr().err.strip().splitlines()

@@ -15,8 +15,7 @@ import pytest
 from keras_bert3.training.run_lock import LOCK_FILE
 from keras_bert3.training.run_lock import run_lock
 from tests.named_moment import BATCH_END
-from tests.named_moment import moment_environment
-from tests.named_moment import wait_for_the_moment
+from tests.named_moment import started_and_waiting
 from tests.training.pretrain_command import REPO
 from tests.training.pretrain_command import command
 from tests.training.pretrain_command import read_history
@@ -43,10 +42,7 @@ def test_a_second_run_on_a_folder_in_use_is_refused_and_the_first_finishes_whole
     args = with_flags(command(output, small_corpus), steps=30)
     # The first run waits after its first step (holding the folder) until it is told to go on.
     stderr = open(tmp_path / "stderr.txt", "w+", encoding="utf-8")
-    first = subprocess.Popen(
-        args, cwd=REPO, env=moment_environment(BATCH_END, 1, "wait"), stdout=subprocess.PIPE, stderr=stderr, text=True
-    )
-    wait_for_the_moment(first)
+    first = started_and_waiting(args, BATCH_END, 1, cwd=REPO, stderr=stderr)
     code, errors = refusal(main, args[3:], capsys)
     assert code == 2 and len(errors) == 1, errors
     assert errors[0].startswith(
