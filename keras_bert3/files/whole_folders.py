@@ -110,7 +110,8 @@ def _remove_stale_partials(final: str) -> None:
         pid = name[len(prefix) : -len(PARTIAL_SUFFIX)]
         if name.startswith(prefix) and name.endswith(PARTIAL_SUFFIX) and pid.isdigit() and not running_here(int(pid)):
             stale = os.path.join(parent, name)
-            shutil.rmtree(stale, ignore_errors=True) if os.path.isdir(stale) else os.remove(stale)
+            with contextlib.suppress(FileNotFoundError):  # Another writer of `final` may sweep it first.
+                shutil.rmtree(stale) if os.path.isdir(stale) else os.remove(stale)
 
 
 def _flush_tree(folder: str) -> None:
