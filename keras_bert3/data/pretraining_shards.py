@@ -16,6 +16,7 @@ from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.masked_batches import model_inputs
 from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.data.old_keywords import takes_old_keywords
+from keras_bert3.data.without_autotune import without_autotune
 
 LOGGER = logging.getLogger(__name__)
 
@@ -161,7 +162,7 @@ def read_pretraining_shards(
     dataset = tf.data.Dataset.from_tensor_slices(paths).shuffle(len(paths), seed=seed)
     dataset = dataset.interleave(tf.data.TFRecordDataset, cycle_length=min(4, len(paths)))
     dataset = dataset.shuffle(shuffle_buffer, seed=seed).batch(batch_size, drop_remainder=drop_remainder)
-    return dataset.map(to_inputs, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    return without_autotune(dataset.map(to_inputs, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE))
 
 
 def _serialize(x: dict, y: dict, sample_weight: dict):

@@ -17,6 +17,7 @@ from keras_bert3.data.example_records import pair_records
 from keras_bert3.data.paired_examples import pair_group
 from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.setting_fields import from_dict
+from keras_bert3.data.without_autotune import without_autotune
 from keras_bert3.files.write_failed import WriteFailed
 from keras_bert3.files.write_failed import write_failures_named
 
@@ -51,7 +52,7 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
     def to_records(position, end, group, group_seed):
         return position, end, pair_records(*pair_group(group, group_seed, tokenizer, pairer))
 
-    records = groups.map(to_records, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
+    records = without_autotune(groups.map(to_records, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True))
     by_index = {shard["index"]: shard for shard in shards}
     writer, count, start = None, 0, time.perf_counter()
     for position, end, serialized in records.as_numpy_iterator():

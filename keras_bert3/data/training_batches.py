@@ -11,6 +11,7 @@ from keras_bert3.data.masked_batches import masked_batches
 from keras_bert3.data.masking_config import MaskingConfig
 from keras_bert3.data.mlm_masker import MlmMasker
 from keras_bert3.data.pairing_config import PairingConfig
+from keras_bert3.data.without_autotune import without_autotune
 from keras_bert3.distribution.data_service_client import served_by_data_service
 from keras_bert3.distribution.worker_input import unsharded_by_tf_distribute
 
@@ -60,6 +61,7 @@ def training_batches(
         masked_lm_prob=masking.masked_lm_prob,
         drop_remainder=batching.drop_remainder,
     )
+    dataset = without_autotune(dataset)  # Here, or on the tf.data service's workers.
     if data_service is not None:
-        dataset = served_by_data_service(dataset, data_service)
+        dataset = without_autotune(served_by_data_service(dataset, data_service))  # Options stop at the service.
     return dataset if input_context is None else unsharded_by_tf_distribute(dataset)

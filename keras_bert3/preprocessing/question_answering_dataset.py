@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from keras_bert3.preprocessing.task_preprocessor import trim_to_longest
 from keras_bert3.preprocessing.text_inputs import python_texts
-from keras_bert3.preprocessing.without_autotune import without_autotune
+from keras_bert3.data.without_autotune import without_autotune
 
 SQUAD_FIELDS = ("question", "context", "answer_text", "answer_start")
 

@@ -10,7 +10,7 @@ from keras_bert3.preprocessing.ragged_rows import concat_rows
 from keras_bert3.preprocessing.ragged_rows import inputs_and_targets
 from keras_bert3.preprocessing.ragged_rows import padded_batches
 from keras_bert3.preprocessing.text_inputs import python_texts
-from keras_bert3.preprocessing.without_autotune import without_autotune
+from keras_bert3.data.without_autotune import without_autotune
 
 TOKENIZE_CHUNK = 4096  # Texts tokenized per call.
 ROWS = ("token_ids", "segment_ids")  # Tokenized per text; `padding_mask` follows from the length.

@@ -86,9 +86,11 @@ def test_a_served_pass_is_a_local_pass(service, tmp_path, corpus, tokenizer):
     address, _ = service
     prepare_pretraining_data(corpus, tokenizer, str(tmp_path), num_shards=6, workers=1, verbose=False)
     local = example_counts(read_paired_shards(str(tmp_path), tokenizer, batching=BatchingConfig(batch_size=16)))
-    served = example_counts(
-        read_paired_shards(str(tmp_path), tokenizer, batching=BatchingConfig(batch_size=16), data_service=address)
+    served_dataset = read_paired_shards(
+        str(tmp_path), tokenizer, batching=BatchingConfig(batch_size=16), data_service=address
     )
+    assert served_dataset.options().autotune.enabled is False  # As a local pass (data/without_autotune.py).
+    served = example_counts(served_dataset)
     assert served == local and sum(local.values()) > 4000
 
     labels = {}

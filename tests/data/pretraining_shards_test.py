@@ -28,6 +28,9 @@ def test_shards_equal_the_dynamic_passes(tokenizer, tmp_path):
     dynamic = pretraining_dataset(corpus, tokenizer, batching=BatchingConfig(batch_size=256), seed=5)
     per_32 = pretraining_dataset(corpus, tokenizer, batching=BatchingConfig(batch_size=32))
     assert static.element_spec == per_32.element_spec
+    # Untuned (data/without_autotune.py): deleting a tuned iterator waited for
+    # tf.data's optimization thread, up to 45 s in a `fit` on the test machine.
+    assert static.options().autotune.enabled is False and dynamic.options().autotune.enabled is False
     from_shards, from_passes = collect(static), collect(dynamic, passes=2)
     assert rows(from_shards) == rows(from_passes)
     assert len(from_shards["token_ids"]) == len(from_passes["token_ids"])
