@@ -18,6 +18,8 @@ CHECKPOINT_RENAME = ("keras_bert3.training.resumable_backup:commit_checkpoint", 
 OLDER_REMOVAL = ("keras_bert3.training.resumable_backup:remove_older_checkpoints", "before")  # Renamed.
 # And of `prepare-data`: a shard renamed from its `.partial` name (TensorFlow's `tf.io.gfile.rename`).
 SHARD_RENAME = ("tensorflow.python.lib.io.file_io:rename_v2", "after")
+# And of the commands that write a folder whole (`export`, `convert`, `export-hf`): written and flushed, not yet in place.
+FOLDER_RENAME = ("keras_bert3.files.whole_folders:_replace", "before")
 
 
 def moment_environment(moment: tuple[str, str], call: int, then: str, environment=None) -> dict:

@@ -16,11 +16,10 @@ import numpy as np
 import pytest
 
 from keras_bert3.cli import main
+from tests.named_moment import FOLDER_RENAME
 from tests.named_moment import moment_environment
 from tests.named_moment import started_and_waiting
 from tests.training.pretrain_command import REPO
-
-FOLDER_RENAME = ("keras_bert3.files.whole_folders:_replace", "before")  # Written and flushed, not yet in place.
 
 
 @pytest.mark.slow
