@@ -20,6 +20,7 @@ def avx2_only_environment() -> dict[str, str]:
     return dict(entry.split("=", 1) for entry in done.stdout.decode().split("\0") if entry)
 
 
+@pytest.mark.slow
 @pytest.mark.backend_free
 def test_the_avx2_only_setting_takes_effect():
     """TensorFlow without oneDNN, XLA's compiler held to AVX2 (its own log

@@ -140,6 +140,7 @@ def test_the_library_never_imports_the_demo():
     assert not {module for module, found in library.items() if any(f.startswith("keras_bert3_demo") for f in found)}
 
 
+@pytest.mark.slow
 def test_importing_the_package_leaves_tensorflow_unconfigured():
     """Importing keras_bert3 builds nothing: TensorFlow's runtime has not
     started, so a process (a prepare-data worker) may still set its threads."""

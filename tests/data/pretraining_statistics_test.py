@@ -174,6 +174,7 @@ def test_python_pairs_come_from_the_right_documents(tokenizer):
     assert count > 4_000
 
 
+@pytest.mark.slow
 def test_whole_word_masking_never_splits_a_word(tokenizer, corpus_path):
     dataset = pretraining_dataset(
         corpus_path,

@@ -48,6 +48,7 @@ def test_fit_evaluate_predict_on_raw_strings(tokenizer, topics):
     np.testing.assert_allclose(classifier.predict(tf.constant(texts[:10]), batch_size=4, verbose=0), logits, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_fit_on_a_dataset_of_strings(tokenizer, topics):
     classifier = tiny_classifier(tokenizer, num_classes=6, sequence_length=16)
     texts, labels = topics["train_texts"][:40], topics["train_labels"][:40]

@@ -195,6 +195,7 @@ def test_bad_input_raises_clear_errors(minilm_dir):
         tiny_answerer(minilm_dir, doc_stride=100)
 
 
+@pytest.mark.slow
 def test_export_answers_like_predict_in_the_serving_runtime(minilm_dir, tmp_path):
     qa = tiny_answerer(minilm_dir, max_windows=8)
     questions, contexts = map(list, zip(*passages()[:6]))

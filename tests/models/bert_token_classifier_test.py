@@ -226,6 +226,7 @@ def test_fine_tuning_minilm_beats_the_majority_tag(minilm_dir, tags):
     assert accuracy > baseline + 0.01 and 1 - accuracy < 0.8 * (1 - baseline)  # A fifth of the errors gone, at least.
 
 
+@pytest.mark.slow
 def test_export_serves_strings_like_predict(tokenizer, tags, tmp_path):
     tagger = tiny_tagger(tokenizer, sequence_length=32)
     texts = [" ".join(w) for w in tags["test_words"][:12]]

@@ -115,6 +115,7 @@ def test_the_fifth_task_saves_and_loads_as_a_preset(fitted, tmp_path):
         np.testing.assert_allclose(loaded.predict(texts[:8]), expected, atol=1e-5, rtol=0)
 
 
+@pytest.mark.slow
 def test_the_fifth_task_serves_strings_as_a_saved_model_and_as_onnx(fitted, tmp_path):
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)

@@ -85,6 +85,7 @@ print(json.dumps(results))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.both_backends
 def test_the_cache_can_be_moved_turned_off_and_survives_an_unwritable_folder(tmp_path):
     (tmp_path / "a_file").write_text("not a folder")

@@ -284,6 +284,7 @@ def test_cudnn_dropout_runs_only_where_command_buffers_leave_cudnn_out(monkeypat
     assert dropout_runs_in_cudnn() is runs
 
 
+@pytest.mark.slow
 @pytest.mark.backend_free
 def test_the_command_buffer_flag_is_set_before_jax_starts_and_never_after():
     """A fresh process: the flag is added while JAX's backends have not
