@@ -214,12 +214,15 @@ def test_an_address_without_dispatcher_is_refused_in_bounded_time(corpus, tokeni
 
 
 @pytest.mark.backend_free
-def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokenizer):
+def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokenizer, tmp_path):
     """A job there would wait for a worker forever: the run is refused, naming
-    the command that starts one; a worker that registers within the time is waited for."""
+    the command that starts one; a worker that registers within the time is
+    waited for. The dispatcher is the command's (`keras-bert3 data-service
+    dispatcher`), which SIGTERM then stops with exit 0."""
     service = tf.data.experimental.service
-    dispatcher = service.DispatchServer()
-    address = dispatcher.target.split("://")[-1]
+    address = f"localhost:{free_port()}"
+    dispatcher = start_server(tmp_path / "dispatcher.log", "dispatcher", "--port", address.split(":")[1])
+    check_dispatcher_answers(address, timeout=120)
     local = pretraining_dataset(corpus, tokenizer)  # What `data_service=` sends to the service (60 s default wait).
     start = time.perf_counter()
     with pytest.raises(
@@ -238,7 +241,9 @@ def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokeniz
     threading.Thread(target=start_worker_soon).start()
     assert check_dispatcher_has_workers(address, timeout=30)[0].startswith("localhost:")  # Served passes: tests above.
     stop_within(started[0], 10, "worker")
-    stop_within(dispatcher, 10, "dispatcher")
+    dispatcher.send_signal(signal.SIGTERM)
+    assert dispatcher.wait(timeout=60) == 0
+    assert "tf.data service dispatcher stopped" in (tmp_path / "dispatcher.log").read_text()
 
 
 @pytest.mark.backend_free
