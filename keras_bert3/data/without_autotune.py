@@ -8,7 +8,7 @@ then returns long after its last step, or a later call stalls where the
 garbage collector deletes the iterator, in
 `UnboundedThreadPool::LogicalThreadWrapper`. Untuned, an `AUTOTUNE` map or
 interleave runs one call per CPU (or per cycle element) and an `AUTOTUNE`
-prefetch still sizes its buffer, which is all these pipelines need.
+prefetch still sizes its buffer.
 """
 
 import tensorflow as tf
