@@ -36,3 +36,15 @@ def test_shards_equal_the_dynamic_passes(tokenizer, tmp_path):
     assert len(from_shards["token_ids"]) == len(from_passes["token_ids"])
     np.testing.assert_array_equal(from_shards["padding_mask"].sum(), from_passes["padding_mask"].sum())
     np.testing.assert_allclose(from_shards["mask_weights"].sum(), from_passes["mask_weights"].sum())
+
+
+def test_the_old_module_of_without_autotune_still_works_with_a_warning():
+    import importlib
+    import sys
+
+    from keras_bert3.data.without_autotune import without_autotune
+
+    sys.modules.pop("keras_bert3.preprocessing.without_autotune", None)
+    with pytest.warns(DeprecationWarning, match="use keras_bert3.data.without_autotune"):
+        old = importlib.import_module("keras_bert3.preprocessing.without_autotune")
+    assert old.without_autotune is without_autotune
