@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cpu_flags import cpu_is_avx2_only
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -43,6 +45,9 @@ def test_the_avx2_only_setting_takes_effect():
 # less time than the TensorFlow pass's, so that the passes end together.
 @pytest.mark.slow
 @pytest.mark.both_backends
+@pytest.mark.skipif(
+    cpu_is_avx2_only(), reason="this CPU is AVX2-only: every pass of the suite already ran these tests so"
+)
 @pytest.mark.parametrize("backend, folder", [("tensorflow", "tests"), ("jax", "tests/ops")])
 def test_the_cpu_numerics_tests_pass_as_on_an_avx2_only_cpu(backend, folder):
     """Every `cpu_numerics` test on TensorFlow, and those of tests/ops/ on JAX

@@ -20,6 +20,7 @@ from keras_bert3.upstream.multi_worker_fit import model_strategy
 from keras_bert3.upstream.private_api import require_private
 from keras_bert3.upstream.replica_clipping import ClipAcrossReplicas
 from keras_bert3.upstream.string_input_layer import StringInputLayer
+from tests.cpu_flags import cpu_flags
 
 
 @pytest.mark.backend_free
@@ -192,15 +193,6 @@ def test_weights_written_through_a_file_object_load_as_keras_writes_them(tmp_pat
             keras.ops.convert_to_numpy(mine), keras.ops.convert_to_numpy(theirs), err_msg=mine.path
         )
     assert int(keras.ops.convert_to_numpy(read.optimizer.iterations)) == 2
-
-
-def cpu_flags() -> set[str]:
-    """The flags of this machine's first CPU in /proc/cpuinfo (empty elsewhere)."""
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            return next((set(line.split(":", 1)[1].split()) for line in cpuinfo if line.startswith("flags")), set())
-    except OSError:
-        return set()
 
 
 @pytest.mark.backend_free  # Not `cpu_numerics`: under tests/avx2_only.sh the setting is given, nothing new runs.
