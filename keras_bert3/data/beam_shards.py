@@ -66,9 +66,6 @@ def prepare_pretraining_data_beam(
 
     Returns:
         The shard paths, in order.
-
-    Example:
-    >>> prepare_pretraining_data_beam("corpus/*.txt", tokenizer, "prepared", workers=8)  # doctest: +SKIP
     """
     tasks, num_shards, info = plan_shards(files, tokenizer, output_dir, pairing, seed=seed, num_shards=num_shards)
     if not tasks:
@@ -116,9 +113,6 @@ def prepare_pretraining_data_beam(
 class WriteShard(beam.DoFn):
     """Beam `DoFn`: a shard's task (`plan_shards`) in, its shard written, its
     report out. The tokenizer is rebuilt once per worker from its config.
-
-    Example:
-    >>> tasks | beam.ParDo(WriteShard(tokenizer.get_config(), info))  # doctest: +SKIP
     """
 
     def __init__(self, tokenizer_config: dict, info: dict):

@@ -62,9 +62,6 @@ class CorpusRange:
 def corpus_ranges(paths: list[str], count: int, file_format: str = "sentences", *, sizes=None) -> list[CorpusRange]:
     """Cuts the files into `count` ranges of equal bytes (the last one takes
     the rest). `sizes`: the files' sizes, where they are known already.
-
-    Example:
-    >>> ranges = corpus_ranges(expand_files("corpus/*.txt"), 64)  # doctest: +SKIP
     """
     if file_format not in FILE_FORMATS:
         raise ValueError(f"file_format must be one of {FILE_FORMATS}, got {file_format!r}.")

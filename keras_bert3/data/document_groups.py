@@ -40,9 +40,6 @@ def corpus_groups(
         in_order: bool. One range at a time, in order, with end markers.
         counters: see `range_reader`.
         reproducible: bool. False: the seeds take in the clock (see `clock_seeds`).
-
-    Example:
-    >>> groups = corpus_groups(corpus_ranges(expand_files("corpus/*.txt"), 4), 256, seed=0)  # doctest: +SKIP
     """
     read = range_reader(ranges, counters=counters)
     positions = range_seeds(len(ranges), seed, pass_index=0 if in_order else None, reproducible=reproducible)

@@ -11,10 +11,6 @@ def pair_records(token_ids, segment_ids, lengths, labels) -> tf.Tensor:
 
     The bytes equal `tf.train.Example(...).SerializeToString(deterministic=True)`'s
     for these features in this order.
-
-    Example:
-    >>> records = pair_records(token_ids, segment_ids, lengths, labels)  # doctest: +SKIP
-    >>> tf.io.parse_example(records, {"input_ids": tf.io.RaggedFeature(tf.int64), ...})  # doctest: +SKIP
     """
     count = tf.shape(lengths)[0]
     entries = tf.stack(

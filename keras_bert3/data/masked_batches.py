@@ -22,9 +22,6 @@ def masked_batches(
     `(batch, sequence_length)` and `(batch,)`) to model inputs with fresh masks
     on every pass: batch k of a pass is masked with the pass's seed folded
     with `MASKS` and k (`counted_seeds`; with the clock if not `reproducible`).
-
-    Example:
-    >>> dataset = masked_batches(pairs.batch(32), MlmMasker(tokenizer), 128, True, seed=0)  # doctest: +SKIP
     """
     mask_seeds = counted_seeds(seed, MASKS, reproducible=reproducible)
 

@@ -62,10 +62,6 @@ def packed_rows(
     `(max_predictions_per_row(...),)`, and with NSP `nsp_positions`, `nsp`
     and its weights `(max_pairs_per_row,)` (unused slots weigh 0). Each input
     batch is packed on its own (`pack_pairs`), in order.
-
-    Example:
-    >>> pairs = pretraining_dataset(files, tokenizer, batching=BatchingConfig(batch_size=PACKING_WINDOW))  # doctest: +SKIP
-    >>> rows = packed_rows(pairs, 512, 32)  # doctest: +SKIP
     """
     if row_length is None:
         return masked
@@ -122,10 +118,6 @@ def pack_pairs(
     Raises:
         InvalidArgumentError: a pair is longer than `row_length`, or a row's
             predictions do not fit in `max_predictions_per_row`.
-
-    Example:
-    >>> x, y, w = next(iter(pretraining_dataset(files, tokenizer, batching=BatchingConfig(batch_size=64))))  # doctest: +SKIP
-    >>> packed_x, packed_y, packed_w = pack_pairs(x, y, w, row_length=512)  # doctest: +SKIP
     """
     lengths = pair_lengths(x["padding_mask"], row_length)
     rows, offsets = greedy_rows(lengths, row_length, max_pairs_per_row)

@@ -60,9 +60,6 @@ def paired_examples(
 
     Raises (when the end of the stream is reached): `tf.errors.InvalidArgumentError`
     for a corpus with no text, or, with next sentence prediction, a single document.
-
-    Example:
-    >>> pairs = paired_examples(groups_and_seeds, tokenizer, DocumentGroupPairer(...))  # doctest: +SKIP
     """
     # An end marker after the last group, where the documents seen are checked.
     end = (tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.string), tf.zeros([1], tf.int64)), tf.zeros([2], tf.int64))

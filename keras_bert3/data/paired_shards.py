@@ -324,10 +324,6 @@ def damaged_shard(directory: str) -> tuple[str, str] | None:
     end (cut short, or failing their checksums), with TensorFlow's reason;
     None where every shard reads. TensorFlow's `DataLossError` names no file:
     this finds the one, reading every shard once.
-
-    Example:
-    >>> damaged_shard("prepared")  # doctest: +SKIP
-    ('prepared/paired-00003-of-00064.tfrecord', 'truncated record at 1048576')
     """
     info = read_prepared_info(directory)
     for path in shard_paths(directory, info["num_shards"]):

@@ -20,11 +20,6 @@ DOCUMENT_GROUPS = -2
 def pass_seeds(seed: int) -> tf.data.Dataset:
     """A dataset of one int64 `(2,)` element, `[seed, k]` on its k-th
     iteration (one small Python call a pass counts the passes).
-
-    Example:
-    >>> seeds = pass_seeds(7)
-    >>> [int(next(iter(seeds))[1]) for _ in range(2)]
-    [0, 1]
     """
     passes = itertools.count()
 
@@ -42,10 +37,6 @@ def range_seeds(count: int, seed: int, *, pass_index: int | None = None, reprodu
     with `position`, whichever share of the ranges a reader keeps after this.
     `pass_index`: a fixed pass (shards are pass 0) instead of counting them.
     Not `reproducible`: see `clock_seeds`.
-
-    Example:
-    >>> [int(p) for p, _ in range_seeds(3, 0)]
-    [0, 1, 2]
     """
     if not reproducible:
         return tf.data.Dataset.zip(tf.data.Dataset.range(count), clock_seeds(seed))
@@ -62,9 +53,6 @@ def counted_seeds(seed: int, place: int, *, reproducible: bool = True) -> tf.dat
     """An endless dataset of seeds, each pass: the k-th is the pass's seed
     folded with `place` (`MASKS`, `DOCUMENT_GROUPS`) and k. Not
     `reproducible`: see `clock_seeds`.
-
-    Example:
-    >>> seeds = counted_seeds(0, MASKS)
     """
     if not reproducible:
         return clock_seeds(seed)
@@ -78,9 +66,6 @@ def clock_seeds(seed: int) -> tf.data.Dataset:
     whose draws would otherwise be alike on every worker and every job. No
     Python (the workers run TensorFlow ops alone), and no single-element
     source, which the service would hand to one worker only.
-
-    Example:
-    >>> seeds = clock_seeds(0)
     """
 
     def with_clock(pair):
@@ -93,10 +78,6 @@ def clock_seeds(seed: int) -> tf.data.Dataset:
 def fold_seed(seed, *places) -> tf.Tensor:
     """`seed` (int64 `(2,)`) folded with each of `places` in turn: the seed of
     a draw at that place (e.g. window 3, group 5 of a range).
-
-    Example:
-    >>> fold_seed(tf.constant([1, 2], tf.int64), 3, 5).shape
-    TensorShape([2])
     """
     seed = tf.cast(seed, tf.int64)
     for place in places:

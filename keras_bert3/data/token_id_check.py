@@ -17,9 +17,6 @@ def with_token_ids_checked(dataset, vocabulary_size: int):
     step. Anything that is not a `tf.data.Dataset` (a distributed dataset,
     arrays) is returned as it is; so is everything in a process that has not
     imported TensorFlow (which then holds no `tf.data.Dataset`).
-
-    Example:
-    >>> dataset = with_token_ids_checked(pretraining_dataset(files, tokenizer), backbone.vocabulary_size)
     """
     tf = sys.modules.get("tensorflow")
     if tf is None or not isinstance(dataset, tf.data.Dataset):

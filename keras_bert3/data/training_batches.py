@@ -41,9 +41,6 @@ def training_batches(
         seed: int. The shuffle's and the masks' seed.
         parse: optional function of a batch of `pairs`' elements to a batch of pairs.
         input_context, data_service: as `pretraining_dataset`.
-
-    Example:
-    >>> batches = training_batches(pairs, tokenizer, PairingConfig(), MaskingConfig(), BatchingConfig(), seed=0)  # doctest: +SKIP
     """
     shuffled = pairs.shuffle(batching.shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
     batches = pair_packing.pair_batches(shuffled, batching.batch_size, batching.drop_remainder, batching.packed_length)

@@ -15,11 +15,7 @@ import tensorflow as tf
 
 
 def without_autotune(dataset: tf.data.Dataset) -> tf.data.Dataset:
-    """`dataset` with `options.autotune.enabled = False`.
-
-    Example:
-    >>> batches = without_autotune(texts.batch(32).map(pack, num_parallel_calls=tf.data.AUTOTUNE).prefetch(2))
-    """
+    """`dataset` with `options.autotune.enabled = False`."""
     options = tf.data.Options()
     options.autotune.enabled = False
     return dataset.with_options(options)

@@ -29,11 +29,7 @@ def num_replicas_in_sync() -> int:
 
 
 def cross_replica_sum(value):
-    """Sums `value` over the replicas of a TF strategy; identity elsewhere.
-
-    Example:
-    >>> total_weight = cross_replica_sum(keras.ops.sum(mask_weights))
-    """
+    """Sums `value` over the replicas of a TF strategy; identity elsewhere."""
     context = _replica_context()
     if context is None:
         return value

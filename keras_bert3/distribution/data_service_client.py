@@ -42,9 +42,6 @@ def served_by_data_service(
     Raises:
         ConnectionError: nothing answers at `address` within `connect_timeout`,
             or the dispatcher has no worker after `worker_timeout`.
-
-    Example:
-    >>> dataset = served_by_data_service(read_paired_shards("prepared", tokenizer), "dispatcher:5050")  # doctest: +SKIP
     """
     target = check_dispatcher_answers(address, connect_timeout)
     check_dispatcher_has_workers(address, worker_timeout)

@@ -27,10 +27,6 @@ def check_dispatcher_answers(address: str, timeout: float = CONNECT_TIMEOUT_S) -
     Raises:
         ValueError: `address` is not "host:port".
         ConnectionError: nothing answers.
-
-    Example:
-    >>> check_dispatcher_answers("localhost:5050")  # doctest: +SKIP
-    'grpc://localhost:5050'
     """
     host, port = parse_address(address)
     deadline = time.monotonic() + timeout
@@ -55,10 +51,6 @@ def check_dispatcher_has_workers(address: str, timeout: float = WORKER_TIMEOUT_S
 
     Raises:
         ConnectionError: none has registered by then.
-
-    Example:
-    >>> check_dispatcher_has_workers("localhost:5050")  # doctest: +SKIP
-    ['worker-0:40417']
     """
     host, port = parse_address(address)
     deadline = time.monotonic() + timeout
@@ -87,12 +79,7 @@ def join_address(host: str, port: int) -> str:
 
 
 def parse_address(address: str) -> tuple[str, int]:
-    """ "host:port", "[ipv6]:port" or "grpc://host:port" to (host, port).
-
-    Example:
-    >>> parse_address("grpc://[::1]:5050")
-    ('::1', 5050)
-    """
+    """ "host:port", "[ipv6]:port" or "grpc://host:port" to (host, port)."""
     bare = address.split("://", 1)[-1]
     host, _, port = bare.rpartition(":")
     if not host or not port.isdigit():

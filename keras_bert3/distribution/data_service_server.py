@@ -40,9 +40,6 @@ def serve(
             "host:%port%" (workers; default this machine's host name).
         work_dir: dispatcher state directory, so that a restarted dispatcher
             resumes its jobs (dispatchers; default none).
-
-    Example:
-    >>> serve("worker", dispatcher="trainer-0:5050")  # doctest: +SKIP
     """
     stop = threading.Event()  # Set first: a SIGTERM during the start-up still ends the process with 0.
     for signal_number in (signal.SIGTERM, signal.SIGINT):

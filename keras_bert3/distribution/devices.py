@@ -15,10 +15,6 @@ def visible_devices() -> list[str]:
     """The devices of the current backend, accelerators first, as lowercase
     names: `["gpu:0", "cpu:0"]`. TensorFlow: this process's logical devices;
     JAX: every process's devices (a multi-host job's too), and the local CPU.
-
-    Example:
-    >>> visible_devices()
-    ['cpu:0']
     """
     if keras.backend.backend() == "tensorflow":
         import tensorflow as tf
@@ -34,12 +30,7 @@ def visible_devices() -> list[str]:
 
 
 def accelerator_type() -> str:
-    """`"gpu"`, `"tpu"` or `"cpu"`: what the current backend computes on by default.
-
-    Example:
-    >>> accelerator_type()
-    'cpu'
-    """
+    """`"gpu"`, `"tpu"` or `"cpu"`: what the current backend computes on by default."""
     for name in visible_devices():
         kind = name.split(":")[0]
         if kind in ("gpu", "cuda", "rocm"):
@@ -53,10 +44,6 @@ def accelerator_type() -> str:
 def onednn_enabled() -> bool:
     """Whether TensorFlow runs its CPU ops on oneDNN (`upstream/onednn_flag.py`
     says when it does: not by default on AVX2-only CPUs).
-
-    Example:
-    >>> onednn_enabled()  # PyPI tensorflow, Linux, a CPU with AVX512_BF16.
-    True
     """
     from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn
 
@@ -73,9 +60,6 @@ class DeviceDescription:
         compute_capability: a CUDA GPU's `(major, minor)`, e.g. `(9, 0)`; None elsewhere.
         cpu_bfloat16: on CPUs, whether the CPU computes bfloat16 in hardware
             (AVX512-BF16 or AMX); None where unknown.
-
-    Example:
-    >>> DeviceDescription("gpu", "NVIDIA A100-SXM4-80GB", compute_capability=(8, 0))
     """
 
     platform: str
@@ -85,12 +69,7 @@ class DeviceDescription:
 
 
 def current_device() -> DeviceDescription:
-    """The `DeviceDescription` of the device the current backend computes on by default.
-
-    Example:
-    >>> current_device()  # JAX on an H100.
-    DeviceDescription(platform='gpu', name='NVIDIA H100 80GB HBM3', compute_capability=(9, 0), cpu_bfloat16=None)
-    """
+    """The `DeviceDescription` of the device the current backend computes on by default."""
     platform = accelerator_type()
     if platform == "cpu":
         return DeviceDescription("cpu", "CPU", cpu_bfloat16=cpu_has_native_bfloat16())
@@ -114,9 +93,6 @@ def current_device() -> DeviceDescription:
 def check_precision(precision: str | None) -> None:
     """Refuses `mixed_float16` where no GPU is: float16 with loss scaling is for
     GPUs; CPUs and TPUs compute in bfloat16 natively (`mixed_bfloat16`).
-
-    Example:
-    >>> check_precision("mixed_bfloat16")  # Fine anywhere.
     """
     if precision in (None, "float32", "mixed_bfloat16", "bfloat16"):
         return
@@ -132,10 +108,6 @@ def cpu_has_native_bfloat16() -> bool | None:
     """Whether this CPU computes bfloat16 in hardware (the AVX512-BF16 or AMX-BF16
     instructions that oneDNN uses); None where the CPU's flags cannot be read
     (not Linux).
-
-    Example:
-    >>> cpu_has_native_bfloat16()  # An AMD EPYC Zen 4 or an Intel Sapphire Rapids.
-    True
     """
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -151,9 +123,6 @@ def check_training_settings(precision: str | None, jit_compile) -> None:
     """What `compile` checks before a run: a precision this machine cannot run is
     refused (`check_precision`); bfloat16 on a CPU that emulates it, or eager
     execution on JAX, gets a warning that says what to use.
-
-    Example:
-    >>> check_training_settings("mixed_bfloat16", jit_compile="auto")  # Fine on a CPU with AVX512-BF16.
     """
     check_precision(precision)
     if (
@@ -177,11 +146,7 @@ def check_training_settings(precision: str | None, jit_compile) -> None:
 
 
 def check_devices(devices: list[str] | None) -> None:
-    """Refuses a device list that names devices the backend does not have.
-
-    Example:
-    >>> check_devices(["/gpu:0", "/gpu:1"])  # ValueError on a machine with one GPU.
-    """
+    """Refuses a device list that names devices the backend does not have."""
     if not devices:
         return
     available = visible_devices()
@@ -208,10 +173,6 @@ def check_devices(devices: list[str] | None) -> None:
 def first_devices(count: int) -> list[str]:
     """The first `count` devices of the accelerator (GPUs or TPUs; CPUs where
     there is none), named as `distribution_scope(..., devices=...)` takes them.
-
-    Example:
-    >>> first_devices(2)  # On a machine with 8 GPUs and TensorFlow.
-    ['/job:localhost/replica:0/task:0/device:GPU:0', '/job:localhost/replica:0/task:0/device:GPU:1']
     """
     kind = accelerator_type()
     if keras.backend.backend() == "tensorflow":

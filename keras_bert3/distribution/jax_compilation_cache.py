@@ -37,10 +37,6 @@ def enable_jax_compilation_cache() -> str | None:
     """Points JAX's persistent compilation cache at keras_bert3's folder
     (see the module's docstring) and caches every program, however quick
     to compile; returns the folder in use, or None (off, not JAX, or not writable).
-
-    Example:
-    >>> enable_jax_compilation_cache()  # KERAS_BACKEND=jax, nothing set.
-    '/home/me/.cache/keras_bert3/jax_compilation_cache'
     """
     import keras
 

@@ -27,13 +27,6 @@ def worker_dataset(make_dataset, global_batch_size: int):
     Returns:
         A `tf.data.Dataset`, or under a TF strategy a distributed dataset
         (`distribute_datasets_from_function`), for `fit`.
-
-    Example:
-    >>> with distribution_scope("multi_worker_mirrored"):
-    ...     pretrainer = BertPretrainer(backbone); pretrainer.compile()
-    ...     data = worker_dataset(lambda context, batch_size: pretraining_dataset(
-    ...         files, tokenizer, batching=BatchingConfig(batch_size=batch_size), input_context=context), 256)
-    >>> pretrainer.fit(data, steps_per_epoch=1000)  # doctest: +SKIP
     """
     if keras.backend.backend() == "tensorflow" and tf.distribute.has_strategy():
         strategy = tf.distribute.get_strategy()

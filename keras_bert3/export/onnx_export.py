@@ -82,9 +82,6 @@ def quantize_int8(source: str, target: str) -> None:
     """onnxruntime's dynamic quantization of `source`'s matrix products
     (signed int8 weights, per output channel; fused `Attention` ops
     included) to `target` (which may be `source`).
-
-    Example:
-    >>> quantize_int8("model.onnx", "model.int8.onnx")
     """
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -105,9 +102,6 @@ def fused_for_onnxruntime(graph, backbone):
     (`Attention`, `SkipLayerNormalization`, `BiasGelu`, domain
     `com.microsoft`: onnxruntime only) by its transformer optimizer. The
     session's own optimizer does not fuse attention; this one does.
-
-    Example:
-    >>> onnx.save(fused_for_onnxruntime(task_graph(classifier), classifier.backbone), "fused.onnx")
     """
     import logging
 
@@ -130,9 +124,6 @@ def hugging_face_tokenizer(preprocessor):
     `[CLS] a [SEP] (b [SEP])` with segment ids, "longest_first" truncation to
     `sequence_length`, padding to the batch's longest. Its ids equal the
     preprocessor's (`tests/export/onnx_export_test.py`).
-
-    Example:
-    >>> hugging_face_tokenizer(classifier.preprocessor).encode("Some text.").ids
     """
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 
@@ -164,9 +155,6 @@ def onnx_session(path: str, *, threads: int | None = None):
     (onnxruntime fuses attention, LayerNorm and GELU), `threads` intra-op
     threads (by default the CPUs this process may run on) and
     onnxruntime-extensions' string ops registered.
-
-    Example:
-    >>> onnx_session("onnx/classifier/model.onnx").run(None, model_inputs)
     """
     import onnxruntime
     from onnxruntime.capi.onnxruntime_pybind11_state import Fail

@@ -55,9 +55,6 @@ def task_graph(model, *, name: str = "bert") -> "onnx.ModelProto":  # noqa: F821
     `segment_ids`, `padding_mask`; outputs as the task's `serve_token_ids`
     SavedModel signature (float32): `logits` and `probabilities`, or
     `start_logits` and `end_logits`.
-
-    Example:
-    >>> onnx.save(task_graph(classifier), "classifier_token_ids.onnx")
     """
     weights = {w.path: _array(w) for w in model.weights}
     backbone = model.backbone

@@ -25,9 +25,6 @@ def string_ops_library() -> str:
     """The path of onnxruntime-extensions' custom ops library, loaded with
     its own RE2 and checked. Raises RuntimeError with what to do where the
     library was loaded after TensorFlow by someone else.
-
-    Example:
-    >>> options.register_custom_ops_library(string_ops_library())
     """
     spec = importlib.util.find_spec("onnxruntime_extensions")
     if spec is None:

@@ -42,9 +42,6 @@ def text_model(
     2026-11-28) it is guessed from the preprocessor, with a `DeprecationWarning`.
     Runs on onnxruntime with onnxruntime-extensions' custom ops library
     registered.
-
-    Example:
-    >>> onnx.save(text_model(onnx.load("model.onnx"), classifier.preprocessor), "text_model.onnx")
     """
     if front_end is None:
         front_end = _guessed_front_end(preprocessor)

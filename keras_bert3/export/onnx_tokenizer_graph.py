@@ -74,9 +74,6 @@ def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, st
     spaces, punctuation and CJK ideographs between spaces, `DELETED` for
     characters they delete. Private-use characters are left out: the graph
     marks them for deletion with one regular expression.
-
-    Example:
-    >>> character_table(lowercase=True, strip_accents=None)["A"]  # "a"
     """
     from tokenizers import pre_tokenizers
 

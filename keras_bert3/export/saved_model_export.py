@@ -29,10 +29,6 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
     runs on (`serving_platforms`), so that a model trained on a GPU serves on
     CPU servers too. Returns the endpoint, callable inside a `tf.function`
     (on JAX, on any batch: an empty one runs a padding row, see below).
-
-    Example:
-    >>> archive = keras.export.ExportArchive(); archive.track(model)
-    >>> serve_ids = add_token_ids_endpoint(archive, model, "serve_token_ids", lambda x: {"logits": model(x)})
     """
     import tensorflow as tf
 
@@ -71,9 +67,6 @@ def trim_for_serving(model_inputs: dict, jit_compile: bool, *, keep=()) -> dict:
     pays per token and not per shape; kept at the preprocessor's multiple of
     16 for XLA (`jit_compile`, and every JAX export), which compiles once per
     shape. Entries named in `keep` stay whole.
-
-    Example:
-    >>> trim_for_serving(preprocessor(["Four words of text."]), jit_compile=False)["token_ids"].shape  # (1, 7)
     """
     if jit_compile or keras.backend.backend() == "jax":
         return model_inputs
@@ -85,10 +78,6 @@ def serving_platforms() -> tuple[str, ...]:
     JAX runs on. jax2tf lowers for the current platform alone by default, and
     a SavedModel written on a GPU would then refuse to run on a CPU ("The
     current platform CPU is not among the platforms required by the module").
-
-    Example:
-    >>> serving_platforms()  # On a CUDA GPU.
-    ('cpu', 'cuda')
     """
     import jax
 

@@ -30,12 +30,6 @@ def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, model_i
         serving_inputs: `texts -> {input name: strings}` for `serving_default`.
         model_inputs: `texts -> {input name: int32 (batch, length)}` for
             `serve_token_ids` (keys beyond `INPUT_NAMES` are left out).
-
-    Example:
-    >>> write_warmup_requests("serving/1", classifier.preprocessor,
-    ...                       lambda texts: {"text": texts},
-    ...                       lambda texts: classifier.preprocessor(texts))  # doctest: +SKIP
-    20
     """
     import tensorflow as tf
     from tensorflow_serving.apis import model_pb2
@@ -63,11 +57,6 @@ def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, model_i
 def read_warmup_requests(export_dir: str) -> list[tuple[str, dict]]:
     """The warm-up requests of an export, as the server reads them:
     `[(signature name, {input name: numpy array}), ...]` ([] if it has none).
-
-    Example:
-    >>> signature, inputs = read_warmup_requests("serving/1")[0]  # doctest: +SKIP
-    >>> signature, inputs["text"]  # doctest: +SKIP
-    ('serving_default', array([b'...'], dtype=object))
     """
     import tensorflow as tf
     from tensorflow_serving.apis import prediction_log_pb2

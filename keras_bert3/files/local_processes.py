@@ -7,10 +7,6 @@ import os
 def running_here(pid) -> bool:
     """True while process `pid` of this host runs; False where it has ended
     or `pid` is not a process number.
-
-    Example:
-    >>> running_here(os.getpid())
-    True
     """
     if not isinstance(pid, int) or pid <= 0:
         return False

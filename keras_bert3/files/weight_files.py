@@ -104,11 +104,7 @@ def _remove(path: str) -> None:
 
 
 def write_arrays(path: str, arrays: dict, *, what: str = "the weights file") -> None:
-    """Writes `{name: array}` into the HDF5 file `path` (a name's slashes make groups).
-
-    Example:
-    >>> write_arrays("preset/task_head.weights.h5", {"logits/kernel": kernel, "logits/bias": bias})
-    """
+    """Writes `{name: array}` into the HDF5 file `path` (a name's slashes make groups)."""
 
     def write(target):
         with h5py.File(target, "w") as f:

@@ -28,10 +28,6 @@ def written_whole(final: str, what: str, *, marker: str):
     a command calls before its long work too).
 
     The temporary folder is `partial_path(final)`.
-
-    Example:
-    >>> with written_whole("runs/classifier", "the fine-tuned preset", marker="task.json") as folder:
-    ...     classifier.save_to_preset(folder)
     """
     final = os.path.normpath(final)
     check_replaceable(final, what, marker=marker)
@@ -55,9 +51,6 @@ def written_whole(final: str, what: str, *, marker: str):
 def check_replaceable(final: str, what: str, *, marker: str) -> None:
     """Refuses (`ValueError`) a `final` that `written_whole` would not
     replace: a file, or a folder holding other files and no `marker`.
-
-    Example:
-    >>> check_replaceable("runs/serving/1", "the SavedModel", marker="saved_model.pb")
     """
     if not os.path.lexists(final):
         return

@@ -8,10 +8,6 @@ class WriteFailed(OSError):
     """A file or folder could not be written (no space, no permission, a
     read-only disk). The message names what, where and the cause, and says
     what was kept; `errno` is the cause's.
-
-    Example:
-    >>> raise WriteFailed("the checkpoint", "run/backup/checkpoint-3", OSError(28, "No space left on device"))
-    WriteFailed: Cannot write the checkpoint run/backup/checkpoint-3: No space left on device.
     """
 
     def __init__(self, what: str, path: str, cause: BaseException, kept: str = ""):
@@ -36,10 +32,6 @@ def write_failures_named(path: str, what: str, *, kept: str = ""):
     own message for a full disk names no file; TensorFlow's, only the file).
     Wrap writes only: TensorFlow also raises `ResourceExhaustedError` when
     memory runs out.
-
-    Example:
-    >>> with write_failures_named("my_bert", "the preset"):
-    ...     write_json(os.path.join("my_bert", "config.json"), config)
     """
     tf = sys.modules.get("tensorflow")  # Not imported here for writes that never load it.
     failures = (OSError,) + ((tf.errors.ResourceExhaustedError, tf.errors.PermissionDeniedError) if tf else ())

@@ -16,9 +16,6 @@ def evaluate(model_path: str, data: str, columns, *, report_path: str | None = N
     `exact_match` and `f1` for a question answerer); with `report_path`,
     writes it there as JSON (and a classifier's confusion matrix as a PNG
     beside it).
-
-    Example:
-    >>> evaluate("runs/tagger", "conll2003/test.txt", FinetuningConfig(), report_path="report.json")["f1"]
     """
     model = ServedModel(model_path)
     examples = model.job.read(data, columns)

@@ -31,9 +31,6 @@ logger = logging.getLogger("keras_bert3.jobs")
 def finetune(config) -> dict:
     """Fine-tunes `config.task` (a `FinetuningConfig`) and writes its preset;
     returns the history of the whole run, resumed parts included.
-
-    Example:
-    >>> finetune(FinetuningConfig(task="token-classifier", preset="bert", train="train.conll", output="tagger"))
     """
     from keras_bert3.distribution.devices import check_precision
     from keras_bert3.files.whole_folders import check_replaceable

@@ -39,9 +39,6 @@ def predict_file(
     `partial_path(output_path)` and renamed at the end (a partial file left
     by a killed run is removed). An existing output is refused unless
     `overwrite`.
-
-    Example:
-    >>> predict_file("runs/classifier", "reviews.csv", "labelled.jsonl", FinetuningConfig(text_column="review"))
     """
     import keras
 

@@ -17,11 +17,6 @@ class ServedModel:
     `question` and `context`), it gives one dict of predicted fields a row
     (`TaskJob.rows`): from TensorFlow and tf-text only for a SavedModel, from
     onnxruntime for an ONNX folder, from the task model for a preset.
-
-    Example:
-    >>> model = ServedModel("runs/classifier")
-    >>> model({"text": ["Open the URL."]})
-    [{'label': 'network', 'probability': 0.91}]
     """
 
     def __init__(self, path: str):

@@ -36,11 +36,7 @@ def gelu_approximate(x):
 
 
 def get_activation(name):
-    """Returns the function for one of `ACTIVATION_NAMES`.
-
-    Example:
-    >>> get_activation("gelu")(keras.ops.ones((2,)))
-    """
+    """Returns the function for one of `ACTIVATION_NAMES`."""
     if name == "gelu":
         return gelu_exact
     if name == "gelu_approximate":

@@ -10,11 +10,6 @@ from keras_bert3.ops.dropout import dropout
 class FastMaskDropout(keras.layers.Dropout):
     """`keras.layers.Dropout` (same arguments, same seed generator, same
     scaling of kept values) whose masks are cheaper to draw.
-
-    Example:
-    >>> dropout = FastMaskDropout(0.1, seed=0)
-    >>> dropout(np.ones((2, 8), "float32"), training=True).shape
-    (2, 8)
     """
 
     def call(self, inputs, training=False):

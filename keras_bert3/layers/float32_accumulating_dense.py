@@ -11,10 +11,6 @@ class Float32AccumulatingDense(keras.layers.Dense):
     """`keras.layers.Dense` computing through `dense_product`: the same
     weights, configuration, dtype policy and LoRA; quantized, it computes as a
     quantized `Dense` does.
-
-    Example:
-    >>> layer = Float32AccumulatingDense(4, dtype="mixed_bfloat16")
-    >>> layer(np.ones((2, 3), "float32")).dtype  # bfloat16, accumulated in float32 on JAX.
     """
 
     def call(self, inputs, training=None):

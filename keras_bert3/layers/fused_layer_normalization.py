@@ -11,11 +11,6 @@ class FusedLayerNormalization(keras.layers.LayerNormalization):
     """`keras.layers.LayerNormalization` over the last axis computing through
     `layer_norm`: the same weights, configuration and values; at inference
     on TensorFlow one oneDNN kernel instead of some ten ops.
-
-    Example:
-    >>> layer = FusedLayerNormalization(epsilon=1e-12)
-    >>> layer(np.ones((2, 3), "float32"), training=False).shape
-    (2, 3)
     """
 
     def call(self, inputs, training=None):

@@ -15,13 +15,6 @@ def packed_attention_mask(sequence_ids):
     """`(batch, seq, seq)` bool: query `i` may attend to key `j` when both
     belong to the same sequence (`sequence_ids` equal and above 0). A
     padding query attends to nothing (its row is read by no loss).
-
-    Example:
-    >>> packed_attention_mask(np.array([[1, 1, 2, 0]]))[0].astype(int)
-    array([[1, 1, 0, 0],
-           [1, 1, 0, 0],
-           [0, 0, 1, 0],
-           [0, 0, 0, 0]])
     """
     sequence_ids = ops.convert_to_tensor(sequence_ids)
     same = ops.equal(sequence_ids[:, :, None], sequence_ids[:, None, :])
@@ -32,10 +25,6 @@ def packed_positions(sequence_ids):
     """`(batch, seq)` int32: each token's position within its sequence (the
     number of earlier tokens with the same sequence id), so that every packed
     pair gets the positions it would have alone.
-
-    Example:
-    >>> packed_positions(np.array([[1, 1, 1, 2, 2, 0]]))
-    array([[0, 1, 2, 0, 1, 0]], dtype=int32)
     """
     sequence_ids = ops.convert_to_tensor(sequence_ids)
     same = ops.cast(ops.equal(sequence_ids[:, :, None], sequence_ids[:, None, :]), "int32")

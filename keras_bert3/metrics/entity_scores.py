@@ -13,12 +13,7 @@ import collections
 
 
 def entities(tags: list[str]) -> set[tuple[str, int, int]]:
-    """The entities of one sentence's tags: `(type, first word, last word)`.
-
-    Example:
-    >>> entities(["B-PER", "I-PER", "O", "I-LOC"])
-    {('PER', 0, 1), ('LOC', 3, 3)}
-    """
+    """The entities of one sentence's tags: `(type, first word, last word)`."""
     found, start = set(), 0
     previous_prefix, previous_kind = "O", "_"
     for i, tag in enumerate([*tags, "O"]):
@@ -52,10 +47,6 @@ def _starts(previous: str, prefix: str, previous_kind: str, kind: str) -> bool:
 def entity_scores(true_tags: list[list[str]], predicted_tags: list[list[str]]) -> dict:
     """Precision, recall, F1 and support (true entities) per entity type and
     overall (micro average, as conlleval's totals), over sentences.
-
-    Example:
-    >>> entity_scores([["B-PER", "I-PER", "O"]], [["B-PER", "O", "O"]])["overall"]
-    {'precision': 0.0, 'recall': 0.0, 'f1': 0.0, 'support': 1}
     """
     if len(true_tags) != len(predicted_tags):
         raise ValueError(f"{len(true_tags)} sentences of true tags but {len(predicted_tags)} predicted.")

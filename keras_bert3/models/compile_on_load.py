@@ -8,12 +8,6 @@ class CompileOnLoad:
     as it was saved (the optimizer with its schedule, settings and, once Keras
     loads them, its moments and step count; the losses and metrics). Keras
     itself skips models with a custom `compile` and warns.
-
-    Example:
-    ```python
-    class MyTask(CompileOnLoad, keras.Model):
-        def compile(self, *, learning_rate=1e-4, **kwargs): ...
-    ```
     """
 
     def compile_from_config(self, config):

@@ -18,10 +18,6 @@ def predict_in_length_order(model, model_inputs: dict, *, batch_size: int, shape
     by `shapes` (fixed shapes: padded, then its outputs cut back). Per-token
     outputs (`per_token`) come back padded to `length` with zeros. None for
     no examples.
-
-    Example:
-    >>> model_inputs = classifier.preprocessor(["A text.", "Another."])
-    >>> predict_in_length_order(classifier, model_inputs, batch_size=32, shapes=FixedShapeBatches(), per_token=False)
     """
     lengths = np.asarray(model_inputs["padding_mask"]).sum(axis=1)
     width = np.shape(model_inputs["token_ids"])[1]

@@ -25,10 +25,6 @@ RAW_CONTAINERS = (list, tuple, np.ndarray, tf.Tensor, tf.RaggedTensor)
 def check_task_input(task, x, method: str) -> None:
     """Raises a TypeError or ValueError naming the task, the method, what it
     got and what it takes, when `x` is none of the input kinds the task takes.
-
-    Example:
-    >>> check_task_input(classifier, 42, "predict")
-    TypeError: BertClassifier.predict takes texts (...), model inputs (...) or a tf.data.Dataset of them; got int.
     """
     where = f"{type(task).__name__}.{method}"
     takes = f"{where} takes {task.spec.raw_inputs}, {MODEL_INPUTS} or a tf.data.Dataset of them"

@@ -15,11 +15,7 @@ from keras_bert3.presets.task_preset import task_settings
 
 @dataclasses.dataclass(frozen=True)
 class HuggingFaceHead:
-    """Where a task's dense head sits in a Hugging Face checkpoint.
-
-    Example:
-    >>> HuggingFaceHead("BertForSequenceClassification", prefix="classifier.", layer="output_dense")
-    """
+    """Where a task's dense head sits in a Hugging Face checkpoint."""
 
     architecture: str  # The checkpoint's class in config.json "architectures".
     prefix: str  # Its tensors: prefix + "weight" (units, hidden), prefix + "bias".
@@ -28,11 +24,7 @@ class HuggingFaceHead:
 
 @dataclasses.dataclass(frozen=True)
 class TaskSpec:
-    """What a `BertTask` subclass declares about its inputs, outputs and presets.
-
-    Example:
-    >>> TaskSpec("export_text_classifier", raw_inputs="texts", preset_settings=("sequence_length",))
-    """
+    """What a `BertTask` subclass declares about its inputs, outputs and presets."""
 
     # Its SavedModel writer: a function of `keras_bert3.export` by name (export sits a floor above
     # models), or any function, called as `writer(task, filepath, verbose=, warmup=, jit_compile=)`.

@@ -33,10 +33,6 @@ class PrecompileTrainSteps(keras.callbacks.Callback):
     Does nothing off JAX, without a persistent compilation cache, under a
     `keras.distribution` (its steps carry shardings), or when steps run
     eagerly. A failure is a warning: the steps then compile as they come.
-
-    Example:
-    >>> specs = fixed_shape_specs(dataset.element_spec, batch_size=32, buckets=(32, 64, 128))
-    >>> model.fit(dataset, callbacks=[PrecompileTrainSteps(specs)])
     """
 
     def __init__(self, batch_specs: list):

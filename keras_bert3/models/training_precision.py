@@ -54,10 +54,6 @@ def auto_precision(device: DeviceDescription, *, backend: str, jit_compile: bool
         "mixed_bfloat16" for pretraining on CPUs with AVX512-BF16 or AMX under
         TensorFlow's graph or JAX's compiled step; "float32" elsewhere (older
         or unknown GPUs, other CPUs).
-
-    Example:
-    >>> auto_precision(DeviceDescription("gpu", compute_capability=(9, 0)), backend="jax", jit_compile=True, pretraining=True)
-    'mixed_bfloat16'
     """
     if device.platform == "tpu":
         return "mixed_bfloat16"
@@ -100,10 +96,6 @@ def training_dtype_policy(
 
     "auto" gives `auto_precision`'s choice, logged once per process and
     device (INFO, the `keras_bert3` logger) when it is not float32.
-
-    Example:
-    >>> training_dtype_policy("auto", "float32", jit_compile=True)  # JAX on an H100.
-    'mixed_bfloat16'
     """
     check_precision_name(precision)
     if model_policy != "float32":
@@ -135,14 +127,6 @@ class ChoosesTrainingPrecision:
     """A mixin for Keras models whose `compile` takes `precision`: the
     training step computes in the chosen policy (`training_dtype_policy`),
     with loss scaling for float16; everything else keeps the model's policy.
-
-    Example:
-    ```python
-    class MyTask(ChoosesTrainingPrecision, keras.Model):
-        def compile(self, *, precision="auto", **kwargs):
-            super().compile(**kwargs)
-            self.choose_training_precision(precision, pretraining=False, jit_compile=kwargs.get("jit_compile", "auto"))
-    ```
     """
 
     _step_policy = None
@@ -180,10 +164,6 @@ def computing_in(model: keras.layers.Layer, policy: str | None):
     on `model` ends (a `tf.distribute` strategy traces its replicas' steps in
     threads that overlap). Used while a training step is traced, so that
     evaluation, prediction and saving keep the model's policy.
-
-    Example:
-    >>> with computing_in(pretrainer, "mixed_bfloat16"):
-    ...     logs = keras.Model.train_step(pretrainer, batch)
     """
     if policy is None:
         yield

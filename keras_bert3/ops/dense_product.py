@@ -49,10 +49,6 @@ def dense_product_blocks(x, kernel, bias, blocks: int):
     An encoder block's query, key and value come from one `(hidden,
     3 * hidden)` kernel: three products write each where the attention kernel
     reads it, and their gradients need no stacking back into one tensor.
-
-    Example:
-    >>> [t.shape for t in dense_product_blocks(np.ones((2, 3), "float32"), np.ones((3, 6), "float32"), np.zeros(6, "float32"), 3)]
-    [(2, 2), (2, 2), (2, 2)]
     """
     width = kernel.shape[-1] // blocks
     return [

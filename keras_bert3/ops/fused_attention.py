@@ -24,10 +24,6 @@ def fused_attention_available(dropout_rate: float = 0.0, dtype: str = "float32",
     needs cuDNN: a GPU, bfloat16 or float16, and XLA_FLAGS that keep cuDNN
     out of command buffers, `upstream/cudnn_attention_dropout.py`);
     elsewhere the encoder block computes attention with its own ops.
-
-    Example:
-    >>> fused_attention_available(0.1, "float32", 64)  # Dropout needs cuDNN's kernel.
-    False
     """
     if keras.backend.backend() != "jax":
         return False
@@ -56,12 +52,6 @@ def fused_attention(query, key, value, allowed, *, dropout_rate: float = 0.0, se
     keys)`, 1 where a query may attend to a key (packed rows), passed as a mask.
     A query with no allowed key (packed rows' padding) gets an output no loss
     should read.
-
-    Example:
-    >>> import numpy as np
-    >>> x = np.random.rand(2, 5, 4, 8).astype("float32")
-    >>> tuple(fused_attention(x, x, x, np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])).shape)
-    (2, 5, 4, 8)
     """
     import jax
     import jax.numpy as jnp
@@ -127,11 +117,6 @@ def attention_reference(query, key, value, allowed):
     """`fused_attention` written with `keras.ops` (the encoder block's own
     arithmetic: float32 scores, masked keys lowered by 1e9): the oracle its
     tests compare with.
-
-    Example:
-    >>> x = np.random.rand(1, 3, 2, 8).astype("float32")
-    >>> tuple(attention_reference(x, x, x, np.ones((1, 3))).shape)
-    (1, 3, 2, 8)
     """
     from keras_bert3.ops.masked_softmax import masked_softmax_reference
 

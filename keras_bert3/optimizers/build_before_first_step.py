@@ -18,12 +18,6 @@ def build_optimizer_before_first_step(model: keras.Model) -> None:
     Does nothing on JAX (Keras builds the optimizer before tracing there),
     under a TensorFlow strategy (Keras builds it in the strategy's scope), or
     when the optimizer is already built.
-
-    Example:
-    >>> model.compile(optimizer="adamw", loss="mse")
-    >>> build_optimizer_before_first_step(model)
-    >>> model.optimizer.built
-    True
     """
     optimizer = getattr(model, "optimizer", None)
     if keras.backend.backend() != "tensorflow" or optimizer is None or optimizer.built:

@@ -7,12 +7,6 @@ class WeightDecayExclusions:
     and the names are in `get_config`. Keras' own `exclude_from_weight_decay`
     is kept outside the config, so an optimizer restored from a `.keras` file
     or a config would decay LayerNorm and biases again.
-
-    Example:
-    ```python
-    class MyAdamW(WeightDecayExclusions, keras.optimizers.AdamW): ...
-    MyAdamW(weight_decay=0.01, no_weight_decay=["gamma", "beta", "bias"])
-    ```
     """
 
     def __init__(self, *args, no_weight_decay=(), **kwargs):

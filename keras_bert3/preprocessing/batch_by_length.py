@@ -19,9 +19,6 @@ def batch_by_length(dataset, batch_size: int, *, shuffle: bool, seed=None, chunk
         shuffle: bool. Shuffle the batches (the examples are shuffled before).
         seed: int or None.
         chunk_batches: int. Batches per sorted chunk.
-
-    Example:
-    >>> batches = batch_by_length(dataset, 32, shuffle=True)
     """
 
     def sort_by_length(columns):

@@ -34,14 +34,6 @@ def default_length_buckets(sequence_length: int, accelerator: str) -> tuple[int,
 
     On a CPU, three lengths, each half the next and a multiple of 8 where it
     can be: a step's cost grows with its length, and compiling is quick.
-
-    Example:
-    >>> default_length_buckets(128, "gpu")
-    (128,)
-    >>> default_length_buckets(128, "cpu")
-    (32, 64, 128)
-    >>> default_length_buckets(384, "cpu")
-    (96, 192, 384)
     """
     buckets = {int(sequence_length)}
     if accelerator == "cpu":
@@ -54,10 +46,6 @@ def default_length_buckets(sequence_length: int, accelerator: str) -> tuple[int,
 def check_length_buckets(buckets, sequence_length: int) -> tuple[int, ...]:
     """`buckets` as a sorted tuple of ints, refused (ValueError) unless they
     are positive and the largest covers `sequence_length`.
-
-    Example:
-    >>> check_length_buckets([64, 128, 32], 128)
-    (32, 64, 128)
     """
     try:
         buckets = tuple(sorted({int(length) for length in buckets}))
@@ -78,10 +66,6 @@ def task_length_buckets(setting, sequence_length: int) -> tuple[int, ...] | None
     """The lengths of `BertTask.compile(length_buckets=setting)`: "auto" gives
     `default_length_buckets` for this machine's accelerator, None none (shapes
     as they come), a list those lengths (`check_length_buckets`).
-
-    Example:
-    >>> task_length_buckets([128, 32], 128)
-    (32, 128)
     """
     if setting == "auto":
         from keras_bert3.distribution.devices import accelerator_type
@@ -110,9 +94,6 @@ def fixed_shape_batches(
     `inputs` and per-token targets (rank 2: `(batch, length)`) are padded
     along the length, inputs with 0 and targets with -100; per-example
     targets and weights (rank 1) get 0 in empty rows.
-
-    Example:
-    >>> batches = fixed_shape_batches(classifier.batches(texts, labels), batch_size=32, buckets=(16, 32, 64, 128))
     """
 
     def pad(*element):
@@ -139,10 +120,6 @@ def fixed_shape_specs(element_spec, *, batch_size: int, buckets: tuple[int, ...]
     """The batches `fixed_shape_batches` can yield, one per bucket: `element_spec`
     (a task pipeline's, as `KerasTensor`s) with `batch_size` rows and the
     bucket's length wherever the length is open.
-
-    Example:
-    >>> [spec[0]["token_ids"].shape for spec in fixed_shape_specs(batches.element_spec, batch_size=32, buckets=(32, 64))]
-    [(32, 32), (32, 64)]
     """
 
     def shaped(spec, length):
@@ -155,10 +132,6 @@ def fixed_shape_specs(element_spec, *, batch_size: int, buckets: tuple[int, ...]
 def fixed_shape_arrays(model_inputs: dict, *, batch_size: int, buckets: tuple[int, ...]) -> dict:
     """One batch of numpy model inputs `(n <= batch_size, length)` padded as
     `fixed_shape_batches` pads: to `batch_size` rows and a bucket's length.
-
-    Example:
-    >>> fixed_shape_arrays(model_inputs, batch_size=32, buckets=(16, 32))["token_ids"].shape
-    (32, 32)
     """
     rows, width = np.shape(model_inputs["padding_mask"])
     target = next((length for length in buckets if length >= width), width)
@@ -173,11 +146,6 @@ class FixedShapeBatches:
     """How a task's batches are shaped: padded to `buckets` and filled with
     empty rows (`fixed_shape_batches`), or, with `buckets` None, as they come
     (every method then passes its input through).
-
-    Example:
-    >>> shapes = FixedShapeBatches((32, 64, 128))
-    >>> outputs = model.predict_on_batch(shapes.arrays(batch, batch_size=32))
-    >>> shapes.cut(outputs, rows=len(batch["token_ids"]))  # The batch's own rows.
     """
 
     buckets: tuple[int, ...] | None = None

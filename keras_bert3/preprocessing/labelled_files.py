@@ -20,9 +20,6 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
 
     Returns:
         `(texts, second_texts or None, labels)`, labels as strings.
-
-    Example:
-    >>> texts, _, labels = read_labelled_file("train.csv", "sentence", "topic")
     """
     columns = [name for name in (text_column, second_column, label_column) if name is not None]
     rows = list(file_rows(path))  # (line, row)

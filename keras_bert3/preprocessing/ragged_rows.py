@@ -14,9 +14,6 @@ def as_rows(inputs: dict, names) -> dict:
     """Model inputs (int `(batch, length)` tensors) -> a ragged row per example for each
     of `names` (its first `length` entries, `length` read off `padding_mask`),
     plus the int32 `length` itself.
-
-    Example:
-    >>> rows = as_rows(preprocessor(texts), ["token_ids", "segment_ids"])
     """
     lengths = tf.reduce_sum(tf.cast(inputs["padding_mask"], tf.int32), axis=-1)
     return dict({name: tf.RaggedTensor.from_tensor(inputs[name], lengths=lengths) for name in names}, length=lengths)

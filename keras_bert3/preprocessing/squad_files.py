@@ -45,11 +45,6 @@ def read_squad_file(path: str) -> SquadQuestions:
     Refused with a `ValueError` naming the file and the question (its place
     and id): a file that is not such JSON, a question or context that is
     empty, an answer that is not at its `answer_start` in the context.
-
-    Example:
-    >>> questions = read_squad_file("squad/dev-v2.0.json")
-    >>> questions.question[0], questions.answers[0]
-    ('In what country is Normandy located?', ['France', 'France', 'France', 'France'])
     """
     text = "".join(line + "\n" for _, line in decoded_lines(path))  # UTF-8 checked, naming the line.
     try:

@@ -32,11 +32,6 @@ def read_tagged_file(path: str, tag_column: int = -1) -> TaggedSentences:
     without the tag column, a JSON line that is not an object with lists
     `tokens` and `tags` of one length, and tags that differ only by case or
     spaces.
-
-    Example:
-    >>> sentences = read_tagged_file("conll2003/train.txt")
-    >>> sentences.words[0], sentences.tags[0]
-    (['EU', 'rejects', 'German', 'call'], ['B-ORG', 'O', 'B-MISC', 'O'])
     """
     reader = _json_sentences if path.endswith((".jsonl", ".json")) else _conll_sentences
     sentences = TaggedSentences([], [], [])

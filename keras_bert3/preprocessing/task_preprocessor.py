@@ -13,9 +13,6 @@ def trim_to_longest(model_inputs: dict, multiple: int, *, keep=()) -> dict:
     """`model_inputs` (int `(batch, length)` tensors) cut to the batch's longest
     example (its `padding_mask`), rounded up to a multiple of `multiple` so
     that a compiled step sees few shapes. Entries named in `keep` stay whole.
-
-    Example:
-    >>> trim_to_longest(tokenizer.join_segments(texts, sequence_length=128), 16)["token_ids"].shape  # (batch, 32)
     """
     longest = tf.reduce_max(tf.concat([tf.reduce_sum(model_inputs["padding_mask"], axis=-1), [1]], 0))
     length = tf.minimum((longest + multiple - 1) // multiple * multiple, tf.shape(model_inputs["padding_mask"])[-1])
@@ -25,17 +22,6 @@ def trim_to_longest(model_inputs: dict, multiple: int, *, keep=()) -> dict:
 class TaskPreprocessor(StringInputLayer):
     """Subclasses set `self.tokenizer` in `__init__` (which takes `tokenizer`
     first) and add their other arguments to `get_config()`.
-
-    Example:
-    ```python
-    class MyPreprocessor(TaskPreprocessor):
-        def __init__(self, tokenizer, *, sequence_length=128, **kwargs):
-            super().__init__(**kwargs)
-            self.tokenizer, self.sequence_length = tokenizer, sequence_length
-
-        def get_config(self):
-            return {**super().get_config(), "sequence_length": self.sequence_length}
-    ```
     """
 
     def get_config(self) -> dict:

@@ -11,10 +11,6 @@ def python_texts(texts, *, decode: bool = False):
 
     A scalar tensor gives one string, which the tasks refuse as they refuse a
     bare `str` ("wrap a single text in a list").
-
-    Example:
-    >>> python_texts(tf.constant(["A text.", "Another."]), decode=True)
-    ['A text.', 'Another.']
     """
     if isinstance(texts, (tf.Tensor, tf.RaggedTensor)):
         if texts.dtype != tf.string:

@@ -16,10 +16,6 @@ def split_on_whitespace(texts) -> tf.RaggedTensor:
     stay inside a word (the BERT tokenizer still splits there, and the word's
     label goes to its first piece). (tf-text's `WhitespaceTokenizer` would cut
     multi-byte spaces in the middle of their bytes.)
-
-    Example:
-    >>> split_on_whitespace(tf.constant(["Call  os.walk\\tfirst", ""])).to_list()
-    [[b'Call', b'os.walk', b'first'], []]
     """
     texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
     return tf.strings.split(texts)

@@ -267,9 +267,6 @@ def read_huggingface_dense_head(preset_dir: str, architecture: str, prefix: str)
     "classifier."), or None: not a Hugging Face checkpoint, another
     architecture (a `BertForSequenceClassification`'s classifier sits on the
     pooled output, a `BertForTokenClassification`'s on every token), or no head.
-
-    Example:
-    >>> kernel, bias = read_huggingface_dense_head("bert-squad", "BertForQuestionAnswering", "qa_outputs.")
     """
     if not is_huggingface_checkpoint(preset_dir):
         return None

@@ -187,10 +187,6 @@ def head_size_of(preset: str, name: str, given: int | None, trained: int | None,
     """The output size of a task loaded from `preset`: `given` (the
     `num_classes=` or `num_labels=` argument, `name`) or the `trained` head's,
     which must agree when both are there.
-
-    Example:
-    >>> head_size_of("path/to/bert", "num_labels", 9, None, "BertTokenClassifier", "labels")
-    9
     """
     if trained and given is not None and int(given) != int(trained):
         raise ValueError(

@@ -79,13 +79,7 @@ class UnicodeTable:
         return max(3, self.explicit_outputs.shape[1])
 
     def output(self, code_point: int) -> str:
-        """What the table maps one code point to (pure Python, for tests).
-
-        Examples:
-
-        >>> load_unicode_table(lowercase=True).output(ord("A"))
-        'a'
-        """
+        """What the table maps one code point to (pure Python, for tests)."""
         i = np.searchsorted(self.explicit_code_points, code_point)
         if i < len(self.explicit_code_points) and self.explicit_code_points[i] == code_point:
             return "".join(chr(c) for c in self.explicit_outputs[i] if c >= 0)

@@ -17,10 +17,6 @@ class DeferredSignals:
     should; more SIGTERMs change nothing. The previous handlers come back
     when the block ends. Outside the main thread (where Python cannot handle
     signals) it holds nothing back.
-
-    Example:
-    >>> with DeferredSignals() as stop:
-    ...     model.fit(dataset, callbacks=[ResumableBackup("run/backup", stop_on=stop)])
     """
 
     def __init__(self, signals=STOP_SIGNALS):

@@ -8,9 +8,6 @@ class TrainingDiverged(FloatingPointError):
     that lowering the learning rate and running again resumes from it; or
     that there is none, and a rerun starts over; or (`blown_up`: why) that
     its weights, though finite, are blown up too, and to remove it.
-
-    Example:
-    >>> raise TrainingDiverged(4, "the loss became nan", "run/backup/checkpoint-3", 3)
     """
 
     def __init__(

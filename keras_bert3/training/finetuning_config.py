@@ -22,10 +22,6 @@ class FinetuningConfig:
     """A task fine-tuned on a labelled file; each field is a `keras-bert3
     finetune` flag (`--text-column` for `text_column`); the column fields
     are `evaluate`'s and `predict`'s flags too.
-
-    Example:
-    >>> FinetuningConfig(preset="runs/main/pretraining/preset", train="train.csv", text_column="text",
-    ...                  label_column="label", output="my_classifier", epochs=5)
     """
 
     task: str = setting("classifier", "what to fine-tune", choices=TASKS)

@@ -21,11 +21,6 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
     Place it after `ResumableBackup`: an epoch's checkpoint is then written
     before its best weights, so a run killed between the two finds the best
     epoch's weights in the checkpoint it resumes from, and writes them then.
-
-    Example:
-    >>> stopping = ResumableEarlyStopping("run/history.csv", "run", monitor="val_accuracy", mode="max", patience=2)
-    >>> model.fit(..., callbacks=[CSVLogger("run/history.csv", append=True), ResumableBackup("run/backup"), stopping])
-    >>> model.load_weights(stopping.best_weights_file())
     """
 
     def __init__(self, history_csv: str, folder: str, *, monitor: str, mode: str, patience: int):

@@ -30,10 +30,6 @@ def run_lock(folder: str, *, flag: str = "--output"):
 
     The file stays when the run ends (removing a file others may be waiting
     on would let two runs lock two files).
-
-    Example:
-    >>> with run_lock("runs/tiny"):
-    ...     pretrain(...)
     """
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, LOCK_FILE)

@@ -14,10 +14,6 @@ require_private(keras.optimizers.Adam, "_get_variable_index", package=keras, why
 
 
 def adam_moments(optimizer: keras.optimizers.Adam, variable):
-    """The first and second moment variables that a built Adam `optimizer` keeps for `variable`.
-
-    Example:
-    >>> m, v = adam_moments(optimizer, variable)  # in `update_step`
-    """
+    """The first and second moment variables that a built Adam `optimizer` keeps for `variable`."""
     index = optimizer._get_variable_index(variable)
     return optimizer._momentums[index], optimizer._velocities[index]

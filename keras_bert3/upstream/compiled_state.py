@@ -23,23 +23,13 @@ from keras_bert3.upstream.private_api import require_private
 
 
 def loss_tracker(model: keras.Model):
-    """The `Mean` metric Keras reports as `loss` for a compiled `model` (None before `compile`).
-
-    Example:
-    >>> loss_tracker(model).name
-    'loss'
-    """
+    """The `Mean` metric Keras reports as `loss` for a compiled `model` (None before `compile`)."""
     require_private(model, "_loss_tracker", package=keras, why="the task's loss counted over real rows")
     return model._loss_tracker
 
 
 def learning_rate_schedule(optimizer: keras.optimizers.Optimizer):
-    """`optimizer`'s learning rate as given: a schedule object, a float or a variable.
-
-    Example:
-    >>> learning_rate_schedule(keras.optimizers.Adam(learning_rate=schedule)) is schedule
-    True
-    """
+    """`optimizer`'s learning rate as given: a schedule object, a float or a variable."""
     require_private(optimizer, "_learning_rate", package=keras, why="the schedule a fit sizes to its steps")
     return optimizer._learning_rate
 
@@ -50,9 +40,6 @@ def build_compiled_metrics(model: keras.Model, batch_spec) -> None:
     `tf.data` dataset's `element_spec`: `(inputs, labels)`), without running
     a step; a metric's state can then be set before the first step (a
     mid-epoch resume).
-
-    Example:
-    >>> build_compiled_metrics(classifier, dataset.element_spec)
     """
     require_private(model, "_symbolic_build", package=keras, why="metric states restored before the first step")
     # Unknown sizes as 1: JAX's shape inference needs sizes, and the metrics' state does not depend on them.
@@ -63,9 +50,6 @@ def build_compiled_metrics(model: keras.Model, batch_spec) -> None:
 def start_fit_at_epoch(model: keras.Model, epoch: int) -> None:
     """Makes the `fit` under way start at `epoch`; call it from a callback's
     `on_train_begin`, as `keras.callbacks.BackupAndRestore` resumes.
-
-    Example:
-    >>> start_fit_at_epoch(self.model, 3)  # In on_train_begin: epochs 0-2 are done.
     """
     require_private(model, "_initial_epoch", package=keras, why="a fit resumed from a checkpoint's epoch")
     model._initial_epoch = epoch

@@ -57,10 +57,6 @@ def cudnn_attention_with_dropout(query, key, value, allowed, *, dropout_rate: fl
     `(batch, seq, heads, head_dim)` in bfloat16 or float16 on a GPU; `allowed`
     `(batch, keys)` (right padding: the keys' lengths) or
     `(batch, queries, keys)` (a mask).
-
-    Example:
-    >>> cudnn_attention_with_dropout(q, k, v, padding_mask, dropout_rate=0.1, seed=7).shape
-    (8, 128, 16, 64)
     """
     batch, queries = query.shape[0], query.shape[1]
     scale = 1.0 / query.shape[-1] ** 0.5
@@ -86,11 +82,6 @@ def dropout_runs_in_cudnn() -> bool:
     """Whether XLA_FLAGS keeps cuDNN's calls out of XLA's command buffers
     (its `--xla_gpu_enable_command_buffer` leaves out `CUDNN`): only then can
     the attention kernel drop probabilities without aborting the process.
-
-    Example:
-    >>> os.environ["XLA_FLAGS"] = "--xla_gpu_enable_command_buffer=-CUDNN"
-    >>> dropout_runs_in_cudnn()
-    True
     """
     values = [
         flag.split("=", 1)[1]
@@ -111,10 +102,6 @@ def leave_cudnn_out_of_command_buffers() -> bool:
     command-buffer flag is set and JAX has not started its backends yet (XLA
     reads its flags then); whether cuDNN's calls now stay out of command
     buffers (`dropout_runs_in_cudnn`).
-
-    Example:
-    >>> leave_cudnn_out_of_command_buffers()  # Before JAX computes anything.
-    True
     """
     flags = os.environ.get("XLA_FLAGS", "")
     if COMMAND_BUFFER_FLAG not in flags and not xla_bridge.backends_are_initialized():

@@ -32,9 +32,6 @@ for _server_class in (tf.data.experimental.service.DispatchServer, tf.data.exper
 def stop_within(server, seconds: float, name: str) -> None:
     """Stops `server`; if it has not stopped after `seconds`, says so and ends
     the process with exit code 0 (Python's own exit would wait on it again).
-
-    Example:
-    >>> stop_within(worker_server, 10, "tf.data service worker")  # doctest: +SKIP
     """
     stopping = threading.Thread(target=server._stop, name=f"stop {name}", daemon=True)
     stopping.start()

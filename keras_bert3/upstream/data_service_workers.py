@@ -65,10 +65,6 @@ def registered_workers(address: str, timeout: float = 5.0) -> list[str]:
 
     Raises:
         grpc.RpcError: the dispatcher did not answer within `timeout` seconds.
-
-    Example:
-    >>> registered_workers("localhost:5050")  # doctest: +SKIP
-    ['localhost:40417', 'localhost:40419']
     """
     with grpc.insecure_channel(address) as channel:
         get_workers = channel.unary_unary(

@@ -25,10 +25,6 @@ def transformer_encoder_parts(layer: keras_hub.layers.TransformerEncoder) -> dic
     """`{part: sublayer}` of a built keras-hub `TransformerEncoder`, named as
     ours are (`attention`, `attention_layer_norm`, `intermediate_dense`,
     `output_dense`, `output_layer_norm`).
-
-    Example:
-    >>> parts = transformer_encoder_parts(keras_hub_backbone.get_layer("transformer_layer_0"))
-    >>> parts["attention"].query_dense.kernel.shape  # (hidden, heads, head_dim)
     """
     for name in PARTS.values():
         require_private(layer, name, package=keras_hub, why="importing keras-hub BERT presets")

@@ -13,10 +13,5 @@ require_private(keras.layers.Layer, "_flatten_layers", package=keras, why="setti
 
 
 def all_layers(model: keras.layers.Layer) -> list:
-    """`model` and every layer it holds, at any depth, each once.
-
-    Example:
-    >>> [layer.name for layer in all_layers(pretrainer)][:2]
-    ['bert_pretrainer', 'bert_backbone']
-    """
+    """`model` and every layer it holds, at any depth, each once."""
     return list(model._flatten_layers(include_self=True, recursive=True))

@@ -41,11 +41,6 @@ def in_multi_worker_mode(model: keras.Model) -> bool:
 class MultiWorkerFit:
     """A mixin for a `keras.Model` whose `fit` and `evaluate` must run under
     `MultiWorkerMirroredStrategy`; elsewhere it changes nothing.
-
-    Example:
-    ```python
-    class MyModel(MultiWorkerFit, keras.Model): ...
-    ```
     """
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):

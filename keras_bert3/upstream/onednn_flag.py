@@ -18,10 +18,5 @@ require_private(_pywrap_util_port, "IsMklEnabled", package=tf, why="whether Tens
 
 
 def tensorflow_uses_onednn() -> bool:
-    """True where TensorFlow's CPU kernels are oneDNN's.
-
-    Example:
-    >>> tensorflow_uses_onednn()  # PyPI tensorflow, Linux, a CPU with AVX512_BF16.
-    True
-    """
+    """True where TensorFlow's CPU kernels are oneDNN's."""
     return bool(_pywrap_util_port.IsMklEnabled())

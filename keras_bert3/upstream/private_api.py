@@ -12,9 +12,6 @@ def require_private(owner, name: str, *, package, why: str) -> None:
         name: the private attribute keras_bert3 relies on.
         package: the upstream package (its `__version__` goes in the message).
         why: what keras_bert3 uses it for, with the upstream issue link.
-
-    Example:
-    >>> require_private(keras.optimizers.Optimizer, "_clip_gradients", package=keras, why="...")
     """
     if hasattr(owner, name):
         return

@@ -20,13 +20,7 @@ require_private(
 
 
 class ClipAcrossReplicas:
-    """A mixin for a Keras optimizer: `global_clipnorm` on the gradient summed over replicas.
-
-    Example:
-    ```python
-    class MyAdamW(ClipAcrossReplicas, keras.optimizers.AdamW): ...
-    ```
-    """
+    """A mixin for a Keras optimizer: `global_clipnorm` on the gradient summed over replicas."""
 
     def _clip_gradients(self, grads):
         if self.global_clipnorm and self.global_clipnorm > 0:

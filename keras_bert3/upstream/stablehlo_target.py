@@ -48,22 +48,13 @@ def export_stablehlo_version() -> str:
     """The StableHLO version JAX exports are written for inside
     `written_for_installed_tensorflow()`: JAX's own choice, or the installed
     TensorFlow's version where that is older.
-
-    Example:
-    >>> export_stablehlo_version()  # JAX 0.11.2 (writes 1.18.0) with TensorFlow 2.21.
-    '1.13.7'
     """
     jax_choice = hlo.get_version_from_compatibility_requirement(hlo.StablehloCompatibilityRequirement.WEEK_4)
     return min(jax_choice, tensorflow_stablehlo.get_current_version(), key=version_tuple)
 
 
 def artifact_version(serialized: bytes) -> str:
-    """The StableHLO version a portable artifact was written for (its bytecode's producer).
-
-    Example:
-    >>> artifact_version(jax.export.export(jax.jit(f))(x).mlir_module_serialized)
-    '1.18.0'
-    """
+    """The StableHLO version a portable artifact was written for (its bytecode's producer)."""
     found = re.search(rb"StableHLO_v([0-9]+(?:\.[0-9]+)*)", serialized)
     if found is None:
         raise ValueError("not a StableHLO portable artifact (no 'StableHLO_v' producer in its bytecode)")
@@ -88,10 +79,6 @@ def written_for_installed_tensorflow():
     """Inside, JAX writes exported functions for `export_stablehlo_version()`,
     so that the installed TensorFlow (and TF Serving of that release or
     later) loads them.
-
-    Example:
-    >>> with written_for_installed_tensorflow():
-    ...     classifier.export("serving/1")
     """
     original = _export._module_to_bytecode
     _export._module_to_bytecode = _module_to_bytecode

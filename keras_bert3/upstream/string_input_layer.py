@@ -18,15 +18,6 @@ _WHY = "passing strings to preprocessing layers; keras-hub's PreprocessingLayer 
 class StringInputLayer(keras.layers.Layer):
     """A `keras.layers.Layer` that receives its inputs as given: strings and
     ragged tensors pass to `call` unconverted.
-
-    Example:
-    ```python
-    class Lowercase(StringInputLayer):
-        def call(self, texts):
-            return tf.strings.lower(texts)
-
-    Lowercase()(["Hello"])  # a tf.string tensor
-    ```
     """
 
     def __init__(self, **kwargs):
