@@ -13,7 +13,7 @@ outputs = backbone(tokenizer.join_segments(["Hello world!"], sequence_length=16)
 from keras_bert3.command_start import unused_libraries_left_out
 
 with unused_libraries_left_out():
-    import keras  # noqa: F401  (with TensorFlow or JAX: what the modules below import first)
+    import keras  # noqa: F401  (what the modules below import first)
     import tensorflow  # noqa: F401
 
 from keras_bert3.version import __version__
@@ -50,8 +50,7 @@ from keras_bert3.tokenizers.bert_segment_joiner import BertSegmentJoiner
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
 
-# The subpackages the README calls through the package's name (`keras_bert3.data.pretraining_dataset`,
-# `keras_bert3.distribution.distribution_scope`): loaded with it, so that `import keras_bert3` is enough.
+# Subpackages the README calls through the package's name (`keras_bert3.data.pretraining_dataset`).
 from keras_bert3 import data
 from keras_bert3 import distribution
 
@@ -93,4 +92,4 @@ __all__ = [
 
 from keras_bert3.renamed import old_names  # noqa: E402
 
-__getattr__ = old_names(__name__, {"BertPacker": ("BertSegmentJoiner", BertSegmentJoiner)})  # Renamed on 2026-11-28.
+__getattr__ = old_names(__name__, {"BertPacker": ("BertSegmentJoiner", BertSegmentJoiner)})

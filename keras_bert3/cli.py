@@ -1,18 +1,8 @@
 """The `keras-bert3` command line.
 
-keras-bert3 pretrain [--model tiny] [--corpus FILES] --output DIR [--steps ...]
-keras-bert3 prepare-data --corpus GLOB --output DIR [--preset P] [--workers N] [--beam]   pre-paired shards
-keras-bert3 data-service dispatcher|worker [--port P] [--dispatcher HOST:P]   input on tf.data service
-keras-bert3 convert PRESET OUTPUT_DIR       any preset -> keras_bert3 preset
-keras-bert3 export-hf PRESET OUTPUT_DIR     any preset -> Hugging Face checkpoint
-keras-bert3 embed PRESET TEXT [TEXT ...]    print sentence vectors
-keras-bert3 finetune [--task T] --preset DIR --train FILE [--validation FILE] [--patience N] --output DIR
-keras-bert3 export --model DIR --output DIR [--format onnx]   fine-tuned task -> SavedModel (or ONNX) taking strings
-keras-bert3 evaluate --model DIR --data FILE [--report report.json]   scores, printed and as JSON
-keras-bert3 predict --model DIR TEXT [TEXT ...] | --input FILE --output FILE   DIR: a fine-tuned preset or its export
-
-The demo package beside it (keras_bert3_demo) adds `demo`, `topics` and
-`pipeline` (the main job), and the corpus `pretrain` reads when given none.
+One subcommand per job (`keras-bert3 --help`): pretrain, prepare-data, data-service, convert,
+export-hf, embed, finetune, export, evaluate, predict. The demo package beside it (keras_bert3_demo)
+adds `demo`, `topics` and `pipeline` (the main job), and the corpus `pretrain` reads when given none.
 """
 
 import contextlib
@@ -85,8 +75,7 @@ def embed(args) -> None:
 def prepare_data(args) -> None:
     from keras_bert3.training.run_lock import run_lock
 
-    # One prepare-data per output folder, as one pretrain per run folder (a
-    # folder on a remote file system is the cluster's to share out).
+    # One prepare-data per local output folder (a remote one is the cluster's to share out).
     with contextlib.nullcontext() if "://" in args.output else run_lock(args.output):
         _prepare_data(args)
 
@@ -262,10 +251,7 @@ def debug_asked(args) -> bool:
     return args.debug or os.environ.get("KERAS_BERT3_DEBUG", "") not in ("", "0")
 
 
-# Installed packages add commands of their own through entry points of this
-# group, each a function of the subcommands (`add_subparsers()`): this
-# distribution's demo package adds `demo`, `topics` and `pipeline` and the
-# corpus `pretrain` reads when given none (keras_bert3_demo/demo_commands.py).
+# Entry points of this group add commands: each a function of the subcommands (`add_subparsers()`).
 COMMAND_PLUGINS = "keras_bert3.commands"
 
 
@@ -439,9 +425,8 @@ def _add_predict(commands) -> None:
 
 
 class Terminated(BaseException):
-    """SIGTERM in a command's main thread outside training (where
-    `DeferredSignals` takes it): raised, as Ctrl-C raises KeyboardInterrupt,
-    so that the command removes what it was writing before the process ends."""
+    """SIGTERM in a command's main thread outside training, raised as Ctrl-C raises
+    KeyboardInterrupt, so that the command removes what it was writing."""
 
 
 def _raise_terminated(number, frame):
@@ -478,8 +463,7 @@ def main(argv=None) -> int:
 
 
 def keep_cudnn_out_of_command_buffers() -> None:
-    """On JAX, before it starts: XLA_FLAGS that let a GPU's attention kernel
-    drop probabilities (BERT's recipe) without aborting the process
+    """On JAX, before it starts: XLA_FLAGS that let cuDNN's attention apply dropout
     (`upstream/cudnn_attention_dropout.py`), unless the user set that flag."""
     import keras
 
@@ -490,12 +474,8 @@ def keep_cudnn_out_of_command_buffers() -> None:
 
 
 def show_library_messages() -> None:
-    """The library's messages as plain lines where no logging is set up:
-    information (the precision `compile` chose, shard progress) on stdout,
-    warnings (data the pipeline repaired or cut) on stderr. A command is the
-    application that shows them; the library itself only logs to the
-    `keras_bert3` logger. Where the root logger has handlers (the process set
-    logging up), they show them instead, once."""
+    """The `keras_bert3` logger's messages as plain lines, information on stdout and
+    warnings on stderr, unless the process has set logging up."""
     library = logging.getLogger("keras_bert3")
     if library.handlers or logging.getLogger().handlers:
         return
@@ -510,9 +490,8 @@ def show_library_messages() -> None:
 
 
 def user_error_line(error: Exception) -> str | None:
-    """The one line for an error a user can cause (bad settings, files or
-    data: ValueError, OSError, FloatingPointError, and TensorFlow's missing
-    files and the input pipeline's own checks); None for any other."""
+    """The one line for an error a user can cause (ValueError, OSError, FloatingPointError,
+    TensorFlow's missing files, the input pipeline's checks); None for any other."""
     if isinstance(error, (ValueError, OSError, FloatingPointError)):
         return str(error)
     tf = sys.modules.get("tensorflow")  # Not imported here for commands that never load it.

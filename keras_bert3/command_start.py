@@ -1,23 +1,8 @@
-"""The `keras-bert3` command's process (`python -m keras_bert3`) starts
-without the libraries that Keras and TensorFlow import only because they are
-installed, and that no command uses:
-
-- IPython (with jedi and prompt_toolkit): Keras' display of a saved file's
-  contents in a notebook;
-- scikit-learn: Keras' scikit-learn wrappers;
-- matplotlib's pyplot: `keras.visualization`;
-- JAX, where `KERAS_BACKEND` is `tensorflow`: TensorFlow Lite's converter of
-  JAX functions.
-
-Keras and TensorFlow import each of them inside `try`, so they load without
-them, and the process starts in about half the CPU time. The libraries are
-left out only while the package itself is imported: a command that uses one
-(`evaluate`'s report, scikit-learn; the training curves, matplotlib; an
-export from JAX) imports it then, whole.
-
-A program that imports keras_bert3 (`import keras_bert3`, pytest, a notebook)
-gets Keras as usual: the libraries are left out only while Python locates the
-`__main__` of a `-m` module whose name starts with `keras_bert3`.
+"""The `keras-bert3` command's process (`python -m keras_bert3`) starts without libraries that Keras
+and TensorFlow import only because they are installed: IPython, scikit-learn, matplotlib, and JAX under
+the TensorFlow backend. Both import them inside `try`, so they load without them; a command that needs
+one (`evaluate`'s report, training curves, an export from JAX) imports it later, whole. Only a `-m`
+module named `keras_bert3...` does this: `import keras_bert3` (pytest, a notebook) gets Keras as usual.
 """
 
 import contextlib
@@ -38,10 +23,8 @@ def started_as_a_command() -> bool:
 
 @contextlib.contextmanager
 def unused_libraries_left_out():
-    """In a command's process (`started_as_a_command`), `import` of each
-    library of UNUSED_BY_COMMANDS (and JAX under the TensorFlow backend) not
-    yet imported raises ImportError inside the block; after it, each imports
-    as usual."""
+    """In a command's process, importing a library of UNUSED_BY_COMMANDS (and JAX under the
+    TensorFlow backend) not yet imported raises ImportError inside the block; after it, as usual."""
     names = UNUSED_BY_COMMANDS + (("jax",) if os.environ.get("KERAS_BACKEND") == "tensorflow" else ())
     left_out = [name for name in names if name not in sys.modules] if started_as_a_command() else []
     for name in left_out:

@@ -6,13 +6,8 @@ import warnings
 
 
 def old_names(package: str, renames: dict[str, tuple[str, object]]):
-    """A module `__getattr__` for `package` that answers each old name of
-    `renames` (old name: (new name, object)) and raises AttributeError for
-    any other.
-
-    Example:
-    >>> __getattr__ = old_names(__name__, {"BertPacker": ("BertSegmentJoiner", BertSegmentJoiner)})  # doctest: +SKIP
-    """
+    """A module `__getattr__` for `package` that answers each old name of `renames`
+    (old name: (new name, object)) and raises AttributeError for any other."""
 
     def __getattr__(name: str):
         if name not in renames:

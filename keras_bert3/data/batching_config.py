@@ -1,5 +1,4 @@
-"""How masked pairs are batched: shuffled, `batch_size` a batch or packed
-into rows (`pair_packing`), written once (`BatchingConfig`)."""
+"""How masked pairs are batched: shuffled, `batch_size` a batch or packed into rows (`BatchingConfig`)."""
 
 import dataclasses
 
@@ -29,8 +28,7 @@ class BatchingConfig:
     shuffle_buffer: int = setting(4096, "examples held by the shuffle buffer")
 
     def problems(self, pairing: PairingConfig | None = None) -> list[str]:
-        """What a pipeline cannot use, each naming its flag; with `pairing`,
-        also rows too short for its pairs."""
+        """What a pipeline cannot use, each naming its flag; with `pairing`, also rows too short for its pairs."""
         problems = [] if self.batch_size >= 1 else [f"--batch-size {self.batch_size} must be at least 1"]
         if self.shuffle_buffer < 1:
             problems.append(f"--shuffle-buffer {self.shuffle_buffer} must be at least 1")
@@ -42,9 +40,5 @@ class BatchingConfig:
         return problems
 
     def validate(self, pairing: PairingConfig | None = None) -> None:
-        """Refuses settings no pipeline (or none of `pairing`'s pairs) can use, naming their flags.
-
-        Example:
-        >>> BatchingConfig(packed_length=64).validate(PairingConfig(sequence_length=128))  # ValueError
-        """
+        """Refuses settings no pipeline (or none of `pairing`'s pairs) can use: a `ValueError` naming their flags."""
         raise_problems(self.problems(pairing))

@@ -1,11 +1,7 @@
-"""Pre-paired shards built by an Apache Beam pipeline, for corpora that outgrow
-one machine: the same shards as `prepare_pretraining_data` (byte for byte),
-on any Beam runner (DirectRunner's processes, Dataflow, Flink, Spark).
-
-Each byte range of the corpus is one element; a worker pairs it and writes
-its shard (through a file of its own, renamed when whole, so that a retried or
-duplicated element never leaves a broken shard). Needs the `beam` extra:
-`pip install "keras-bert3[beam]"`.
+"""Pre-paired shards built by an Apache Beam pipeline, for corpora that outgrow one machine: the shards of
+`prepare_pretraining_data`, byte for byte, on any Beam runner. Each byte range is one element, written through
+a file of its own renamed when whole, so a retried or duplicated element never leaves a broken shard. Needs
+the `beam` extra: `pip install "keras-bert3[beam]"`.
 """
 
 import logging
@@ -43,29 +39,19 @@ def prepare_pretraining_data_beam(
     harness_log_level: str = "ERROR",
     verbose: bool = True,
 ) -> list[str]:
-    """Pairs a corpus into TFRecord shards with an Apache Beam pipeline.
+    """Pairs a corpus into TFRecord shards with an Apache Beam pipeline; returns their paths.
 
-    The shards, `prepared.json` and the tokenizer are those of
-    `prepare_pretraining_data` with the same arguments, so `read_paired_shards`
-    and `keras-bert3 pretrain --corpus DIR` read them. Shards already in
-    `output_dir` are kept: a failed pipeline, run again, builds the rest.
+    The shards, `prepared.json` and the tokenizer are those of `prepare_pretraining_data` with the same arguments;
+    shards already in `output_dir` are kept, so a failed pipeline, run again, builds the rest.
 
     Args:
-        files, tokenizer, output_dir, pairing, seed, num_shards, verbose: as
-            `prepare_pretraining_data`.
-            On a distributed runner, `files` and `output_dir` must be paths
-            every worker reads and writes (`gs://...`, a shared file system).
-        beam_options: Beam pipeline flags, e.g. `["--runner=DataflowRunner",
-            "--project=P", "--region=R", "--temp_location=gs://B/tmp",
-            "--extra_package=keras_bert3-0.1.0-py3-none-any.whl"]` (the workers
-            need keras_bert3: `pip wheel --no-deps .` builds that wheel).
-            Default: the DirectRunner in `workers` processes.
-        workers: int. Processes of the DirectRunner (default: the cores, at
-            most one per shard to build); refused with `beam_options`.
-        harness_log_level: str. The DirectRunner workers' log level ("INFO": Beam's pages of start-up lines).
-
-    Returns:
-        The shard paths, in order.
+        files, tokenizer, output_dir, pairing, seed, num_shards, verbose: as `prepare_pretraining_data`; on a
+            distributed runner, `files` and `output_dir` must be paths every worker reaches (`gs://...`).
+        beam_options: Beam pipeline flags, e.g. `["--runner=DataflowRunner", "--project=P", "--region=R",
+            "--temp_location=gs://B/tmp", "--extra_package=keras_bert3-0.1.0-py3-none-any.whl"]` (the workers
+            need keras_bert3: `pip wheel --no-deps .`). Default: the DirectRunner in `workers` processes.
+        workers: int. DirectRunner processes (default: the cores, at most one per shard); not with `beam_options`.
+        harness_log_level: str. The DirectRunner workers' log level.
     """
     tasks, num_shards, info = plan_shards(files, tokenizer, output_dir, pairing, seed=seed, num_shards=num_shards)
     if not tasks:
@@ -111,9 +97,7 @@ def prepare_pretraining_data_beam(
 
 
 class WriteShard(beam.DoFn):
-    """Beam `DoFn`: a shard's task (`plan_shards`) in, its shard written, its
-    report out. The tokenizer is rebuilt once per worker from its config.
-    """
+    """Beam `DoFn`: a shard's task in, its shard written, its report out; the tokenizer is rebuilt per worker."""
 
     def __init__(self, tokenizer_config: dict, info: dict):
         self.tokenizer_config = tokenizer_config

@@ -1,9 +1,6 @@
-"""Stage 1 of the pretraining pipeline, read: a corpus cut into byte ranges of
-about equal size, each range read into windows of documents by TensorFlow ops.
-
-A range is the unit of work that every entry point shares out: a worker's
-share of a pass, a shard of `prepare-data`, a Beam element, a `tf.data`
-service split. Files of any size and number give balanced ranges.
+"""Stage 1 of the pretraining pipeline, read: a corpus cut into byte ranges of about equal size, each read into
+windows of documents by TensorFlow ops. A range is the unit of work every entry point shares out (a worker's
+share of a pass, a `prepare-data` shard, a Beam element, a `tf.data` service split).
 """
 
 import dataclasses
@@ -22,15 +19,12 @@ BLOCK_BYTES = 1 << 20
 WINDOW_BLOCKS = 4
 # A streaming pass cuts the corpus into ranges of at most this many bytes.
 RANGE_BYTES = 64 << 20
-# A line is kept to its first this many bytes as it is read, so that memory is
-# bounded whatever a line's length: far more text than one example's sequence
-# holds (the rest of a longer line is dropped downstream anyway, as a
-# truncated sentence).
+# A line is cut to this many bytes as it is read, bounding memory (far more than one example holds).
 MAX_LINE_BYTES = 1 << 20
 
 
 def expand_files(files: str | os.PathLike | list) -> list[str]:
-    """Expands a glob, a path, or a list of them, into a sorted list of paths.
+    """A glob, a path, or a list of them, as a sorted list of paths.
 
     Raises:
         ValueError: if nothing matches, or every matched file is empty.
@@ -47,10 +41,8 @@ def expand_files(files: str | os.PathLike | list) -> list[str]:
 
 @dataclasses.dataclass(frozen=True)
 class CorpusRange:
-    """Bytes `[start, end)` of the corpus seen as its files laid end to end
-    (sorted). A document belongs to the range where it starts: where its file
-    starts, or at the blank line before it ("sentences" format); a file of the
-    "paragraphs" format is one document."""
+    """Bytes `[start, end)` of the corpus's sorted files laid end to end. A document belongs to the range
+    where it starts (its file's start, or the blank line before it); a "paragraphs" file is one document."""
 
     paths: tuple
     sizes: tuple
@@ -60,9 +52,7 @@ class CorpusRange:
 
 
 def corpus_ranges(paths: list[str], count: int, file_format: str = "sentences", *, sizes=None) -> list[CorpusRange]:
-    """Cuts the files into `count` ranges of equal bytes (the last one takes
-    the rest). `sizes`: the files' sizes, where they are known already.
-    """
+    """Cuts the files into `count` ranges of equal bytes (the last takes the rest); `sizes`: if known already."""
     if file_format not in FILE_FORMATS:
         raise ValueError(f"file_format must be one of {FILE_FORMATS}, got {file_format!r}.")
     sizes = tuple(sizes) if sizes is not None else tuple(tf.io.gfile.stat(path).length for path in paths)
@@ -72,9 +62,8 @@ def corpus_ranges(paths: list[str], count: int, file_format: str = "sentences", 
 
 
 def range_pieces(corpus_range: CorpusRange) -> list[tuple[str, int, int, int]]:
-    """The range as `(path, size, start, end)` pieces of its files (bytes of
-    each file); a piece with `start` 0 holds the start of its file (an empty
-    file's piece belongs to the range at its offset)."""
+    """The range as `(path, size, start, end)` pieces of its files; a piece with `start` 0 holds its file's
+    start (an empty file's piece belongs to the range at its offset)."""
     pieces, offset = [], 0
     total = sum(corpus_range.sizes)
     for path, size in zip(corpus_range.paths, corpus_range.sizes):
@@ -97,19 +86,12 @@ def range_reader(
     window: int = WINDOW_BLOCKS,
     block_bytes: int = BLOCK_BYTES,
 ):
-    """A function `read(position)` that gives the documents of
-    `ranges[position]` in windows of `window` blocks (a block: the documents
-    that end in `block_bytes` of a file): a `tf.data.Dataset` of tf.string
-    `tf.RaggedTensor`s `(documents, sentences)`, in file order. Blocks, not
-    single documents, pass between `tf.data`'s stages: per-element hand-offs
-    would cost more than the work. TensorFlow ops alone for the
-    "sentences" format (so `tf.data` service workers can run it); "paragraphs"
-    splits sentences in Python.
-
-    A document longer than `max_document_sentences` continues as a new
-    document, so that no document is unbounded. `counters` counts files,
-    empty files and cut documents (one small Python call per file or window).
-    """
+    """A function `read(position)` giving the documents of `ranges[position]` in windows of `window` blocks
+    (a block: the documents that end in `block_bytes` of a file): a `tf.data.Dataset` of tf.string
+    `tf.RaggedTensor`s `(documents, sentences)`, in file order. Blocks, not documents, pass between `tf.data`'s
+    stages: per-element hand-offs would cost more than the work. "sentences" is TensorFlow ops alone (`tf.data`
+    service workers can run it); "paragraphs" splits sentences in Python. A document longer than
+    `max_document_sentences` continues as a new one. `counters` counts files, empty files and cut documents."""
     pieces = [range_pieces(corpus_range) for corpus_range in ranges]
     flat = [piece for range_of_pieces in pieces for piece in range_of_pieces] or [("", 0, 0, 0)]
     paths = tf.constant([piece[0] for piece in flat])
@@ -163,30 +145,21 @@ def document_dataset(
 ) -> tf.data.Dataset:
     """Reads text files into a dataset of documents, each a 1-D tf.string tensor of sentences.
 
-    Formats: "sentences", the original BERT format (google-research/bert
-    `create_pretraining_data.py`: one sentence a line, a blank line between
-    documents); "paragraphs", plain prose (a file is a document, its
-    paragraphs split into sentences by `split_sentences`). Ranges are read in
-    a new order each pass, documents shuffled in a buffer of `document_buffer`,
-    deterministically for the seed. Bytes pass as they are (invalid UTF-8 is
-    handled by the tokenizing step).
+    Formats: "sentences", the original BERT format (google-research/bert `create_pretraining_data.py`: one sentence
+    a line, a blank line between documents); "paragraphs", plain prose (a file is a document, split into sentences
+    by `split_sentences`). Ranges are read in a new order each pass and documents shuffled, deterministically for
+    the seed. Bytes pass as they are (the tokenizing step handles invalid UTF-8).
 
     Args:
         files: a path, a glob (`"corpus/*.txt"`, `gs://` works), or a list of them.
-        file_format: "sentences" or "paragraphs".
         seed: int. Seeds the range order and the document shuffle.
         document_buffer: int. Documents held by the shuffle buffer.
         cycle_length: int. Ranges read at once.
         max_document_sentences: int. Longest document, in sentences.
         counters: optional `DataCounters`, updated while reading.
 
-    Returns:
-        `tf.data.Dataset` of tf.string tensors of shape `(sentences,)`.
-
-    Examples:
-
+    Example:
     >>> documents = document_dataset("corpus/*.txt")  # doctest: +SKIP
-    >>> next(iter(documents))[:2]  # doctest: +SKIP
     """
     ranges = streaming_ranges(expand_files(files), file_format)
     read = range_reader(ranges, max_document_sentences=max_document_sentences, counters=counters)
@@ -200,20 +173,16 @@ def document_dataset(
 def streaming_ranges(
     paths: list[str], file_format: str = "sentences", multiple_of: int = 1, *, range_bytes: int = RANGE_BYTES
 ) -> list[CorpusRange]:
-    """The ranges of a streaming pass: at most `range_bytes` each, a multiple
-    of `multiple_of` of them (the input pipelines that share a pass)."""
+    """The ranges of a streaming pass: at most `range_bytes` each, a multiple of `multiple_of` of them."""
     total = sum(tf.io.gfile.stat(path).length for path in paths)
     count = max(1, -(-total // range_bytes))
     return corpus_ranges(paths, -(-count // multiple_of) * multiple_of, file_format)
 
 
 def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes: int) -> tf.data.Dataset:
-    """The documents of the original format that start in bytes `[start, end)`
-    of one file (at offset 0, or at a blank line in the range), in blocks:
-    `(documents, sentences)` and a flag per document cut at `max_sentences`.
-    The file is read from `start - 1` (the line under way there is not ours),
-    `block_bytes` at a time, till the first blank line at or after `end`.
-    """
+    """The documents that start in bytes `[start, end)` of one file, in blocks, with a flag per document cut
+    at `max_sentences`; read from `start - 1` (the line under way there is not ours) to the first blank line at or
+    after `end`."""
     first = tf.maximum(start - 1, 0)
     # A small range (a shard's) is read in one block of its size and a margin, not in `block_bytes`.
     block_bytes = tf.minimum(tf.constant(block_bytes, tf.int64), end - first + 65536)
@@ -233,8 +202,7 @@ def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes:
 
     @tf.autograph.experimental.do_not_convert  # Traced as written: no Python control flow.
     def documents(carry, lines):
-        """Lines to documents, vector ops on a block; the open document (at most
-        `max_sentences` lines) is carried into the next block."""
+        """Lines to documents on a block; the open document is carried into the next block."""
         lines = tf.concat([carry, lines], axis=0)
         blank = tf.equal(lines, "")
         document = tf.boolean_mask(tf.cumsum(tf.cast(blank, tf.int32), exclusive=True), ~blank)
@@ -263,9 +231,8 @@ def _owned_lines(start, end):
 
     @tf.autograph.experimental.do_not_convert  # Traced as written: autograph would only slow this down.
     def owned_lines(state, block):
-        """A block's lines: the stripped lines of our documents, "" for the blank
-        lines between them. The line under way is carried to the next block,
-        at most `MAX_LINE_BYTES` of it (`dropped`: the bytes of it left out)."""
+        """A block's lines: our documents' stripped lines, "" for the blank lines between them. The line
+        under way is carried to the next block, at most `MAX_LINE_BYTES` of it (`dropped`: the bytes left out)."""
         carry, dropped, offset, owner = state
         parts = tf.strings.split(tf.strings.join([carry, block]), "\n")
         lines, rest = parts[:-1], parts[-1]
@@ -291,8 +258,7 @@ def _owned_lines(start, end):
 
 
 def _paragraph_documents(path, owned, max_sentences: int) -> tf.data.Dataset:
-    """A file of plain prose as one document (cut every `max_sentences`
-    sentences), if `owned` (its start is in the range)."""
+    """A prose file as one document (cut every `max_sentences` sentences), if `owned` (it starts in the range)."""
 
     def generate(path: bytes, owned: bool):
         if owned:
@@ -304,8 +270,7 @@ def _paragraph_documents(path, owned, max_sentences: int) -> tf.data.Dataset:
 
 
 def read_paragraphs(path: str, max_sentences: int):
-    """Plain prose: a file is a document; its paragraphs (blank-line separated,
-    lines joined) are split into sentences. Yields (sentences, was_cut)."""
+    """A prose file as one document, its paragraphs split into sentences; yields `(sentences, was_cut)`."""
     document, paragraph = [], []
 
     def flush():

@@ -9,37 +9,25 @@ logger = logging.getLogger("keras_bert3.data")
 
 @dataclasses.dataclass
 class DataCounters:
-    """What the pipeline saw, skipped and made; pass one in to read the counts.
-
-    Counts accumulate over passes (each iteration of a dataset is a pass).
+    """What the pipeline read, skipped and made, summed over passes; pass one in to read the counts.
 
     Args:
-        files: files opened.
-        empty_files: files of 0 bytes (skipped).
-        documents: documents with at least one token (used).
-        empty_documents: documents whose sentences all tokenize to nothing (skipped).
-        sentences: non-empty sentences used.
-        empty_sentences: sentences that tokenize to nothing (skipped).
-        invalid_utf8_sentences: sentences with invalid UTF-8 bytes, kept with each bad
-            sequence replaced by U+FFFD (dropping them would break NSP continuations).
-        truncated_sentences: sentences of more tokens than one example holds
-            (a line that is a whole paragraph or file): cut to fit, their tail lost
-            (a line longer than `corpus_reader.MAX_LINE_BYTES` is cut to that as it is read).
-        split_documents: documents cut in two at `max_document_sentences` to bound memory.
+        files, empty_files: files opened; of those, files of 0 bytes (skipped).
+        documents, empty_documents: documents with a token (used); documents with none (skipped).
+        sentences, empty_sentences: sentences with a token (used); sentences with none (skipped).
+        invalid_utf8_sentences: sentences with invalid UTF-8, kept with U+FFFD (dropping them would break NSP).
+        truncated_sentences: sentences longer than an example holds, cut to fit (a line longer than
+            `corpus_reader.MAX_LINE_BYTES` is cut to that as it is read).
+        split_documents: documents cut at `max_document_sentences` to bound memory.
         single_sentence_documents: documents of one sentence (they give only random-next pairs).
-        shortened_documents: document visits whose target length was shortened (`short_seq_prob`).
-        examples: examples made.
-        random_next: examples whose second segment is from another document (label 1).
-        forced_random_next: of those, the ones whose chunk was a single sentence, so
-            no true continuation existed (the original makes these random too).
-        dropped_for_nsp_balance: forced random-next examples left out so that
-            half the examples are true continuations (`balanced_nsp`).
+        shortened_documents: document visits with a shortened target length (`short_seq_prob`).
+        examples, random_next: examples made; of those, with a second segment from another document (label 1).
+        forced_random_next: of those, the ones of a single-sentence chunk (no true continuation).
+        dropped_for_nsp_balance: forced random-next examples left out for 50% true pairs (`balanced_nsp`).
 
-    Examples:
-
+    Example:
     >>> counters = DataCounters()
     >>> dataset = pretraining_dataset("corpus/*.txt", tokenizer, counters=counters)  # doctest: +SKIP
-    >>> _ = list(dataset); counters.examples  # doctest: +SKIP
     """
 
     files: int = 0
@@ -71,13 +59,10 @@ class DataCounters:
                 setattr(self, name, getattr(self, name) + int(value))
 
     def log_skips(self) -> None:
-        """Logs one warning line listing what was skipped or repaired so far,
-        where a kind of skip appeared since the last line (counts grow with
-        every pass; a line per pass would repeat the same news).
+        """Logs a warning listing what was skipped or repaired so far, where a kind of skip is new.
 
         Example:
         >>> counters.log_skips()  # doctest: +SKIP
-        Pretraining data so far: 296 sentences of invalid UTF-8 (kept, bad bytes replaced by U+FFFD) ...
         """
         skipped = {name: getattr(self, name) for name in SKIPS if getattr(self, name)}
         with self._lock:

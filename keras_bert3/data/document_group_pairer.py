@@ -1,6 +1,4 @@
-"""Sentence pairs for next sentence prediction made with TensorFlow ops, a
-group of documents at a time, so that `tf.data` runs groups in parallel on
-every core (google-research/bert `create_instances_from_document`)."""
+"""NSP pairs made with TensorFlow ops a group of documents at a time, so that `tf.data` pairs groups in parallel."""
 
 from typing import NamedTuple
 
@@ -8,59 +6,33 @@ import tensorflow as tf
 
 
 class DocumentGroupPairer:
-    """Turns a group of tokenized documents into BERT pretraining pairs.
+    """Turns a group of tokenized documents into BERT pretraining pairs (google-research/bert
+    `create_instances_from_document`; `SentencePairer` in tests/data/ is its Python version).
 
-    The algorithm of google-research/bert `create_instances_from_document`
-    (and of `SentencePairer`, its Python version in tests/data/): per document a target
-    length `sequence_length - 3`, or with probability `short_seq_prob` a
-    uniform one in `[2, sequence_length - 3]`; sentences accumulate into a
-    chunk until the target is reached; A takes a random number of the chunk's
-    sentences; B is the true continuation (the rest of the chunk) or a random
-    span of another document, with A's unused sentences put back; truncation
-    longer side first, each token from the front or the back at random.
-    Laid out as `[CLS] A [SEP] B [SEP]`. Label 0: B is the true continuation;
-    1: B is from another document (the original's convention).
+    Per document a target length `sequence_length - 3`, or with probability `short_seq_prob` a uniform one in
+    `[2, sequence_length - 3]`; sentences accumulate into a chunk until the target is reached; A takes a random
+    number of the chunk's sentences; B is the rest of the chunk (label 0), or a random span of another document of
+    the group (label 1, A's unused sentences put back; the original draws from the whole corpus); the longer side
+    is truncated first, each token from the front or the back at random. Laid out as `[CLS] A [SEP] B [SEP]`.
 
-    The other document is drawn uniformly from the other documents of the
-    same group (the original draws from the whole corpus in memory), never
-    the document itself. Every chunk of every document of the group advances
-    in one vectorised step, so the work per example is a few tensor ops.
-
-    NSP balance: the original makes every chunk of a single sentence a
-    random-next pair (it has no continuation), so corpora of short documents
-    get fewer than 50% true continuations. With `balanced_nsp=True` the chunks of
-    two or more sentences are true continuations with the probability that
-    makes each step's labels 50/50 in expectation (at most 1); where that is
-    not enough, forced random-next pairs are dropped at random until the group
-    is even (at most half its examples, none in a group without a true pair).
-    Every true pair stays a true continuation, every random one comes from
-    another document. `False` keeps the original's coin flip.
-
-    The steps, each a function of this module: `target_lengths` per
-    document; then per chunk `chunk_ends`, `a_sentence_counts` (segment A),
-    `nsp_labels`, `other_documents` and `random_spans` (a random-next B),
-    `truncated_pair` (`truncation_cuts`, `cut_segment`) and
-    `joined_examples`; then per group `drop_forced_negatives`.
+    NSP balance: the original makes every single-sentence chunk random-next, so corpora of short documents get
+    fewer than 50% true continuations. `balanced_nsp=True` makes the other chunks true continuations with the
+    probability that makes each step 50/50 in expectation (at most 1), then drops forced random-next pairs at
+    random until the group is even (at most half its examples, none in a group without a true pair). `False`
+    keeps the original's coin flip.
 
     Args:
         sequence_length: int. Length of a pair, at least 5.
-        cls_token_id, sep_token_id, pad_token_id: int. The special ids.
-        short_seq_prob: float. Probability of a shortened target length.
-        next_sentence_prediction: bool. Pairs with NSP labels, or single
-            segments `[CLS] A [SEP]` of up to `sequence_length - 2` tokens.
-        balanced_nsp: bool. 50% true continuations on any corpus.
+        next_sentence_prediction: bool. Pairs with NSP labels, or single segments `[CLS] A [SEP]`.
 
     Call args:
-        documents: int32 `tf.RaggedTensor` `(documents, sentences, tokens)`,
-            every sentence and document non-empty.
+        documents: int32 `tf.RaggedTensor` `(documents, sentences, tokens)`, no sentence or document empty.
         seed: int `(2,)` tensor for the stateless random ops.
 
     Returns:
-        A dict: int32 `token_ids` and `segment_ids` `(examples, sequence_length)`,
-        `lengths` and `labels` `(examples,)`, and `counts`, int64 `(5,)`:
-        documents with a shortened target, examples, random-next examples,
-        of those the ones whose chunk was a single sentence, and the examples
-        dropped for balance.
+        A dict: int32 `token_ids` and `segment_ids` `(examples, sequence_length)`, `lengths` and `labels`
+        `(examples,)`, and int64 `counts` `(5,)`: documents with a shortened target, examples, random-next
+        examples, of those the single-sentence chunks', and the examples dropped for balance.
 
     Example:
     >>> pairer = DocumentGroupPairer(sequence_length=16, cls_token_id=2, sep_token_id=3, pad_token_id=0)
@@ -102,9 +74,7 @@ class DocumentGroupPairer:
         return cls(**ids, **kwargs)
 
     def __call__(self, documents: tf.RaggedTensor, seed) -> dict:
-        """Pairs one group: its documents laid flat, one target length per
-        document, then `_step` until every document is used up; with balanced
-        NSP, forced random-next pairs dropped for balance."""
+        """Pairs one group: `_step` until every document is used up, then the balance drop."""
         seed = tf.cast(seed, tf.int64)
         group = flat_group(documents)
         targets, short = target_lengths(tf.shape(group.doc_starts)[0], self.max_tokens, self.short_seq_prob, seed)
@@ -120,10 +90,8 @@ class DocumentGroupPairer:
         return self._result(examples, short, dropped)
 
     def _step(self, group: "FlatGroup", targets, seed, position, arrays, iteration):
-        """One chunk of every document with sentences left, all at once: cut
-        into segments A and B, truncated, joined, and written to `arrays` at
-        `iteration + 1`. `position` `(documents,)`: each document's next
-        unused sentence, moved on past what the chunks used."""
+        """One chunk of every document with sentences left, cut, truncated, joined and written to `arrays`
+        at `iteration + 1`; `position` `(documents,)`, each document's next sentence, moves past it."""
         active = tf.where(position < group.doc_ends)[:, 0]  # Documents with sentences left, (n,).
         start = tf.gather(position, active)
         target = tf.gather(targets, active)
@@ -152,11 +120,8 @@ class DocumentGroupPairer:
         return position, arrays, iteration + 1
 
     def _nsp_segments(self, group: "FlatGroup", active, start, end, target, key):
-        """Segments A and B of the chunks `[start, end]` (sentences) of the
-        documents `active`, as token spans `(first, one past last)` into the
-        group's tokens; each chunk's label, whether it is kept, and its
-        document's next sentence (A's unused sentences go back to the
-        document after a random-next pair; a true pair consumes the chunk)."""
+        """Segments A and B of the chunks `[start, end]` as token spans `(first, one past last)`, each
+        chunk's label, whether it is kept, and its document's next sentence."""
         draw = lambda i: tf.random.stateless_uniform(  # noqa: E731
             tf.shape(active), tf.random.experimental.stateless_fold_in(key, i)
         )
@@ -213,8 +178,7 @@ class DocumentGroupPairer:
         return rows, rows, flags, flags, flags
 
     def _example_arrays(self) -> tuple:
-        """One `TensorArray` per example part, element 0 empty, so that
-        concatenating works for a group with no example."""
+        """One `TensorArray` per example part, element 0 empty, so a group with no example concatenates."""
         return tuple(
             tf.TensorArray(
                 tf.int32, size=1, dynamic_size=True, infer_shape=False, element_shape=[None] + part.shape[1:]
@@ -244,10 +208,7 @@ def flat_group(documents: tf.RaggedTensor) -> FlatGroup:
 
 
 def target_lengths(num_documents, max_tokens: int, short_seq_prob: float, seed):
-    """Each document's target length, int32 `(documents,)`: `max_tokens`, or
-    with probability `short_seq_prob` a uniform one in `[2, max_tokens]` (one
-    draw per document, as the original's `target_seq_length`); and which
-    documents drew a short one, bool `(documents,)`."""
+    """Each document's target length, int32 `(documents,)` (the original's `target_seq_length`), and which are short."""
     draw = tf.random.stateless_uniform([num_documents], tf.random.experimental.stateless_fold_in(seed, -1))
     short = draw < short_seq_prob
     short_length = tf.random.stateless_uniform(
@@ -257,30 +218,21 @@ def target_lengths(num_documents, max_tokens: int, short_seq_prob: float, seed):
 
 
 def chunk_ends(cum, start, target, last):
-    """The last sentence of each chunk that begins at sentence `start`: the
-    first whose running total of tokens reaches `target`, at most `last` (the
-    document's last sentence); at least `start`. `cum` `(S + 1,)`: tokens
-    before each sentence; the others `(n,)`."""
+    """The last sentence of each chunk from sentence `start`: the first whose running token total reaches
+    `target`, clipped to `[start, last]`. `cum` `(S + 1,)`: tokens before each sentence; the others `(n,)`."""
     reach = tf.searchsorted(cum, tf.gather(cum, start) + target, side="left") - 1
     return tf.clip_by_value(reach, start, last)
 
 
 def a_sentence_counts(chunk, uniform):
-    """How many of each chunk's `chunk` sentences go to segment A, from
-    uniform draws in [0, 1): uniform in `1 .. chunk - 1` (the original's
-    `randint(1, len(current_chunk) - 1)`), 1 for a chunk of one sentence."""
+    """Sentences of each chunk for A: uniform in `1 .. chunk - 1` (the original's `randint`), 1 for one sentence."""
     most = tf.maximum(chunk - 1, 1)
     return tf.minimum(1 + tf.cast(uniform * tf.cast(most, tf.float32), tf.int32), most)
 
 
 def nsp_labels(chunk, uniform, num_documents, *, balanced: bool):
-    """Each chunk's label, int32 (0: B is the true continuation, 1: random
-    next), and whether it is kept, bool. A chunk of one sentence is random
-    next (it has no continuation); the others are true continuations with
-    probability 1/2, or balanced, the probability that makes the step's
-    labels 50/50 in expectation (at most 1). A group of one document (the
-    last of a pass) has no other document: its single-sentence chunks are
-    dropped, the rest are true pairs."""
+    """Each chunk's label, int32 (0: true continuation, 1: random next), and whether it is kept, bool. A group
+    of one document (a pass's last) has no other: its single-sentence chunks are dropped, the rest are true pairs."""
     single = chunk == 1
     p_true = tf.constant(0.5)
     if balanced:  # Expected true continuations = half the step's examples.
@@ -293,9 +245,7 @@ def nsp_labels(chunk, uniform, num_documents, *, balanced: bool):
 
 
 def other_documents(documents, num_documents, uniform):
-    """For each document index in `documents` `(n,)`, another document of the
-    group, uniform over the `num_documents - 1` others (in a group of one,
-    the document itself), from uniform draws in [0, 1)."""
+    """Another document of the group for each of `documents` `(n,)`, uniform over the others (alone: itself)."""
     other = tf.cast(uniform * tf.cast(num_documents - 1, tf.float32), tf.int32)
     other = tf.minimum(other, num_documents - 2)
     other = other + tf.cast(other >= documents, tf.int32)  # Skips the document itself.
@@ -303,10 +253,8 @@ def other_documents(documents, num_documents, uniform):
 
 
 def random_spans(cum, doc_starts, doc_ends, other, target, uniform):
-    """The random next segment B taken from each document `other` `(n,)`:
-    sentences `[span_start, span_end]` from a uniform random sentence on,
-    until `target` tokens or the document's end (the original's loop over
-    `random_document`), from uniform draws in [0, 1)."""
+    """Segment B from each document `other` `(n,)`: sentences `[span_start, span_end]` from a random one on,
+    till `target` tokens or the document's end."""
     other_start, other_end = tf.gather(doc_starts, other), tf.gather(doc_ends, other)
     span_start = other_start + tf.cast(uniform * tf.cast(other_end - other_start, tf.float32), tf.int32)
     span_start = tf.minimum(span_start, other_end - 1)
@@ -314,9 +262,8 @@ def random_spans(cum, doc_starts, doc_ends, other, target, uniform):
 
 
 def truncation_cuts(length_a, length_b, max_tokens: int):
-    """How many tokens the original's `truncate_seq_pair` cuts from A and
-    from B to fit `max_tokens`: the longer side loses a token (B on ties)
-    until the pair fits, in closed form; `(n,)` each."""
+    """Tokens cut from A and from B, `(n,)` each: the original's `truncate_seq_pair` (the longer side
+    loses a token, B on ties, until the pair fits `max_tokens`) in closed form."""
     excess = tf.maximum(length_a + length_b - max_tokens, 0)
     a_longer = length_a > length_b
     first = tf.where(a_longer, tf.minimum(length_a - length_b, excess), tf.minimum(length_b - length_a + 1, excess))
@@ -327,9 +274,7 @@ def truncation_cuts(length_a, length_b, max_tokens: int):
 
 
 def cut_segment(tokens, start, end, cut, seed):
-    """The tokens `[start, end)` of each row less `cut` of them, each cut from
-    the front or the back with probability 1/2 (`seed`: a stateless seed):
-    ragged `(n, end - start - cut)`."""
+    """Tokens `[start, end)` of each row less `cut`, each from the front or back at random: ragged `(n, tokens)`."""
     counts = tf.cast(cut, tf.float32)
     front = tf.random.stateless_binomial(tf.shape(counts), seed, counts, 0.5, output_dtype=tf.int32)
     kept = tf.ragged.range(start + front, end - (cut - front)).flat_values
@@ -337,9 +282,7 @@ def cut_segment(tokens, start, end, cut, seed):
 
 
 def truncated_pair(tokens, a_span, b_span, max_tokens: int, key):
-    """Segments A and B, token spans `(first, one past last)` into `tokens`,
-    truncated together to `max_tokens` (`truncation_cuts`, `cut_segment`):
-    two ragged `(n, tokens)`. An empty B leaves all the cuts to A."""
+    """Segments A and B (token spans into `tokens`) truncated together to `max_tokens`: two ragged `(n, tokens)`."""
     (a_start, a_end), (b_start, b_end) = a_span, b_span
     cut_a, cut_b = truncation_cuts(a_end - a_start, b_end - b_start, max_tokens)
     a = cut_segment(tokens, a_start, a_end, cut_a, tf.random.experimental.stateless_fold_in(key, 4))
@@ -348,9 +291,7 @@ def truncated_pair(tokens, a_span, b_span, max_tokens: int, key):
 
 
 def joined_examples(a, b, *, cls_token_id: int, sep_token_id: int, pad_token_id: int, sequence_length: int):
-    """`[CLS] A [SEP] B [SEP]` (b None: `[CLS] A [SEP]`) of ragged `(n,
-    tokens)` segments, padded: int32 `token_ids` and `segment_ids` (0 up to
-    the first [SEP], then 1) `(n, sequence_length)`, and `lengths` `(n,)`."""
+    """`[CLS] A [SEP] B [SEP]` (`b` None: `[CLS] A [SEP]`), padded: int32 `token_ids`, `segment_ids`, `lengths`."""
     rows = a.nrows(out_type=tf.int32)
     column = lambda value: tf.fill([rows, 1], value)  # noqa: E731
     parts = [column(cls_token_id), a, column(sep_token_id)]
@@ -366,12 +307,8 @@ def joined_examples(a, b, *, cls_token_id: int, sep_token_id: int, pad_token_id:
 
 
 def drop_forced_negatives(examples, seed):
-    """Where the group `examples` `(token_ids, segment_ids, lengths, labels,
-    forced)` has more random-next pairs than true ones even with every
-    eligible chunk made a true pair, drops that many forced ones (a single
-    sentence's, at random), at most half the group's examples, and none in a
-    group without a true pair (nothing to balance with). Returns the kept
-    examples and how many were dropped."""
+    """Drops forced random-next examples (at random) where the group has more random-next than true
+    pairs: at most half the group, none in a group without a true pair. Returns the kept examples and the count."""
     labels, forced = examples[3], examples[4]
     positives = tf.reduce_sum(1 - labels)
     limit = tf.minimum(tf.reduce_sum(forced), tf.size(labels) // 2)

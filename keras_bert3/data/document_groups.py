@@ -1,7 +1,5 @@
-"""Stage 2 of the pretraining pipeline, group: each range's documents,
-shuffled a window at a time and dealt into groups of about `pairing_group`
-documents (random next segments come from the other documents of a group),
-each group with its own seed."""
+"""Stage 2 of the pretraining pipeline, group: each range's documents shuffled a window at a time and dealt into
+groups of about `pairing_group` (random next segments come from a group's others), each with its own seed."""
 
 import tensorflow as tf
 
@@ -22,24 +20,15 @@ def corpus_groups(
     counters: DataCounters | None = None,
     reproducible: bool = True,
 ) -> tf.data.Dataset:
-    """The groups of documents of `ranges`: `(position, end, group, group_seed)`
-    with `group` a tf.string `tf.RaggedTensor` `(documents, sentences)`.
-
-    Ranges are read four at a time, in a new order each pass; with
-    `in_order`, one at a time in position order, each range's groups followed
-    by an empty group with `end` True, seeded as pass 0 every time (shards).
-    Every seed comes from `range_seeds`, so a range's groups are the same in
-    any order and any share.
+    """The groups of documents of `ranges`: `(position, end, group, group_seed)`, `group` a tf.string
+    `tf.RaggedTensor` `(documents, sentences)`. Ranges are read four at a time, in a new order each pass; with
+    `in_order` (shards), one at a time in order, each followed by an empty group with `end` True, seeded as pass 0.
+    Seeds come from `range_seeds`, so a range's groups are the same in any order and any share.
 
     Args:
-        ranges: the corpus's `CorpusRange`s.
-        pairing_group: int. Documents per group.
-        seed: int.
-        select: optional function of the `(position, seed)` dataset of all the
-            ranges to the ones to read (a worker's share, claimed ranges).
-        in_order: bool. One range at a time, in order, with end markers.
+        select: optional function of the `(position, seed)` dataset of all the ranges to the ones to read.
         counters: see `range_reader`.
-        reproducible: bool. False: the seeds take in the clock (see `clock_seeds`).
+        reproducible: bool. False: the seeds take in the clock (`clock_seeds`).
     """
     read = range_reader(ranges, counters=counters)
     positions = range_seeds(len(ranges), seed, pass_index=0 if in_order else None, reproducible=reproducible)
@@ -71,14 +60,13 @@ def corpus_groups(
         group_seeds = tf.map_fn(lambda g: fold_seed(window_seed, g + 1), tf.range(count), fn_output_signature=tf.int64)
         return tf.fill([count], position), tf.fill([count], index < 0), groups, group_seeds
 
-    # Deals in parallel: a window's shuffle is a few ms that would otherwise hold one core.
+    # Deals in parallel: a window's shuffle would otherwise hold one core.
     return windows.map(deal, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True).unbatch()
 
 
 def deal_into_groups(documents: tf.RaggedTensor, group_size: int, seed) -> tf.RaggedTensor:
-    """Shuffles documents `(documents, sentences)` and deals them into groups of
-    about `group_size` (evenly smaller where they do not divide):
-    `(groups, documents, sentences)`. `seed`: a stateless seed, shape (2,)."""
+    """Shuffles documents into groups of about `group_size` (evenly smaller where they do not divide):
+    `(groups, documents, sentences)`."""
     count = documents.nrows(out_type=tf.int32)
     order = tf.argsort(tf.random.stateless_uniform([count], seed))
     documents = tf.gather(documents, order)

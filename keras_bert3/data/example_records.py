@@ -1,17 +1,12 @@
-"""Pairs to serialized `tf.train.Example` records with TensorFlow ops
-(`tf.io.encode_proto`), a whole batch at once inside `tf.data`: no Python per
-example, so writing shards runs on every core."""
+"""Pairs to serialized `tf.train.Example` records with TensorFlow ops (`tf.io.encode_proto`), a whole batch at
+once inside `tf.data`: no Python per example, so writing shards runs on every core."""
 
 import tensorflow as tf
 
 
 def pair_records(token_ids, segment_ids, lengths, labels) -> tf.Tensor:
-    """Batch of pairs to tf.string `(examples,)`: `tf.train.Example`s with
-    `input_ids`, `segment_ids` (each cut to its length) and `next_sentence_labels`.
-
-    The bytes equal `tf.train.Example(...).SerializeToString(deterministic=True)`'s
-    for these features in this order.
-    """
+    """Batch of pairs to tf.string `(examples,)`: `tf.train.Example`s of `input_ids`, `segment_ids` (cut
+    to length) and `next_sentence_labels`, byte for byte `SerializeToString(deterministic=True)`'s."""
     count = tf.shape(lengths)[0]
     entries = tf.stack(
         [

@@ -1,6 +1,5 @@
-"""Stage 4 of the pretraining pipeline, mask: batches of unmasked pairs to the
-`(x, y, sample_weight)` that `BertPretrainer.fit` takes, with 80/10/10 masks
-(`MlmMasker`) drawn afresh on every pass."""
+"""Stage 4 of the pretraining pipeline, mask: batches of unmasked pairs to the `(x, y, sample_weight)` that
+`BertPretrainer.fit` takes, with 80/10/10 masks (`MlmMasker`) drawn afresh on every pass."""
 
 import tensorflow as tf
 
@@ -18,11 +17,8 @@ def masked_batches(
     *,
     reproducible: bool = True,
 ) -> tf.data.Dataset:
-    """Batches of pairs `(token_ids, segment_ids, lengths, labels)` (int32,
-    `(batch, sequence_length)` and `(batch,)`) to model inputs with fresh masks
-    on every pass: batch k of a pass is masked with the pass's seed folded
-    with `MASKS` and k (`counted_seeds`; with the clock if not `reproducible`).
-    """
+    """Batches of pairs `(token_ids, segment_ids, lengths, labels)` to model inputs, batch k of a pass
+    masked with the pass's seed folded with `MASKS` and k (`counted_seeds`; with the clock if not `reproducible`)."""
     mask_seeds = counted_seeds(seed, MASKS, reproducible=reproducible)
 
     @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
@@ -46,8 +42,7 @@ def masked_batches(
 
 
 def model_inputs(token_ids, segment_ids, padding_mask, mask_positions, mask_ids, mask_weights, nsp_labels=None):
-    """The `(x, y, sample_weight)` of a masked batch, as `BertPretrainer`
-    reads it; `y` has no "nsp" where `nsp_labels` is None."""
+    """The `(x, y, sample_weight)` of a masked batch as `BertPretrainer` reads it; no "nsp" if `nsp_labels` is None."""
     x = {
         "token_ids": token_ids,
         "segment_ids": segment_ids,

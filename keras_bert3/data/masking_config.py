@@ -9,9 +9,8 @@ from keras_bert3.data.setting_fields import setting
 
 @dataclasses.dataclass(frozen=True)
 class MaskingConfig:
-    """The masks of a pair, drawn afresh every pass (see `MlmMasker`: each
-    chosen token becomes [MASK] with probability 0.8, a random token with
-    0.1, or stays itself, google-research/bert's rule).
+    """The masks of a pair, drawn afresh every pass (`MlmMasker`: each chosen token becomes [MASK] with
+    probability 0.8, a random token with 0.1, or stays itself, google-research/bert's rule).
 
     Example:
     >>> masking = MaskingConfig(max_predictions_per_seq=80, whole_word_masking=True)
@@ -27,8 +26,7 @@ class MaskingConfig:
         return dataclasses.asdict(self)
 
     def problems(self, pairing: PairingConfig | None = None) -> list[str]:
-        """What a pipeline cannot use, each naming its flag; with `pairing`,
-        also masks that its pairs cannot hold."""
+        """What a pipeline cannot use, each naming its flag; with `pairing`, also masks its pairs cannot hold."""
         problems = []
         if self.max_predictions_per_seq < 1:
             problems.append(f"--max-predictions-per-seq {self.max_predictions_per_seq} must be at least 1")
@@ -43,9 +41,5 @@ class MaskingConfig:
         return problems
 
     def validate(self, pairing: PairingConfig | None = None) -> None:
-        """Refuses settings no pipeline (or none of `pairing`'s pairs) can use, naming their flags.
-
-        Example:
-        >>> MaskingConfig(max_predictions_per_seq=40).validate(PairingConfig(sequence_length=32))  # ValueError
-        """
+        """Refuses settings no pipeline (or none of `pairing`'s pairs) can use: a `ValueError` naming their flags."""
         raise_problems(self.problems(pairing))

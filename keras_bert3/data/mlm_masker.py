@@ -13,34 +13,22 @@ _RESERVED = re.compile(r"^\[[^\]]+\]$")
 class MlmMasker:
     """Chooses and replaces tokens for masked language modelling, on whole batches.
 
-    As the original: candidates are all tokens except [CLS], [SEP] and padding;
-    `num = min(max_predictions_per_seq, max(1, round(n * masked_lm_prob)))` of them
-    are chosen uniformly at random, where n is the number of candidates (the
-    original counts [CLS] and [SEP] in n too, which selects about 0.4 points more
-    than `masked_lm_prob` of the real tokens at sequence length 128); each chosen
-    token becomes [MASK] with probability 0.8, stays itself with 0.1, or becomes a
-    random token with 0.1, drawn uniformly from the vocabulary minus the special
-    and bracketed tokens ([unused0], ...). With `whole_word_masking`, a word (a
-    token and the `##` pieces after it) is chosen or left whole: words are taken in
-    random order while they fit in `num`, as the original. Positions are sorted and
-    padded to `max_predictions_per_seq` with weight 0 (position 0, id 0).
-
-    Runs as TensorFlow ops (use it in `tf.data.Dataset.map`); results depend only
-    on the inputs and the seed (stateless random ops).
+    Candidates are all tokens but [CLS], [SEP] and padding; `min(max_predictions_per_seq, max(1, round(n *
+    masked_lm_prob)))` of the n candidates are chosen uniformly (the original counts [CLS] and [SEP] in n too);
+    each becomes [MASK] with probability 0.8, stays itself with 0.1, or becomes a random token with 0.1, drawn
+    from the vocabulary minus the special and bracketed tokens ([unused0], ...). With `whole_word_masking`, words
+    (a token and the `##` pieces after it) are taken whole, in random order while they fit, as the original.
+    Positions are sorted and padded to `max_predictions_per_seq` with weight 0 (position 0, id 0). TensorFlow ops
+    (for `tf.data.Dataset.map`); results depend only on the inputs and the seed.
 
     Args:
         tokenizer: a `BertTokenizer` (its vocabulary and special token ids).
         max_predictions_per_seq: int. Most positions predicted per sequence.
         masked_lm_prob: float. Fraction of candidates chosen.
-        whole_word_masking: bool. Mask whole words.
 
-    Examples:
-
+    Example:
     >>> masker = MlmMasker(tokenizer, max_predictions_per_seq=20)  # doctest: +SKIP
-    >>> inputs = tokenizer.join_segments(["The quick brown fox."], sequence_length=16)  # doctest: +SKIP
-    >>> out = masker(inputs["token_ids"], inputs["padding_mask"], seed=[1, 2])  # doctest: +SKIP
-    >>> sorted(out)  # doctest: +SKIP
-    ['mask_ids', 'mask_positions', 'mask_weights', 'token_ids']
+    >>> out = masker(token_ids, padding_mask, seed=[1, 2])  # doctest: +SKIP
     """
 
     def __init__(
@@ -70,18 +58,9 @@ class MlmMasker:
         self.continuation = tf.constant(np.array([t.startswith("##") for t in vocabulary]))
 
     def __call__(self, token_ids, padding_mask, seed) -> dict[str, tf.Tensor]:
-        """Masks a batch.
-
-        Args:
-            token_ids: int32 `(batch, seq)`.
-            padding_mask: int or bool `(batch, seq)`, true on real tokens.
-            seed: int tensor of shape `(2,)`, for stateless random ops.
-
-        Returns:
-            dict with `token_ids` (int32 `(batch, seq)`, masked), `mask_positions` and
-            `mask_ids` (int32 `(batch, max_predictions_per_seq)`), `mask_weights`
-            (float32 `(batch, max_predictions_per_seq)`, 1 on real predictions).
-        """
+        """Masks a batch of int32 `token_ids` `(batch, seq)`; `padding_mask` `(batch, seq)` is true on real
+        tokens, `seed` an int `(2,)` tensor. Returns int32 `token_ids` `(batch, seq)`, masked; `mask_positions`,
+        `mask_ids` and float32 `mask_weights` (1 on real predictions), `(batch, max_predictions_per_seq)`."""
         token_ids = tf.convert_to_tensor(token_ids, tf.int32)
         length = token_ids.shape[-1]
         if length is not None and self.max_predictions_per_seq > length:

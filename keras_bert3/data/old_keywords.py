@@ -1,12 +1,6 @@
-"""The data entry points' keywords of 2026-11-26 (`sequence_length=`,
-`batch_size=`, ...), still taken for one release with a `DeprecationWarning`.
-
-Since then the settings are the fields of three configs (`PairingConfig`,
-`MaskingConfig`, `BatchingConfig`), passed whole. `takes_old_keywords` lets
-an entry point take the old keywords too: it puts each into its config's
-field and warns with the new form of the call. The old positional form of
-`pretraining_dataset(files, tokenizer, 128, 20, 64)` (length, predictions,
-batch size) is taken the same way.
+"""The keywords the data entry points took before the configs (`sequence_length=`, `batch_size=`, ...; also the
+positional `pretraining_dataset(files, tokenizer, 128, 20, 64)`), still taken for one release: each is put into
+its config's field, with a `DeprecationWarning` that shows the new form of the call.
 """
 
 import dataclasses
@@ -35,12 +29,8 @@ OLD_POSITIONAL = {"pairing": "sequence_length", "masking": "max_predictions_per_
 
 
 def takes_old_keywords(function):
-    """`function` (which takes some of `pairing`, `masking`, `batching`), also
-    taking the old keywords of `OLD_KEYWORDS`, with a `DeprecationWarning`.
-
-    An argument that is None (`read_paired_shards`' `pairing`: the shards')
-    starts from its config's defaults.
-    """
+    """`function` (which takes some of `pairing`, `masking`, `batching`) also taking `OLD_KEYWORDS`,
+    with a `DeprecationWarning`; an argument that is None starts from its config's defaults."""
     signature = inspect.signature(function)
     name = function.__qualname__.removesuffix(".__init__")  # A config's constructor: the class's name.
 

@@ -1,20 +1,6 @@
-"""Several pretraining pairs in one row: for long rows (512 tokens) of short
-pairs, the compute that padding would take goes to real tokens.
-
-`pack_pairs` takes a batch of masked pairs as `pretraining_dataset` yields
-them and lays them end to end, in order, into rows of `row_length`: a pair
-goes into the current row if it fits whole, else it starts the next row, so
-no pair is ever split. `pair_ids` then numbers each token's pair within its
-row (1, 2, ...; 0 for padding), from which `BertPretrainer(packed=True)`
-keeps attention and positions within each pair (`padding_mask` stays 1 on
-real tokens and 0 on padding, as in every other batch); each pair's masked positions
-and [CLS] position are moved by its offset in the row.
-
-`packed_rows` does that to a stream of masked pair batches (the
-`packed_length` option of `pretraining_dataset` and `read_paired_shards`):
-batches of rows of one fixed shape, so that a compiled training step is
-compiled once.
-"""
+"""Several pretraining pairs in one row, so that in long rows (512 tokens) of short pairs the compute padding
+would take goes to real tokens: pairs laid end to end in order, never split, `pair_ids` numbering each token's
+pair (1, 2, ...; 0 for padding) so that `BertPretrainer(packed=True)` keeps attention and positions per pair."""
 
 import math
 
@@ -30,17 +16,15 @@ def default_max_pairs_per_row(row_length: int) -> int:
 
 
 def max_predictions_per_row(row_length: int, max_pairs_per_row: int, masked_lm_prob: float) -> int:
-    """Prediction slots that every packed row fits in: a pair of n tokens has
-    at most `max(1, round(n * masked_lm_prob))` (`MlmMasker`), so a row at
-    most `masked_lm_prob * row_length` plus one per pair."""
+    """Prediction slots every packed row fits in: a pair of n tokens has at most
+    `max(1, round(n * masked_lm_prob))` (`MlmMasker`), so a row `masked_lm_prob * row_length` plus one per pair."""
     return math.ceil(masked_lm_prob * row_length) + max_pairs_per_row
 
 
 def pair_batches(
     pairs: tf.data.Dataset, batch_size: int, drop_remainder: bool, packed_length: int | None
 ) -> tf.data.Dataset:
-    """Pairs batched before masking: `batch_size` a batch, or to be packed
-    (`packed_length` given), `PACKING_WINDOW`."""
+    """Pairs batched before masking: `batch_size` a batch, or `PACKING_WINDOW` where they are to be packed."""
     if packed_length is None:
         return pairs.batch(batch_size, drop_remainder=drop_remainder)
     return pairs.batch(PACKING_WINDOW)
@@ -55,14 +39,9 @@ def packed_rows(
     masked_lm_prob: float = 0.15,
     drop_remainder: bool = False,
 ) -> tf.data.Dataset:
-    """Batches of masked pairs (as `pretraining_dataset` yields them) to
-    batches of `batch_size` packed rows (`row_length` None: the batches as
-    they are), every row of the same shape: tokens
-    `(row_length,)`, `mask_positions`, `mlm` and its weights
-    `(max_predictions_per_row(...),)`, and with NSP `nsp_positions`, `nsp`
-    and its weights `(max_pairs_per_row,)` (unused slots weigh 0). Each input
-    batch is packed on its own (`pack_pairs`), in order.
-    """
+    """Masked pair batches to batches of `batch_size` packed rows of one shape (`row_length` None: as they
+    are): tokens `(row_length,)`, predictions `(max_predictions_per_row(...),)`, NSP `(max_pairs_per_row,)`,
+    unused slots weighing 0. Each input batch is packed on its own (`pack_pairs`)."""
     if row_length is None:
         return masked
     max_pairs = max_pairs_per_row or default_max_pairs_per_row(row_length)
@@ -87,37 +66,22 @@ def pack_pairs(
     max_pairs_per_row: int | None = None,
     max_predictions_per_row: int | None = None,
 ):
-    """Packs a batch of pairs `(x, y, sample_weight)` into rows.
-
-    The steps: `pair_lengths`, `greedy_rows` (each pair's row and offset),
-    `pairs_in_rows`, `packed_tokens`, `row_prediction_indices` and
-    `row_predictions` (the masked positions, targets and weights), `packed_nsp`.
+    """Packs a batch of pairs `(x, y, sample_weight)` into rows of `row_length`.
 
     Args:
-        x: `token_ids`, `segment_ids`, `padding_mask` (1 for real tokens)
-            int `(pairs, length)`; `mask_positions` int `(pairs, predictions)`.
-        y: `mlm` int `(pairs, predictions)`; with NSP, `nsp` int `(pairs,)`
-            (or `(pairs, 1)`).
+        x: `token_ids`, `segment_ids`, `padding_mask` int `(pairs, length)`; `mask_positions` `(pairs, predictions)`.
+        y: `mlm` int `(pairs, predictions)`; with NSP, `nsp` int `(pairs,)` or `(pairs, 1)`.
         sample_weight: `mlm` float `(pairs, predictions)`.
-        row_length: int. Tokens per packed row; every pair must fit in one.
-        max_pairs_per_row: int or None. Most pairs in a row (a pair that
-            would be one more starts the next row); None: no limit.
-        max_predictions_per_row: int or None. The width of the rows'
-            predictions; None: the most predictions of a row.
+        max_pairs_per_row: most pairs in a row; None: no limit.
+        max_predictions_per_row: width of the rows' predictions; None: the most of a row.
 
     Returns:
-        `(x, y, sample_weight)` of the packed rows, `(rows, row_length)` for
-        the token inputs, `pair_ids` numbering the pairs (1, 2, ...; 0 for
-        padding) and `padding_mask` 1 on their tokens; each row's
-        `mask_positions`, `mlm` targets and weights hold its pairs' real
-        predictions (weight > 0) in order, then slots of weight 0; with NSP,
-        `nsp_positions` (each pair's first token), `nsp` labels `(rows,
-        pairs)` and `sample_weight["nsp"]` (0 for a row's unused pair slots),
-        `max_pairs_per_row` wide if given.
+        `(x, y, sample_weight)` of the rows: token inputs `(rows, row_length)` with `pair_ids` (1, 2, ...; 0 for
+        padding); `mask_positions`, `mlm` and its weights: each row's real predictions in order, then slots of
+        weight 0; with NSP, `nsp_positions` (each pair's [CLS]), `nsp` and its weights `(rows, pairs)`.
 
     Raises:
-        InvalidArgumentError: a pair is longer than `row_length`, or a row's
-            predictions do not fit in `max_predictions_per_row`.
+        InvalidArgumentError: a pair is longer than `row_length`, or a row's predictions do not fit.
     """
     lengths = pair_lengths(x["padding_mask"], row_length)
     rows, offsets = greedy_rows(lengths, row_length, max_pairs_per_row)
@@ -140,9 +104,8 @@ def pack_pairs(
 
 
 def pair_lengths(padding_mask, row_length: int):
-    """Each pair's real tokens, int32 `(pairs,)`, from its `padding_mask`
-    `(pairs, length)`; checked to fit a row of `row_length` (an
-    `InvalidArgumentError` where one does not, when they are used)."""
+    """Each pair's real tokens, int32 `(pairs,)`, from `padding_mask` `(pairs, length)`; an
+    `InvalidArgumentError` where one does not fit `row_length`."""
     lengths = tf.reduce_sum(tf.cast(tf.not_equal(padding_mask, 0), tf.int32), axis=1)
     check = tf.debugging.assert_less_equal(
         lengths,
@@ -155,9 +118,7 @@ def pair_lengths(padding_mask, row_length: int):
 
 
 def greedy_rows(lengths, row_length: int, max_pairs_per_row: int | None = None):
-    """Each pair's row and offset in it, int32 `(pairs,)` each: pairs in
-    order, a new row whenever the next pair would not fit whole (or would be
-    one pair too many)."""
+    """Each pair's row and offset, int32 `(pairs,)`: a new row where the next pair would not fit (or be too many)."""
     most = tf.constant(max_pairs_per_row or 2**30, tf.int32)
 
     def place(state, length):
@@ -173,18 +134,15 @@ def greedy_rows(lengths, row_length: int, max_pairs_per_row: int | None = None):
 
 
 def pairs_in_rows(rows):
-    """The number of rows, and each pair's place in its row (0, 1, ...),
-    int32 `(pairs,)`, from each pair's row `(pairs,)` (in order)."""
+    """The number of rows, and each pair's place in its row (0, 1, ...), from each pair's row `(pairs,)`."""
     num_rows = tf.reduce_max(tf.concat([rows, [-1]], axis=0)) + 1
     first_pair_of_row = tf.math.unsorted_segment_min(tf.range(tf.size(rows)), rows, num_rows)
     return num_rows, tf.range(tf.size(rows)) - tf.gather(first_pair_of_row, rows)
 
 
 def packed_tokens(x: dict, lengths, rows, offsets, num_rows, row_length: int, pair_in_row) -> dict:
-    """The token inputs of the rows, int32 `(rows, row_length)`: each pair's
-    real tokens of `token_ids` and `segment_ids` `(pairs, length)` moved to
-    its row at its offset, `pair_ids` numbering the pairs of each row 1, 2,
-    ... (0 for padding), and `padding_mask` (1 on the pairs' tokens)."""
+    """The rows' token inputs, int32 `(rows, row_length)`: each pair's real tokens moved to its row at its
+    offset, `pair_ids` (1, 2, ...; 0 for padding) and `padding_mask`."""
     token_rows = tf.repeat(rows, lengths)
     token_columns = tf.repeat(offsets, lengths) + tf.ragged.range(lengths).flat_values
     where = tf.stack([token_rows, token_columns], axis=1)  # (real tokens, 2)
@@ -209,10 +167,8 @@ def by_row(values, rows, num_rows) -> tf.RaggedTensor:
 
 
 def row_prediction_indices(weights, rows, num_rows, max_predictions_per_row: int | None) -> tf.RaggedTensor:
-    """The real predictions (weight > 0) of each row's pairs, in order, as
-    indices into the flattened `weights` `(pairs, predictions)`: ragged
-    `(rows, predictions of the row)`; checked to fit `max_predictions_per_row`
-    (where not None), as `to_tensor` would cut a longer row short."""
+    """Each row's real predictions (weight > 0), in order, as indices into the flattened `weights`:
+    ragged `(rows, predictions)`; checked to fit `max_predictions_per_row`, as `to_tensor` would cut them."""
     real = tf.cast(weights, tf.float32) > 0
     flat_index = tf.reshape(tf.range(tf.size(real)), tf.shape(real))
     kept = by_row(tf.ragged.boolean_mask(flat_index, real).with_row_splits_dtype(tf.int32), rows, num_rows)
@@ -229,18 +185,14 @@ def row_prediction_indices(weights, rows, num_rows, max_predictions_per_row: int
 
 
 def row_predictions(values, kept: tf.RaggedTensor, default, width: int | None):
-    """Per-prediction `values` `(pairs, predictions)` picked by `kept`
-    (`row_prediction_indices`) into rows `(rows, width)` padded with
-    `default` (`width` None: the most predictions of a row)."""
+    """`values` `(pairs, predictions)` picked by `kept` into rows `(rows, width)`, padded with `default`."""
     picked = tf.gather(tf.reshape(values, [-1]), kept)
     return picked.to_tensor(default_value=default, shape=[None, width])
 
 
 def packed_nsp(nsp, rows, offsets, num_rows, max_pairs_per_row: int | None):
-    """The rows' next sentence prediction parts, `(rows, max_pairs_per_row)`
-    (None: the most pairs of a row): each pair's first token (its [CLS]),
-    int32; its label `nsp` `(pairs,)` or `(pairs, 1)`, int32; and weights,
-    float32, 1 for a pair and 0 for an unused slot."""
+    """The rows' NSP parts, `(rows, max_pairs_per_row)` (None: the most of a row): each pair's [CLS]
+    position and label, int32, and weights, float32, 0 for an unused slot."""
     slots = [None, max_pairs_per_row]
     positions = by_row(offsets, rows, num_rows).to_tensor(default_value=0, shape=slots)
     labels = by_row(tf.reshape(tf.cast(nsp, tf.int32), [-1]), rows, num_rows).to_tensor(default_value=0, shape=slots)

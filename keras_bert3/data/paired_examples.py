@@ -1,6 +1,5 @@
-"""Stage 3 of the pretraining pipeline, pair: groups of documents are
-tokenized and paired (`DocumentGroupPairer`) with TensorFlow ops alone, in
-parallel `tf.data` map workers."""
+"""Stage 3 of the pretraining pipeline, pair: groups of documents tokenized and paired (`DocumentGroupPairer`)
+with TensorFlow ops alone, in parallel `tf.data` map workers."""
 
 import tensorflow as tf
 
@@ -37,29 +36,18 @@ def paired_examples(
     counters: DataCounters | None = None,
     check_corpus: bool = True,
 ) -> tf.data.Dataset:
-    """Tokenizes and pairs groups of documents, groups in parallel.
+    """Tokenizes and pairs groups of documents, in parallel: one example per element, int32 `token_ids`
+    and `segment_ids` `(sequence_length,)`, `length` and `label`.
 
-    Invalid UTF-8 is replaced by U+FFFD; sentences that tokenize to nothing and
-    documents left without sentences are dropped (and counted), as the original
-    drops them. Random next segments come from the other documents of the same
-    group. Each group's draws come from its seed.
+    Invalid UTF-8 is replaced by U+FFFD; sentences that tokenize to nothing and documents left empty are dropped
+    and counted, as the original drops them. Each group's draws come from its seed.
 
     Args:
-        groups: `tf.data.Dataset` of `(group, group_seed)`: tf.string
-            `tf.RaggedTensor`s `(documents, sentences)` and stateless seeds
-            `(2,)`, as `corpus_groups` gives.
-        tokenizer: a `BertTokenizer`.
-        pairer: a `DocumentGroupPairer`.
+        groups: `tf.data.Dataset` of `(group, group_seed)`: tf.string `tf.RaggedTensor`s `(documents, sentences)`
+            and stateless seeds `(2,)`, as `corpus_groups` gives.
         counters: optional `DataCounters`; one small Python call per group adds to it.
-        check_corpus: bool. Raise at the end of a stream without text or with
-            a single document (False for a part of a corpus, e.g. one shard).
-
-    Returns:
-        `tf.data.Dataset` of one example per element: a tuple of int32
-        `token_ids`, `segment_ids` `(sequence_length,)`, `length` and `label`.
-
-    Raises (when the end of the stream is reached): `tf.errors.InvalidArgumentError`
-    for a corpus with no text, or, with next sentence prediction, a single document.
+        check_corpus: bool. At the end of the stream, raise `tf.errors.InvalidArgumentError` for a corpus without
+            text or, with NSP, of a single document (False for a part of a corpus, e.g. one shard).
     """
     # An end marker after the last group, where the documents seen are checked.
     end = (tf.RaggedTensor.from_row_splits(tf.zeros([0], tf.string), tf.zeros([1], tf.int64)), tf.zeros([2], tf.int64))
@@ -82,8 +70,7 @@ def paired_examples(
         groups = marked.filter(lambda group, is_end: ~is_end)
         groups = groups.map(lambda group, is_end: group)
 
-    # Traced as written (explicit tf.cond / tf.while_loop): autograph would rewrite the pairer, the
-    # tokenizer and tf-text's Python in every process that builds the pipeline, for nothing.
+    # Traced as written: autograph would rewrite the pairer and tf-text's Python in every process, for nothing.
     pair = tf.autograph.experimental.do_not_convert(
         lambda group, group_seed: pair_group(group, group_seed, tokenizer, pairer, counters)
     )
@@ -92,15 +79,12 @@ def paired_examples(
 
 
 def pair_group(group: tf.RaggedTensor, group_seed, tokenizer, pairer: DocumentGroupPairer, counters=None):
-    """One group of documents `(documents, sentences)` of raw text to its
-    examples: int32 `token_ids`, `segment_ids` `(examples, sequence_length)`,
-    `lengths` and `labels` `(examples,)`. `group_seed`: a stateless seed (2,)."""
+    """One group of raw documents `(documents, sentences)` to its `(token_ids, segment_ids, lengths, labels)`."""
     sentences = group.flat_values
     valid = tf.strings.unicode_transcode(sentences, "UTF-8", "UTF-8", errors="replace")
     invalid = tf.reduce_sum(tf.cast(tf.not_equal(valid, sentences), tf.int64))
     ids = tokenizer.tokenize(valid)  # (sentences, tokens)
-    # Empty sentences, then documents left empty, dropped by gathering rows: `tf.ragged.boolean_mask`
-    # would build a dense (sentences, longest sentence) tensor on the way, out of memory for a long line.
+    # Empty rows dropped by gathering: `tf.ragged.boolean_mask` would build a dense (sentences, longest) tensor.
     non_empty = ids.row_lengths() > 0
     kept_before = tf.concat([[0], tf.cumsum(tf.cast(non_empty, tf.int64))], axis=0)
     tokenized = tf.RaggedTensor.from_row_splits(  # (documents, sentences, tokens)

@@ -1,11 +1,7 @@
-"""Pre-paired shards: NSP pairs made once, at corpus scale, in N processes,
-into TFRecord shards without masks; training reads them with fresh masks every
-pass (dynamic masking on pre-paired data, as NVIDIA's LDDL does).
-
-Shards are balanced (the corpus is cut into byte ranges of equal size, one
-per shard), their count is fixed by the corpus and not by the worker count,
-and each is written to a `.partial` file then renamed: a killed run leaves
-only whole shards, and the same command finishes the rest.
+"""Pre-paired shards: NSP pairs made once, in N processes, into TFRecord shards without masks; training reads
+them with fresh masks every pass (dynamic masking on pre-paired data, as NVIDIA's LDDL does). One shard per byte
+range of equal size, so the count is fixed by the corpus, not the workers; each is written to a `.partial` file
+then renamed, so a killed run leaves only whole shards and the same command finishes the rest.
 """
 
 import dataclasses
@@ -50,14 +46,12 @@ def tokenizer_fingerprint(tokenizer) -> str:
 
 
 def default_num_shards(total_bytes: int) -> int:
-    """A multiple of 64 (so 1, 2, 4, ... 64 readers get equal shares), with at
-    most 256 MB of text a shard."""
+    """A multiple of 64 (1, 2, 4, ... 64 readers get equal shares), at most 256 MB of text a shard."""
     return 64 * max(1, -(-total_bytes // (64 * 256 * 2**20)))
 
 
 def default_workers() -> int:
-    """One process per 8 cores: each process's `tf.data` already pairs on all
-    cores; more processes help where its Python parts (writing records) would bind."""
+    """One process per 8 cores: each process's `tf.data` already pairs on all cores."""
     return max(1, len(os.sched_getaffinity(0)) // 8)
 
 
@@ -73,35 +67,25 @@ def prepare_pretraining_data(
     workers: int | None = None,
     verbose: bool = True,
 ) -> list[str]:
-    """Pairs a corpus into `num_shards` TFRecord shards, `workers` processes at once.
+    """Pairs a corpus into `num_shards` TFRecord shards, `workers` processes at once; returns their paths.
 
-    Each shard holds the pairs of one byte range, made by the stages
-    `pretraining_dataset` streams through, seeded as its first pass
-    (`pipeline_seeds`): the same shards in any process. Records: `input_ids`,
-    `segment_ids` (unpadded), `next_sentence_labels`. `prepared.json` holds
-    the settings and the tokenizer's fingerprint (`read_paired_shards` checks
-    them). Rerun after a kill, the same command keeps the finished shards and
-    builds the rest; other settings in a directory of shards are refused.
+    Each shard holds the pairs of one byte range as the first pass of `pretraining_dataset` makes them, the same in
+    any process. Records: `input_ids`, `segment_ids` (unpadded), `next_sentence_labels`. `prepared.json` holds the
+    settings and the tokenizer's fingerprint, which `read_paired_shards` checks. Rerun after a kill, the same
+    command keeps the finished shards; other settings in a directory of shards are refused.
 
     Args:
         files: a path, glob or list of them (see `document_dataset`).
         tokenizer: a `BertTokenizer`.
         output_dir: str. Created if needed.
-        pairing: `PairingConfig`, as `pretraining_dataset`.
-        seed: int. As `pretraining_dataset`: the shards hold its first pass's pairs.
-        num_shards: int. Default: a multiple of 64 (see `default_num_shards`).
-        workers: int. Processes (default: `default_workers()`); this one is
-            one of them, the others are started with `python -m
-            keras_bert3.data.shard_worker`.
-        verbose: bool. Log a line per finished shard and a summary (INFO, the
-            `keras_bert3` logger: `logging.basicConfig(level=logging.INFO)` shows them).
-
-    Returns:
-        The shard paths, in order.
+        pairing, seed: as `pretraining_dataset`.
+        num_shards: int. Default: `default_num_shards`.
+        workers: int. Processes, this one included (default: `default_workers()`); the others run
+            `python -m keras_bert3.data.shard_worker`.
+        verbose: bool. Log a line per shard and a summary (INFO, the `keras_bert3` logger).
 
     Example:
     >>> prepare_pretraining_data("corpus/*.txt", tokenizer, "prepared", workers=8)  # doctest: +SKIP
-    >>> dataset = read_paired_shards("prepared", tokenizer, batching=BatchingConfig(batch_size=256))  # doctest: +SKIP
     """
     workers = workers or default_workers()
     if workers < 1:
@@ -135,16 +119,9 @@ def prepare_pretraining_data(
 def plan_shards(
     files, tokenizer, output_dir: str, pairing: PairingConfig, *, seed: int, num_shards: int | None
 ) -> tuple[list[dict], int, dict]:
-    """Sets up `output_dir` for the shards of a corpus (or checks that it was
-    set up with the same settings), and lists the shards still to build.
-
-    Writes `prepared.json` and the tokenizer, deletes half-written shards.
-
-    Returns:
-        (tasks, num_shards, info): a task per missing shard, {"range": a
-        `CorpusRange` as a dict, "path", "index"} (see `write_shards`); the
-        shard count; the settings recorded in `prepared.json` (`prepared_info`).
-    """
+    """Sets up `output_dir` (writes or checks `prepared.json`, saves the tokenizer, deletes half-written
+    shards). Returns `(tasks, num_shards, info)`: a task `{"range", "path", "index"}` per missing shard (see
+    `write_shards`), the shard count, and `prepared_info`."""
     pairing.validate()
     paths = expand_files(files)
     total = sum(tf.io.gfile.stat(path).length for path in paths)
@@ -174,8 +151,7 @@ def _remove_partials(output_dir: str) -> None:
 
 
 def prepared_info(tokenizer, pairing: PairingConfig, seed: int, num_shards: int, paths: list[str]) -> dict:
-    """What `prepared.json` records: the tokenizer, the pairing's fields
-    (`PairingConfig`, read back by `pairing_of`), the seed, the shard count and the corpus's files."""
+    """What `prepared.json` records: the tokenizer, the `PairingConfig` fields, the seed, the shards, the files."""
     return {
         "format": INFO_FORMAT,
         "tokenizer": tokenizer_fingerprint(tokenizer),
@@ -199,10 +175,7 @@ def shard_paths(directory: str, num_shards: int) -> list[str]:
 
 
 def _in_worker_processes(tokenizer, info: dict, tasks: list, workers: int):
-    """This process and `workers - 1` `shard_worker` processes take shards
-    from one list (the first to claim a shard makes it: the processes that
-    start later take fewer); yields their reports as they come, and stops
-    them all if one fails or the caller stops."""
+    """This process and `workers - 1` `shard_worker` processes claim shards; yields reports, stops all if one fails."""
     from keras_bert3.data.shard_worker import file_claims
 
     reports = queue.Queue()  # (process, a report line, or None when its output ended)
@@ -247,8 +220,7 @@ def _in_worker_processes(tokenizer, info: dict, tasks: list, workers: int):
 
 
 def _drain(reports, logs: dict, block: bool):
-    """The workers' reports so far (all of them, till every worker's output
-    has ended, if `block`); raises if a worker failed."""
+    """The workers' reports so far (till every worker's output has ended, if `block`); raises if one failed."""
     while logs if block else not reports.empty():
         process, line = reports.get()
         if line is not None:
@@ -294,8 +266,7 @@ def _write_or_check_info(output_dir: str, info: dict) -> None:
 
 
 def read_prepared_info(directory: str) -> dict:
-    """The settings `prepare_pretraining_data` wrote, after checking that all
-    shards are there; refuses a `prepared.json` of another format."""
+    """The settings `prepare_pretraining_data` wrote, once all shards are there; refuses another format."""
     path = os.path.join(directory, INFO_FILE)
     if not tf.io.gfile.exists(path):
         raise ValueError(
@@ -320,11 +291,8 @@ def read_prepared_info(directory: str) -> dict:
 
 
 def damaged_shard(directory: str) -> tuple[str, str] | None:
-    """The first shard of `directory` whose records cannot be read to the
-    end (cut short, or failing their checksums), with TensorFlow's reason;
-    None where every shard reads. TensorFlow's `DataLossError` names no file:
-    this finds the one, reading every shard once.
-    """
+    """The first shard of `directory` that does not read to the end, with TensorFlow's reason; None if
+    all read. TensorFlow's `DataLossError` names no file: this finds it, reading every shard once."""
     info = read_prepared_info(directory)
     for path in shard_paths(directory, info["num_shards"]):
         try:
@@ -347,23 +315,20 @@ def read_paired_shards(
     input_context: tf.distribute.InputContext | None = None,
     data_service: str | None = None,
 ) -> tf.data.Dataset:
-    """Reads the shards of `prepare_pretraining_data` into the same `(x, y,
-    sample_weight)` batches as `pretraining_dataset` (`training_batches`), with new masks every pass.
+    """Reads the shards of `prepare_pretraining_data` into the batches of `pretraining_dataset`, new masks every pass.
 
     Args:
         directory: the `output_dir` of `prepare_pretraining_data`.
-        tokenizer: the `BertTokenizer` of the run: it must be the one the
-            shards were written with (its `[MASK]` id and vocabulary draw the masks).
-        masking, batching, seed, input_context: as `pretraining_dataset`
-            (with `input_context`, this worker reads its own shards).
-        pairing: optional `PairingConfig` of the run: its `sequence_length` and
-            `next_sentence_prediction` must be the shards' (the pairs are the shards').
-        data_service: optional "host:port" of a `tf.data` service dispatcher
-            whose workers read the shards (see `pretraining_dataset`).
+        tokenizer: the `BertTokenizer` the shards were written with (its `[MASK]` and vocabulary draw the masks).
+        masking, batching, seed, input_context: as `pretraining_dataset` (with `input_context`, this worker reads
+            its own shards).
+        pairing: optional `PairingConfig` of the run: its `sequence_length` and `next_sentence_prediction` must be
+            the shards'.
+        data_service: optional "host:port" of a `tf.data` service dispatcher (see `pretraining_dataset`).
 
     Raises:
-        ValueError: shards missing (an unfinished `prepare-data`), or written by
-            another tokenizer or for another sequence length than the run's.
+        ValueError: shards missing (an unfinished `prepare-data`), or written by another tokenizer or for another
+            sequence length than the run's.
 
     Example:
     >>> dataset = read_paired_shards("prepared", tokenizer, batching=BatchingConfig(batch_size=256))  # doctest: +SKIP
@@ -425,8 +390,7 @@ def _check_pairing(directory: str, shards: PairingConfig, run: PairingConfig) ->
 
 
 def _record_parser(sequence_length: int, pad_token_id: int):
-    """A function of a batch of serialized records to a batch of pairs
-    `(token_ids, segment_ids, lengths, labels)`, padded to `sequence_length`."""
+    """A function of a batch of serialized records to pairs `(token_ids, segment_ids, lengths, labels)`."""
     features = {
         "input_ids": tf.io.RaggedFeature(tf.int64),
         "segment_ids": tf.io.RaggedFeature(tf.int64),

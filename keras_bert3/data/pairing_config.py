@@ -1,5 +1,4 @@
-"""How a corpus is cut into NSP pairs: the settings of `DocumentGroupPairer`
-and of the groups it pairs, written once (`PairingConfig`)."""
+"""How a corpus is cut into NSP pairs: the settings of `DocumentGroupPairer` and its groups (`PairingConfig`)."""
 
 import dataclasses
 
@@ -11,9 +10,8 @@ FILE_FORMATS = ("sentences", "paragraphs")
 
 @dataclasses.dataclass(frozen=True)
 class PairingConfig:
-    """The pairs a corpus makes (google-research/bert `create_instances_from_document`,
-    see `DocumentGroupPairer`); each field is a `keras-bert3 prepare-data`
-    flag, whose help says what it means. `prepared.json` records them.
+    """The pairs a corpus makes (google-research/bert `create_instances_from_document`, see
+    `DocumentGroupPairer`); each field is a `keras-bert3 prepare-data` flag whose help says what it means.
 
     Example:
     >>> pairing = PairingConfig(sequence_length=512, pairing_group=1024)
@@ -63,11 +61,7 @@ class PairingConfig:
         return problems
 
     def validate(self) -> None:
-        """Refuses settings no pipeline can use, naming their flags.
-
-        Example:
-        >>> PairingConfig(sequence_length=4).validate()  # ValueError: --sequence-length 4 must be at least 5 ...
-        """
+        """Refuses settings no pipeline can use: one `ValueError` naming their flags."""
         raise_problems(self.problems())
 
 

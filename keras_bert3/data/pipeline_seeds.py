@@ -1,12 +1,8 @@
-"""The one seeding scheme of the pretraining pipeline. Every random draw is a
-stateless op; its seed is the pass's seed `[seed, pass]` folded with the
-draw's place: a range's position (then its window and group), or a batch's
-index. The k-th iteration of a dataset is pass k, counted by the dataset
-itself, so no draw depends on TensorFlow's global seed or on the process
-(the order of `tf.data`'s seeded shuffles does: docs/pretraining_data.md):
-a range gives the same pairs whichever worker, process or Beam element makes
-it, in whatever order, and shards (pass 0) hold the pairs of a stream's first
-pass over the same ranges."""
+"""The one seeding scheme of the pretraining pipeline: every random draw is a stateless op seeded by the pass's
+seed `[seed, pass]` folded with the draw's place (a range's position, then its window and group; a batch's
+index). A dataset counts its own passes, so no draw depends on TensorFlow's global seed or the process (the
+order of `tf.data`'s seeded shuffles does: docs/pretraining_data.md): a range gives the same pairs whichever
+worker, process or Beam element makes it, and shards (pass 0) hold a stream's first pass."""
 
 import itertools
 
@@ -18,9 +14,7 @@ DOCUMENT_GROUPS = -2
 
 
 def pass_seeds(seed: int) -> tf.data.Dataset:
-    """A dataset of one int64 `(2,)` element, `[seed, k]` on its k-th
-    iteration (one small Python call a pass counts the passes).
-    """
+    """A dataset of one int64 `(2,)` element, `[seed, k]` on its k-th iteration."""
     passes = itertools.count()
 
     @tf.autograph.experimental.do_not_convert  # Traced as written: no Python control flow on tensors.
@@ -32,12 +26,8 @@ def pass_seeds(seed: int) -> tf.data.Dataset:
 
 
 def range_seeds(count: int, seed: int, *, pass_index: int | None = None, reproducible: bool = True) -> tf.data.Dataset:
-    """`(position, seed)` for the `count` ranges of a corpus, in position
-    order, each pass: range `position` is seeded by the pass's seed folded
-    with `position`, whichever share of the ranges a reader keeps after this.
-    `pass_index`: a fixed pass (shards are pass 0) instead of counting them.
-    Not `reproducible`: see `clock_seeds`.
-    """
+    """`(position, seed)` for the `count` ranges, in order, each pass: the pass's seed folded with `position`.
+    `pass_index`: a fixed pass (shards: 0). Not `reproducible`: `clock_seeds`."""
     if not reproducible:
         return tf.data.Dataset.zip(tf.data.Dataset.range(count), clock_seeds(seed))
     bases = (
@@ -50,10 +40,8 @@ def range_seeds(count: int, seed: int, *, pass_index: int | None = None, reprodu
 
 
 def counted_seeds(seed: int, place: int, *, reproducible: bool = True) -> tf.data.Dataset:
-    """An endless dataset of seeds, each pass: the k-th is the pass's seed
-    folded with `place` (`MASKS`, `DOCUMENT_GROUPS`) and k. Not
-    `reproducible`: see `clock_seeds`.
-    """
+    """Endless seeds each pass, the k-th the pass's seed folded with `place` and k. Not `reproducible`:
+    `clock_seeds`."""
     if not reproducible:
         return clock_seeds(seed)
     draws = lambda base: tf.data.Dataset.counter().map(lambda k: fold_seed(base, place, k))  # noqa: E731
@@ -61,12 +49,8 @@ def counted_seeds(seed: int, place: int, *, reproducible: bool = True) -> tf.dat
 
 
 def clock_seeds(seed: int) -> tf.data.Dataset:
-    """Endless seeds that take in the clock of the machine that runs the
-    pipeline, for `tf.data` service workers: they run copies of one graph,
-    whose draws would otherwise be alike on every worker and every job. No
-    Python (the workers run TensorFlow ops alone), and no single-element
-    source, which the service would hand to one worker only.
-    """
+    """Endless seeds mixed with the clock, for `tf.data` service workers, whose copies of one graph would draw
+    alike. TensorFlow ops only, and no single-element source (the service would hand it to one worker)."""
 
     def with_clock(pair):
         clock = tf.bitcast(tf.timestamp(), tf.int64)  # Microseconds and below differ per call and machine.
@@ -76,9 +60,7 @@ def clock_seeds(seed: int) -> tf.data.Dataset:
 
 
 def fold_seed(seed, *places) -> tf.Tensor:
-    """`seed` (int64 `(2,)`) folded with each of `places` in turn: the seed of
-    a draw at that place (e.g. window 3, group 5 of a range).
-    """
+    """`seed` (int64 `(2,)`) folded with each of `places` in turn: the seed of a draw at that place."""
     seed = tf.cast(seed, tf.int64)
     for place in places:
         seed = tf.random.experimental.stateless_fold_in(seed, tf.cast(place, tf.int64))

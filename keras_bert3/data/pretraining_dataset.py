@@ -38,56 +38,33 @@ def pretraining_dataset(
 ) -> tf.data.Dataset:
     """BERT pretraining batches from raw documents, streamed, with dynamic masking.
 
-    Reproduces google-research/bert `create_pretraining_data.py` (NSP pairs as
-    `DocumentGroupPairer`, 80/10/10 masks as `MlmMasker`) with bounded memory
-    and masks drawn afresh on every pass (dynamic masking, Liu et al. 2019).
-    The stages of `keras_bert3.data`, TensorFlow ops throughout: byte ranges
-    of at most 64 MB read a few at a time -> groups -> pairs, then
-    `training_batches` (shuffle -> batch -> masks -> rows). The k-th pass
-    (iteration) is the same for the same seed; each pass has new pairs and
-    masks; workers' shares of a pass hold its pairs, and the first pass those
-    `prepare_pretraining_data` writes.
+    Reproduces google-research/bert `create_pretraining_data.py` (NSP pairs as `DocumentGroupPairer`, 80/10/10
+    masks as `MlmMasker`) with bounded memory and masks drawn afresh every pass (dynamic masking, Liu et al. 2019):
+    byte ranges read a few at a time -> groups -> pairs -> `training_batches`. The k-th pass is the same for the
+    same seed; the first pass's pairs are those `prepare_pretraining_data` writes.
 
     Args:
-        files: path, glob or list of them (see `document_dataset`), or a
-            `tf.data.Dataset` of documents: tf.string `(sentences,)` tensors, or scalar
-            strings with one sentence a line.
+        files: path, glob or list of them (see `document_dataset`), or a `tf.data.Dataset` of documents: tf.string
+            `(sentences,)` tensors, or scalar strings with one sentence a line.
         tokenizer: a `BertTokenizer`.
-        pairing: `PairingConfig`: the pairs (length, NSP, groups, the files'
-            format). Without NSP, y has no "nsp".
+        pairing: `PairingConfig`: length, NSP (without it, y has no "nsp"), groups, the files' format.
         masking: `MaskingConfig`: at most the pairs' maskable tokens a pair.
         batching: `BatchingConfig`: batch size, packed rows, shuffle buffer.
-        seed: int.
-        counters: optional `DataCounters`, to read what was skipped and made
-            (`log_skips` logs the skips; `keras-bert3 pretrain` calls it each epoch).
-        input_context: optional `tf.distribute.InputContext` (as
-            `distribute_datasets_from_function` or `worker_dataset` give): this
-            worker reads only its share of the corpus's byte ranges (every
-            `count`-th), so the workers' passes together cover the corpus once.
-            Raises if the workers see different files. (A dataset of documents
-            is sharded by documents.)
-        data_service: optional "host:port" of a `tf.data` service dispatcher:
-            the pipeline runs on its workers, which share out the byte ranges
-            (see `served_by_data_service`; not reproducible, no `counters`, the
-            "sentences" format only). Files must be paths the workers can read.
+        counters: optional `DataCounters` of what was skipped and made (`log_skips` logs the skips).
+        input_context: optional `tf.distribute.InputContext`: this worker reads only every `count`-th byte range,
+            so the workers' passes together cover the corpus once; raises if the workers see different files. A
+            dataset of documents is sharded by documents.
+        data_service: optional "host:port" of a `tf.data` service dispatcher whose workers run the pipeline
+            (`served_by_data_service`): not reproducible, no `counters`, "sentences" only, paths they can read.
         range_bytes: int. Most bytes of a range, the unit that workers share out.
 
     Returns:
-        `tf.data.Dataset` of `(x, y, sample_weight)`: x = {"token_ids", "segment_ids",
-        "padding_mask", "mask_positions"} (int32 `(batch, seq)`, mask_positions
-        `(batch, max_predictions_per_seq)`), y = {"mlm": mask_ids int32,
-        "nsp": next_sentence_label int32 `(batch,)`}, sample_weight = {"mlm":
-        mask_weights float32}. Packed (`batching.packed_length`): as `pack_pairs` returns.
+        `tf.data.Dataset` of `(x, y, sample_weight)`: x = {"token_ids", "segment_ids", "padding_mask"} int32
+        `(batch, seq)` and "mask_positions" int32 `(batch, max_predictions_per_seq)`; y = {"mlm": int32 as
+        mask_positions, "nsp": int32 `(batch,)`}; sample_weight = {"mlm": float32}. Packed: as `pack_pairs`.
 
-    Examples:
-
-    >>> tokenizer = BertTokenizer.from_preset("path/to/bert-base-uncased")  # doctest: +SKIP
+    Example:
     >>> dataset = pretraining_dataset("corpus/*.txt", tokenizer, batching=BatchingConfig(batch_size=64))  # doctest: +SKIP
-    >>> x, y, sample_weight = next(iter(dataset))  # doctest: +SKIP
-    >>> x["token_ids"].shape, y["nsp"].shape  # doctest: +SKIP
-    (TensorShape([64, 128]), TensorShape([64]))
-    >>> pairing, rows = PairingConfig(sequence_length=512), BatchingConfig(packed_length=512)  # doctest: +SKIP
-    >>> packed = pretraining_dataset("corpus/*.txt", tokenizer, pairing, batching=rows)  # doctest: +SKIP
     """
     raise_problems(pairing.problems() + masking.problems(pairing) + batching.problems(pairing))
     if data_service is not None:

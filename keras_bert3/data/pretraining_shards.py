@@ -1,6 +1,5 @@
-"""Static masking: pretraining examples written to TFRecord shards, `dupe_factor`
-masked copies, in the original's format; and a reader that gives the same batches
-as `pretraining_dataset`."""
+"""Static masking: pretraining examples written to TFRecord shards, `dupe_factor` masked copies, in the
+original's format; and a reader that gives the batches of `pretraining_dataset`."""
 
 import logging
 import os
@@ -44,31 +43,21 @@ def write_pretraining_shards(
     seed: int = 0,
     verbose: bool = True,
 ) -> list[str]:
-    """Writes `dupe_factor` passes of pretraining examples, each with its own NSP
-    pairs and masks, to TFRecord shards (the original's static masking).
-
-    The records use the original script's features (`input_ids`, `input_mask`,
-    `segment_ids`, `masked_lm_positions`, `masked_lm_ids`, `masked_lm_weights`,
-    `next_sentence_labels`), so its readers (and `read_pretraining_shards`) read them.
-    Examples go round-robin to `num_shards` files named `pretraining-00000-of-00004.tfrecord`.
-    A log line per pass gives the count and the rate.
+    """Writes `dupe_factor` passes of pretraining examples, each with its own pairs and masks, to
+    TFRecord shards (the original's static masking); returns their paths. The records hold the original's features
+    (`input_ids`, `input_mask`, `segment_ids`, `masked_lm_positions`, `masked_lm_ids`, `masked_lm_weights`,
+    `next_sentence_labels`), so its readers and `read_pretraining_shards` read them; examples go round-robin to
+    `num_shards` files `pretraining-00000-of-00004.tfrecord`.
 
     Args:
-        files: as `pretraining_dataset`.
+        files, pairing, masking, seed: as `pretraining_dataset`.
         tokenizer: a `BertTokenizer`.
         output_dir: str. Created if needed.
         dupe_factor: int. Masked copies (passes) of the corpus.
-        num_shards: int.
-        pairing, masking, seed: as `pretraining_dataset`.
         verbose: bool. Log a line per pass (INFO, the `keras_bert3` logger).
 
-    Returns:
-        list of the shard paths.
-
-    Examples:
-
+    Example:
     >>> paths = write_pretraining_shards("corpus/*.txt", tokenizer, "shards", dupe_factor=5)  # doctest: +SKIP
-    >>> dataset = read_pretraining_shards("shards/*.tfrecord", batch_size=32)  # doctest: +SKIP
     """
     if dupe_factor < 1 or num_shards < 1:
         raise ValueError(f"dupe_factor and num_shards must be at least 1, got {dupe_factor} and {num_shards}.")
@@ -113,22 +102,16 @@ def read_pretraining_shards(
     drop_remainder: bool = False,
 ) -> tf.data.Dataset:
     """Reads TFRecord shards of `write_pretraining_shards` (or of the original
-    `create_pretraining_data.py`) into the same `(x, y, sample_weight)` batches as
-    `pretraining_dataset`.
+    `create_pretraining_data.py`) into the `(x, y, sample_weight)` batches of `pretraining_dataset`; a
+    `ValueError` where they hold no example.
 
     Args:
         files: a path, glob or list of them.
-        batch_size: int.
         seed: int. Seeds the shard order and the example shuffle.
         shuffle_buffer: int. Examples held by the shuffle buffer.
         next_sentence_prediction: bool. Include y["nsp"].
-        drop_remainder: bool.
 
-    Returns:
-        `tf.data.Dataset` of `(x, y, sample_weight)` as `pretraining_dataset`.
-
-    Examples:
-
+    Example:
     >>> dataset = read_pretraining_shards("shards/*.tfrecord", batch_size=32)  # doctest: +SKIP
     """
     paths = expand_files(files)

@@ -2,24 +2,16 @@
 
 import re
 
-# A sentence ends at ., ! or ? followed by whitespace and an upper-case letter, a quote or "(".
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“(A-Z])")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _WHITESPACE = re.compile(r"\s+")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Splits text into sentences: paragraphs at blank lines, whitespace collapsed,
-    then sentences after `.`, `!` or `?` when the next word starts upper-case.
+    """Splits prose into sentences: paragraphs at blank lines, whitespace collapsed, then a sentence
+    after `.`, `!` or `?` where the next word starts upper-case (or with a quote or "(").
 
-    Args:
-        text: str. Prose; lines inside a paragraph are joined.
-
-    Returns:
-        list of non-empty sentence strings, in order.
-
-    Examples:
-
+    Example:
     >>> split_sentences("It rains. The sky is grey!\\n\\nA new paragraph (e.g. this) ends.")
     ['It rains.', 'The sky is grey!', 'A new paragraph (e.g. this) ends.']
     """

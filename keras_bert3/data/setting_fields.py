@@ -1,10 +1,7 @@
-"""Settings written once: a frozen dataclass's field carries its default, its
-command-line flag's help and whether a resumed run must keep it; the flags of
-a command are built from the fields (`add_flags`) and the config from the
-parsed flags (`from_flags`). `PairingConfig`, `MaskingConfig`,
-`BatchingConfig` and `PretrainingConfig` are such dataclasses; a config may
-hold another as a field (`nested`: `PretrainingConfig.pairing`), whose
-fields are then flags of the command too: one settings tree."""
+"""Settings written once: a frozen dataclass field carries its default, its flag's help and whether a resumed
+run must keep it; a command's flags are built from the fields (`add_flags`), the config from the parsed flags
+(`from_flags`). A config may hold another (`nested`: `PretrainingConfig.pairing`), whose fields are then flags
+of the command too."""
 
 import argparse
 import dataclasses
@@ -15,17 +12,14 @@ import typing
 def setting(
     default, help: str, *, resume: bool = False, choices=None, metavar: str | None = None, flag: str | None = None
 ):
-    """A config field: its default, its flag's help (argparse's: `%%` for %),
-    whether a resumed run must keep it, and its flag where it is not the
-    field's name (`--batch-size` for `batch_size`, `--no-nsp` for a field on
-    by default)."""
+    """A config field: its default, its flag's help (argparse's: `%%` for %), whether a resumed run must
+    keep it, and its flag where that is not the field's name (`--no-nsp`)."""
     metadata = {"help": help, "resume": resume, "choices": choices, "metavar": metavar, "flag": flag}
     return dataclasses.field(default=default, metadata=metadata)
 
 
 def nested(config_class, **defaults):
-    """A config field that holds a whole `config_class` (default: its own
-    defaults, with `defaults` changed); its fields are flags as its own."""
+    """A config field holding a whole `config_class` (with `defaults` changed), whose fields are flags too."""
     return dataclasses.field(default=config_class(**defaults), metadata={"nested": True})
 
 
@@ -34,9 +28,8 @@ def is_nested(field: dataclasses.Field) -> bool:
 
 
 def flat_fields(config_class, defaults=None) -> list[tuple[dataclasses.Field, object]]:
-    """Every setting field of `config_class`, those of nested configs in their
-    place, each with its default there (a nested config's default may differ
-    from its class's)."""
+    """Every setting field of `config_class`, nested configs' in their place, each with its default there
+    (a nested config's may differ from its class's)."""
     fields = []
     for field in dataclasses.fields(config_class):
         default = field.default if defaults is None else getattr(defaults, field.name)
@@ -61,9 +54,8 @@ def field_of(config_class, name: str) -> dataclasses.Field:
 
 
 def flag_of(config_class, name: str, default=None) -> str:
-    """The command-line flag of a field: `--batch-size`; `--no-drop-remainder`
-    for a field that is on by default (`default`, where a nested config's
-    differs from its class's)."""
+    """A field's flag: `--batch-size`; `--no-drop-remainder` for one on by default (`default`: a nested
+    config's, where it differs from the class's)."""
     field = field_of(config_class, name)
     if field.metadata["flag"]:
         return field.metadata["flag"]
@@ -73,9 +65,8 @@ def flag_of(config_class, name: str, default=None) -> str:
 
 
 def add_flags(parser: argparse.ArgumentParser, config_class, *, names=None, required=()) -> None:
-    """Adds one flag per field of `config_class` (or per field in `names`),
-    those of its nested configs included, to `parser`; those in `required`
-    must be given."""
+    """Adds a flag per field of `config_class` (nested ones included; only `names` if given) to `parser`;
+    those in `required` must be given."""
     for field, default in flat_fields(config_class):
         if names is not None and field.name not in names:
             continue
@@ -94,8 +85,7 @@ def add_flags(parser: argparse.ArgumentParser, config_class, *, names=None, requ
 
 
 def from_flags(config_class, args: argparse.Namespace, **overrides):
-    """The `config_class` of parsed flags (`add_flags`'), nested configs
-    built from theirs, with `overrides` given."""
+    """The `config_class` of parsed flags (`add_flags`'), nested configs included, with `overrides`."""
     values = {}
     for field in dataclasses.fields(config_class):
         if is_nested(field):
@@ -115,9 +105,8 @@ def _config_classes(config_class) -> list:
 
 
 def from_dict(config_class, values: dict, where: str):
-    """The `config_class` of a dict that holds its fields (and maybe more, as
-    a file of several configs does); refuses one that lacks a field, naming
-    `where` it came from."""
+    """The `config_class` of a dict holding its fields (and maybe more); refuses one that lacks a field,
+    naming `where` it came from."""
     names = [field.name for field in dataclasses.fields(config_class)]
     missing = [name for name in names if name not in values]
     if missing:

@@ -1,7 +1,5 @@
-"""One `prepare-data` worker process: builds the shards it is given and prints
-a line per shard. Started by `prepare_pretraining_data` as
-`python -m keras_bert3.data.shard_worker TASKS.json` (a fresh interpreter, so
-it works whatever the caller's script looks like, with no `__main__` guard needed)."""
+"""One `prepare-data` worker process: builds the shards it is given, printing a line per shard. Run as
+`python -m keras_bert3.data.shard_worker TASKS.json`: a fresh interpreter, whatever the caller's script."""
 
 import json
 import os
@@ -25,13 +23,8 @@ KEPT = "The finished shards are kept: free space and run the same command to go 
 
 
 def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
-    """Pairs each shard's range and writes it to its path (through
-    `path.partial`, or the shard's "partial" path if it has one, renamed when
-    whole); yields a report per shard written.
-
-    `claim(index)`: if given, a shard is made only if it returns True
-    (shards shared with other processes: the first to claim one makes it).
-    """
+    """Pairs each shard's range and writes it through `path.partial` (or its "partial" path), renamed
+    when whole; yields a report per shard. `claim(index)`: if given, a shard is made only where it returns True."""
     if not shards:
         return
     some = shards[0]["range"]  # Every shard's range holds the corpus's files: all ranges follow from one.
@@ -74,8 +67,7 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
 
 
 def file_claims(claims_dir: str):
-    """`claim(index)` through files created exclusively in a local
-    directory, so that the processes of one `prepare-data` split the shards."""
+    """`claim(index)` by files created exclusively in `claims_dir`: the first process to claim a shard makes it."""
 
     def claim(index) -> bool:
         try:

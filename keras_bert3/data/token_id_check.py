@@ -4,20 +4,12 @@ import sys
 
 
 def with_token_ids_checked(dataset, vocabulary_size: int):
-    """`dataset` (of `BertPretrainer`'s `(x, y, sample_weight)` batches) with
-    each batch's token ids and MLM labels checked, as `tf.data` reads it,
-    to be below `vocabulary_size`, the rows of the model's token embedding.
+    """`dataset` of `(x, y, sample_weight)` batches with each batch's token ids and MLM labels
+    checked, as `tf.data` reads it, to be below `vocabulary_size` (the rows of the model's token embedding).
 
-    An id past the embedding is a batch of data tokenized with a larger
-    vocabulary than the model's: TensorFlow's gather fails deep in the step on
-    a CPU and gives zeros on a GPU, and JAX's gives NaN and trains on silently.
-    Here the first such batch ends `fit` before it is trained on, with an
-    `InvalidArgumentError` whose message names the id and the size. The check
-    is a maximum over the batch, computed in the input pipeline beside the
-    step. Anything that is not a `tf.data.Dataset` (a distributed dataset,
-    arrays) is returned as it is; so is everything in a process that has not
-    imported TensorFlow (which then holds no `tf.data.Dataset`).
-    """
+    An id past the embedding fails deep in the step on a CPU, gives zeros on a GPU and NaN on JAX; here the first
+    such batch ends `fit` with an `InvalidArgumentError` naming the id and the size. Anything but a
+    `tf.data.Dataset` (a distributed dataset, arrays) is returned as it is."""
     tf = sys.modules.get("tensorflow")
     if tf is None or not isinstance(dataset, tf.data.Dataset):
         return dataset

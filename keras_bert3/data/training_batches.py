@@ -1,7 +1,5 @@
-"""The end of every pretraining pipeline, where the streamed corpus
-(`pretraining_dataset`) and pre-paired shards (`read_paired_shards`) meet:
-pairs -> shuffle -> batch -> masks -> rows -> a `tf.data` service or a
-`tf.distribute` worker."""
+"""The end of every pretraining pipeline, where the streamed corpus and pre-paired shards meet: pairs ->
+shuffle -> batch -> masks -> rows -> a `tf.data` service or a `tf.distribute` worker."""
 
 import tensorflow as tf
 
@@ -28,18 +26,13 @@ def training_batches(
     input_context: tf.distribute.InputContext | None = None,
     data_service: str | None = None,
 ) -> tf.data.Dataset:
-    """`BertPretrainer`'s `(x, y, sample_weight)` batches of `pairs`, masked
-    afresh every pass (`masked_batches`), packed into rows where
-    `batching.packed_length` is given (`pair_packing.packed_rows`).
+    """`BertPretrainer`'s `(x, y, sample_weight)` batches of `pairs`, masked afresh every pass
+    (`masked_batches`), packed into rows where `batching.packed_length` is given (`pair_packing.packed_rows`).
 
     Args:
-        pairs: a dataset of pairs `(token_ids, segment_ids, lengths, labels)`
-            (`paired_examples`), or of records that `parse` turns into them once batched.
-        tokenizer: the `BertTokenizer` whose ids the pairs hold (its `[MASK]` and vocabulary draw the masks).
-        pairing: the pairs' `sequence_length` and `next_sentence_prediction`.
-        masking, batching: how they are masked and batched.
-        seed: int. The shuffle's and the masks' seed.
-        parse: optional function of a batch of `pairs`' elements to a batch of pairs.
+        pairs: pairs `(token_ids, segment_ids, lengths, labels)` (`paired_examples`), or records that `parse`
+            turns into them once batched.
+        tokenizer: the `BertTokenizer` of the pairs' ids (its `[MASK]` and vocabulary draw the masks).
         input_context, data_service: as `pretraining_dataset`.
     """
     shuffled = pairs.shuffle(batching.shuffle_buffer, seed=seed, reshuffle_each_iteration=True)

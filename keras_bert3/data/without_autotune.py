@@ -1,14 +1,8 @@
-"""A tf.data pipeline with tf.data's autotuning off: every pipeline that
-keras_bert3 hands to `fit` or iterates itself (task batches, pretraining
-batches, `prepare-data`'s shards).
-
-With autotuning on, deleting an iterator can wait for tf.data's optimization
-thread to wake from its sleep, which doubles over a run up to 60 s: a `fit`
-then returns long after its last step, or a later call stalls where the
-garbage collector deletes the iterator, in
-`UnboundedThreadPool::LogicalThreadWrapper`. Untuned, an `AUTOTUNE` map or
-interleave runs one call per CPU (or per cycle element) and an `AUTOTUNE`
-prefetch still sizes its buffer.
+"""tf.data's autotuning off, for every pipeline keras_bert3 hands to `fit` or iterates itself. With it on,
+deleting an iterator can wait for tf.data's optimization thread to wake from a sleep that doubles over a run:
+`fit` returns long after its last step, or a later call stalls where the garbage collector deletes the iterator
+(`UnboundedThreadPool::LogicalThreadWrapper`). Untuned, an `AUTOTUNE` map or interleave runs one call per CPU
+(or cycle element) and an `AUTOTUNE` prefetch still sizes its buffer.
 """
 
 import tensorflow as tf

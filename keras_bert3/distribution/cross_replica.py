@@ -1,10 +1,6 @@
-"""The one place where the loss code meets `tf.distribute`.
-
-Under a TensorFlow strategy each replica computes the loss on its shard of the
-global batch and the gradients are summed across replicas, so a replica must
-return its share of the global-batch loss. On JAX (`keras.distribution`) and on
-one device the computation already sees the global batch: nothing to do.
-"""
+"""The one place where the loss code meets `tf.distribute`: under a TensorFlow
+strategy each replica must return its share of the global-batch loss, as the
+gradients are summed across replicas. On JAX and on one device: nothing to do."""
 
 import keras
 
@@ -40,13 +36,9 @@ def cross_replica_sum(value):
 
 def clip_by_global_norm_across_replicas(gradients, clip_norm: float):
     """Scales every replica's gradient share by `clip_norm / ||sum of shares||`
-    (when that norm exceeds `clip_norm`), so that after the optimizer's
-    all-reduce the update equals one device's clipped global gradient.
-
-    Keras 3 clips `global_clipnorm` per replica, before its all-reduce, which
-    under a TF strategy clips each share by its own norm. Off TF strategies
-    this returns `None` and the caller clips as usual.
-    """
+    (where that norm exceeds `clip_norm`), so that after the all-reduce the update
+    equals one device's clipped global gradient; Keras 3 clips each share by its
+    own norm. Returns `None` off TF strategies (the caller clips as usual)."""
     context = _replica_context()
     if context is None:
         return None
@@ -58,6 +50,5 @@ def clip_by_global_norm_across_replicas(gradients, clip_norm: float):
     norm = tf.linalg.global_norm([tf.convert_to_tensor(g) for g in summed])
     scale = clip_norm * tf.minimum(1.0 / norm, 1.0 / clip_norm)
 
-    # Dense results, as Keras' own clipping gives (sparse rows repeat indices,
-    # which Adam's squares would treat as separate gradients).
+    # Dense, as Keras' clipping gives: Adam would square an IndexedSlices' repeated rows apart.
     return [None if g is None else tf.convert_to_tensor(g) * tf.cast(scale, g.dtype) for g in gradients]

@@ -1,14 +1,7 @@
-"""Input computed by `tf.data` service workers: the trainer sends its input
-pipeline (pretraining's, `keras_bert3.data`) to a dispatcher, CPU hosts pair,
-tokenize and mask, the trainer only receives batches.
-
-The dispatcher hands out the pipeline's source elements (the corpus's byte
-ranges, or prepared shards) one at a time to whichever worker asks
-(`ShardingPolicy.DYNAMIC`): each is read by one worker, a pass covers the
-corpus once, and adding workers adds input rate. Start the servers with
-`keras-bert3 data-service` (see `distribution/data_service_server`); they
-need the corpus at the same paths (a shared file system or bucket).
-"""
+"""Input computed by `tf.data` service workers (CPU hosts pair, tokenize and mask):
+the dispatcher hands each source file to whichever worker asks (`ShardingPolicy.DYNAMIC`),
+so a pass covers the corpus once and more workers add input rate. Start the servers
+with `keras-bert3 data-service`; they need the corpus at the same paths."""
 
 import tensorflow as tf
 
@@ -25,24 +18,11 @@ def served_by_data_service(
     connect_timeout: float = CONNECT_TIMEOUT_S,
     worker_timeout: float = WORKER_TIMEOUT_S,
 ) -> tf.data.Dataset:
-    """`dataset` computed by the `tf.data` service workers of the dispatcher at
-    `address`, its source files shared out between them.
-
-    Every iteration (each pass of `fit`) is a new job over the whole dataset:
-    the workers read disjoint files and together give each example of the pass
-    once, in an order that depends on which worker is faster (not reproducible).
-
-    Args:
-        dataset: a `tf.data.Dataset` whose source is a list of files and whose
-            functions are TensorFlow ops (no `py_function`, no generator).
-        address: "host:port" (or "grpc://host:port") of the dispatcher.
-        connect_timeout: float. Seconds to wait for the dispatcher to answer.
-        worker_timeout: float. Seconds to wait for a worker to register with it.
-
-    Raises:
-        ConnectionError: nothing answers at `address` within `connect_timeout`,
-            or the dispatcher has no worker after `worker_timeout`.
-    """
+    """`dataset` (reading a list of files with TensorFlow ops only: no `py_function`, no
+    generator) computed by the `tf.data` service workers of the dispatcher at `address`
+    ("host:port" or "grpc://host:port"), each iteration a new job giving each example once,
+    in no reproducible order. Raises `ConnectionError` where nothing answers within
+    `connect_timeout` seconds, or no worker has registered after `worker_timeout`."""
     target = check_dispatcher_answers(address, connect_timeout)
     check_dispatcher_has_workers(address, worker_timeout)
     served = dataset.apply(
@@ -54,9 +34,8 @@ def served_by_data_service(
 
 
 def _each_pass_gives_something(dataset: tf.data.Dataset, address: str) -> tf.data.Dataset:
-    """Raises at the end of a pass that gave no element. (A pass of a local
-    dataset checks its corpus itself; a worker cannot, as it sees a part; and
-    `repeat()` over service input loops on empty passes instead of ending.)"""
+    """Raises at the end of a pass that gave no element: a worker sees only a part
+    of the corpus, and `repeat()` over service input loops on empty passes."""
     empty = tf.nest.map_structure(
         lambda spec: tf.zeros([0 if size is None else size for size in spec.shape.as_list()], spec.dtype),
         dataset.element_spec,

@@ -1,7 +1,5 @@
 """Reaching a `tf.data` service dispatcher: its address, and checks that it
-answers and has workers before a run sends it a job (`tf.data` service itself
-retries an unreachable dispatcher for an hour, and a job on a dispatcher
-without workers waits forever)."""
+answers and has workers before a run sends it a job."""
 
 import socket
 import time
@@ -10,24 +8,16 @@ import grpc
 
 from keras_bert3.upstream.data_service_workers import registered_workers
 
-# How long the dispatcher is given to answer before the run is refused:
 # `tf.data` service itself retries an unreachable dispatcher for an hour.
 CONNECT_TIMEOUT_S = 10.0
-# How long the dispatcher is given to have a worker: a worker registers a few
-# seconds after it starts (most of it TensorFlow's import), and a job on a
-# dispatcher without one waits for one forever.
+# A worker registers seconds after it starts; a job without one waits forever.
 WORKER_TIMEOUT_S = 60.0
 
 
 def check_dispatcher_answers(address: str, timeout: float = CONNECT_TIMEOUT_S) -> str:
-    """Connects to the dispatcher at `address` within `timeout` seconds (a
-    refused or unanswered connection is tried again till then); returns the
-    service target "grpc://host:port".
-
-    Raises:
-        ValueError: `address` is not "host:port".
-        ConnectionError: nothing answers.
-    """
+    """Connects to the dispatcher at `address`, retrying for `timeout` seconds;
+    returns the service target "grpc://host:port". Raises `ValueError` where
+    `address` is not "host:port", `ConnectionError` where nothing answers."""
     host, port = parse_address(address)
     deadline = time.monotonic() + timeout
     while True:
@@ -46,12 +36,8 @@ def check_dispatcher_answers(address: str, timeout: float = CONNECT_TIMEOUT_S) -
 
 
 def check_dispatcher_has_workers(address: str, timeout: float = WORKER_TIMEOUT_S) -> list[str]:
-    """Waits up to `timeout` seconds for a worker to register with the
-    dispatcher at `address`; returns the registered workers' addresses.
-
-    Raises:
-        ConnectionError: none has registered by then.
-    """
+    """Waits up to `timeout` seconds for a worker to register with the dispatcher at
+    `address`; returns their addresses, or raises `ConnectionError`."""
     host, port = parse_address(address)
     deadline = time.monotonic() + timeout
     while True:

@@ -1,17 +1,12 @@
-"""A `tf.data` service dispatcher or worker in its own process, for the
-pretraining input (`pretraining_dataset(..., data_service=ADDRESS)`).
+"""A `tf.data` service dispatcher or worker in its own process, for
+`pretraining_dataset(..., data_service=ADDRESS)`:
 
     keras-bert3 data-service dispatcher --port 5050
     keras-bert3 data-service worker --dispatcher HOST:5050     # on every CPU host
 
-A worker loads tf-text's ops (the tokenizer runs there) and must see the
-corpus at the paths the trainer names. Each runs until SIGTERM or Ctrl-C,
-then exits 0 without Python's own exit: the dispatcher after stopping its
-server (within `STOP_SECONDS`), a worker at once. A worker holds nothing that
-is lost, and stopping one can wait on its tasks while it holds the Python
-lock that their Python code needs: in CI a worker stopped that way hung past
-30 s, its time limit never reached.
-"""
+A worker loads tf-text's ops and must see the corpus at the trainer's paths.
+Each exits 0 at SIGTERM or Ctrl-C: a worker at once, as its stop can wait on
+tasks that need the Python lock it holds."""
 
 import os
 import signal
@@ -30,17 +25,10 @@ def serve(
     worker_address: str | None = None,
     work_dir: str | None = None,
 ) -> None:
-    """Runs a dispatcher or a worker until SIGTERM / SIGINT.
-
-    Args:
-        role: "dispatcher" or "worker".
-        port: int. Port to listen on (0: any free one).
-        dispatcher: "host:port" of the dispatcher (workers).
-        worker_address: how trainers reach this worker, "host:port" or
-            "host:%port%" (workers; default this machine's host name).
-        work_dir: dispatcher state directory, so that a restarted dispatcher
-            resumes its jobs (dispatchers; default none).
-    """
+    """Runs a dispatcher or a worker (`role`) until SIGTERM / SIGINT. `port` 0: any
+    free one. Workers: `dispatcher` "host:port", `worker_address` "host:port" or
+    "host:%port%" (default: this host's name). Dispatchers: `work_dir` keeps state
+    so that a restarted dispatcher resumes its jobs."""
     stop = threading.Event()  # Set first: a SIGTERM during the start-up still ends the process with 0.
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stop.set())
@@ -78,7 +66,5 @@ def serve(
         stop_within(server, STOP_SECONDS, f"tf.data service {role}")
     print(f"tf.data service {role} stopped", flush=True)
     sys.stderr.flush()
-    # Not Python's own exit: it stops the server a second time (its `__del__`),
-    # and in CI a worker whose first stop had returned then hung there for more
-    # than 30 s. Nothing is left to clean up in this process.
+    # Not Python's own exit: it would stop the server again (its `__del__`) and can hang.
     os._exit(0)

@@ -1,6 +1,5 @@
 """The devices the current Keras backend can use, and checks that a requested
-precision or device list fits them, with errors that name what is there;
-whether TensorFlow's CPU ops run on oneDNN."""
+precision or device list fits them, with errors that name what is there."""
 
 import dataclasses
 import functools
@@ -12,10 +11,8 @@ ACCELERATOR_TYPES = ("gpu", "tpu")
 
 
 def visible_devices() -> list[str]:
-    """The devices of the current backend, accelerators first, as lowercase
-    names: `["gpu:0", "cpu:0"]`. TensorFlow: this process's logical devices;
-    JAX: every process's devices (a multi-host job's too), and the local CPU.
-    """
+    """The current backend's devices, accelerators first, as lowercase names
+    (`["gpu:0", "cpu:0"]`): this process's on TensorFlow, every process's on JAX."""
     if keras.backend.backend() == "tensorflow":
         import tensorflow as tf
 
@@ -42,9 +39,7 @@ def accelerator_type() -> str:
 
 @functools.cache
 def onednn_enabled() -> bool:
-    """Whether TensorFlow runs its CPU ops on oneDNN (`upstream/onednn_flag.py`
-    says when it does: not by default on AVX2-only CPUs).
-    """
+    """Whether TensorFlow runs its CPU ops on oneDNN (when: `upstream/onednn_flag.py`)."""
     from keras_bert3.upstream.onednn_flag import tensorflow_uses_onednn
 
     return tensorflow_uses_onednn()
@@ -52,15 +47,8 @@ def onednn_enabled() -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class DeviceDescription:
-    """What a precision choice needs to know of the device a backend computes on.
-
-    Attributes:
-        platform: "cpu", "gpu" or "tpu".
-        name: the device's name, e.g. "NVIDIA H100 80GB HBM3" (for messages).
-        compute_capability: a CUDA GPU's `(major, minor)`, e.g. `(9, 0)`; None elsewhere.
-        cpu_bfloat16: on CPUs, whether the CPU computes bfloat16 in hardware
-            (AVX512-BF16 or AMX); None where unknown.
-    """
+    """What a precision choice needs to know of the device a backend computes on
+    (`cpu_bfloat16`: whether a CPU computes bfloat16 in hardware; None: unknown)."""
 
     platform: str
     name: str = ""
@@ -91,9 +79,7 @@ def current_device() -> DeviceDescription:
 
 
 def check_precision(precision: str | None) -> None:
-    """Refuses `mixed_float16` where no GPU is: float16 with loss scaling is for
-    GPUs; CPUs and TPUs compute in bfloat16 natively (`mixed_bfloat16`).
-    """
+    """Refuses `mixed_float16` without a GPU (CPUs and TPUs compute bfloat16 natively)."""
     if precision in (None, "float32", "mixed_bfloat16", "bfloat16"):
         return
     if precision in ("mixed_float16", "float16") and accelerator_type() != "gpu":
@@ -105,10 +91,8 @@ def check_precision(precision: str | None) -> None:
 
 
 def cpu_has_native_bfloat16() -> bool | None:
-    """Whether this CPU computes bfloat16 in hardware (the AVX512-BF16 or AMX-BF16
-    instructions that oneDNN uses); None where the CPU's flags cannot be read
-    (not Linux).
-    """
+    """Whether this CPU has AVX512-BF16 or AMX-BF16, which oneDNN uses; None where
+    /proc/cpuinfo cannot be read (not Linux)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), None)
@@ -120,10 +104,8 @@ def cpu_has_native_bfloat16() -> bool | None:
 
 
 def check_training_settings(precision: str | None, jit_compile) -> None:
-    """What `compile` checks before a run: a precision this machine cannot run is
-    refused (`check_precision`); bfloat16 on a CPU that emulates it, or eager
-    execution on JAX, gets a warning that says what to use.
-    """
+    """Refuses a precision this machine cannot run (`check_precision`); warns of
+    bfloat16 on a CPU that emulates it, and of eager execution on JAX."""
     check_precision(precision)
     if (
         precision in ("mixed_bfloat16", "bfloat16")
@@ -171,9 +153,8 @@ def check_devices(devices: list[str] | None) -> None:
 
 
 def first_devices(count: int) -> list[str]:
-    """The first `count` devices of the accelerator (GPUs or TPUs; CPUs where
-    there is none), named as `distribution_scope(..., devices=...)` takes them.
-    """
+    """The first `count` GPUs or TPUs (CPUs where there is none), named as
+    `distribution_scope(..., devices=...)` takes them."""
     kind = accelerator_type()
     if keras.backend.backend() == "tensorflow":
         import tensorflow as tf

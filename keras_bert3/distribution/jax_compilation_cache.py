@@ -1,23 +1,9 @@
-"""JAX's persistent compilation cache, on by default: the XLA programs a run
-compiles (training, evaluation and prediction steps) are kept on disk, so
-that running the same job again compiles nothing.
-
-The first `compile()` of a keras_bert3 model (`BertPretrainer`, a task) on
-the JAX backend points JAX's cache at
-`~/.cache/keras_bert3/jax_compilation_cache` (`$XDG_CACHE_HOME` respected):
-importing keras_bert3 changes no setting of JAX's, and a process that never
-compiles one of its models keeps JAX's own defaults. JAX reads the folder
-when it first looks the cache up, so programs compiled before (the model's
-weight initialisation) are not kept, and the steps `fit` compiles are. The
-user's own choice of a cache wins (`JAX_COMPILATION_CACHE_DIR`, or
-`jax.config.update("jax_compilation_cache_dir", ...)` before the compile). The
-environment variable `KERAS_BERT3_COMPILATION_CACHE` moves it (a folder) or
-turns it off (`off`). A folder that cannot be written gives a one-line
-warning and no cache: the cache saves time, it is never a reason to fail.
-
-The cache is trusted code: JAX runs what it finds there, so it lives in the
-user's own cache folder, never a shared one.
-"""
+"""JAX's persistent compilation cache, so that a job run again compiles nothing:
+on from a keras_bert3 model's first `compile()` (importing keras_bert3 changes
+no JAX setting), in `default_cache_dir()`. The user's own
+`JAX_COMPILATION_CACHE_DIR` or `jax.config` wins; `KERAS_BERT3_COMPILATION_CACHE`
+moves it (a folder) or turns it off (`off`). JAX runs what the cache holds: it
+is never in a shared folder."""
 
 import os
 import tempfile
@@ -34,10 +20,9 @@ def default_cache_dir() -> str:
 
 
 def enable_jax_compilation_cache() -> str | None:
-    """Points JAX's persistent compilation cache at keras_bert3's folder
-    (see the module's docstring) and caches every program, however quick
-    to compile; returns the folder in use, or None (off, not JAX, or not writable).
-    """
+    """Points JAX's compilation cache at keras_bert3's folder (see the module
+    docstring), caching every program however quick to compile; returns the
+    folder, or None (off, not JAX, or not writable)."""
     import keras
 
     if keras.backend.backend() != "jax":

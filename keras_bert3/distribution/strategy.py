@@ -18,10 +18,9 @@ _joined = False
 
 
 def _join_processes() -> None:
-    """On JAX, joins the other processes of a multi-host job once, when
-    `KERAS_DISTRIBUTION_NUM_PROCESSES` > 1 (with `KERAS_DISTRIBUTION_JOB_ADDRESSES`
-    and `KERAS_DISTRIBUTION_PROCESS_ID`, read by `keras.distribution.initialize`).
-    CPU collectives go through gloo."""
+    """On JAX, joins the other processes of a multi-host job once, where
+    `KERAS_DISTRIBUTION_NUM_PROCESSES` > 1 (`keras.distribution.initialize` reads
+    the job's environment). CPU collectives go through gloo."""
     global _joined
     import os
 
@@ -29,8 +28,7 @@ def _join_processes() -> None:
         return
     import jax
 
-    # Only CPU collectives are affected (accelerators keep theirs). This must
-    # happen before JAX initialises its backends.
+    # CPU collectives only (accelerators keep theirs); set before JAX starts its backends.
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     keras.distribution.initialize()
     _joined = True
@@ -46,7 +44,8 @@ def _resolve_devices(devices: list[str] | int | None) -> list[str] | None:
 
 @contextlib.contextmanager
 def distribution_scope(name: str = "none", *, devices: list[str] | int | None = None, model_parallel_size: int = 2):
-    """Builds and trains the model under this context to distribute it.
+    """Builds and trains the model under this context to distribute it; yields the
+    number of replicas that split the batch.
 
     Args:
         name: "none"; on TensorFlow "mirrored" (all local GPUs or CPUs),
@@ -54,12 +53,9 @@ def distribution_scope(name: str = "none", *, devices: list[str] | int | None = 
             "data_parallel" (all devices, batch split) or "model_parallel"
             (a ("batch", "model") mesh, weights sharded by `bert_layout_map`).
         devices: the devices to use (default: all local ones), e.g.
-            `["/cpu:0", "/cpu:1"]` for "mirrored" or `keras.distribution.list_devices()[:4]`;
+            `["/cpu:0", "/cpu:1"]` or `keras.distribution.list_devices()[:4]`;
             or a number: the first that many GPUs or TPUs (CPUs where there are none).
         model_parallel_size: size of the "model" mesh axis for model_parallel.
-
-    Yields:
-        The number of replicas that split the batch (to check divisibility).
 
     Example:
     >>> with distribution_scope("mirrored") as replicas:

@@ -1,11 +1,7 @@
-"""Input per worker: each `tf.distribute` worker and each JAX process builds
-its own dataset from its own share of the files, so that the cluster's input
-rate grows with the workers and one pass covers the corpus once.
-
-Without this, Keras shards a dataset by data: every worker builds the whole
-stream and keeps one example in N (`tf.data` auto-sharding falls back to it
-when the dataset has no file-level source; `keras.distribution` always does it).
-"""
+"""Input per worker: each `tf.distribute` worker and JAX process builds its own
+dataset from its own share of the files, so input rate grows with the workers
+and a pass covers the corpus once (Keras otherwise shards by data: every worker
+builds the whole stream and keeps one example in N)."""
 
 import hashlib
 import os
@@ -15,19 +11,9 @@ import tensorflow as tf
 
 
 def worker_dataset(make_dataset, global_batch_size: int):
-    """The dataset that `fit` should get under the current distribution, built
-    by each worker from its own files.
-
-    Args:
-        make_dataset: `make_dataset(input_context, batch_size)` returns a batched
-            `tf.data.Dataset` of this worker's share (e.g. `pretraining_dataset(files,
-            tokenizer, batching=BatchingConfig(batch_size=batch_size), input_context=input_context)`).
-        global_batch_size: int. The batch size of one step across all workers.
-
-    Returns:
-        A `tf.data.Dataset`, or under a TF strategy a distributed dataset
-        (`distribute_datasets_from_function`), for `fit`.
-    """
+    """The dataset `fit` should get under the current distribution: each worker's, built by
+    `make_dataset(input_context, batch_size)` (a batched `tf.data.Dataset` of its share, `batch_size`
+    per worker); under a TF strategy, a distributed dataset (`distribute_datasets_from_function`)."""
     if keras.backend.backend() == "tensorflow" and tf.distribute.has_strategy():
         strategy = tf.distribute.get_strategy()
 
@@ -40,8 +26,7 @@ def worker_dataset(make_dataset, global_batch_size: int):
 
         processes = jax.process_count()
         if processes > 1:
-            # keras.distribution would shard the stream by data (each process
-            # building all of it): each process gives its own share instead.
+            # Each process gives its own share; Keras would shard it by data.
             keras.distribution.distribution().auto_shard_dataset = False
             if global_batch_size % processes:
                 raise ValueError(
@@ -64,12 +49,8 @@ def unsharded_by_tf_distribute(dataset: tf.data.Dataset) -> tf.data.Dataset:
 def files_for_worker(
     paths: list[str], input_context: tf.distribute.InputContext | None, what: str = "files"
 ) -> list[str]:
-    """This worker's share of `paths` (sorted the same on every worker):
-    `paths[index::count]`, after checking that every worker sees the same list.
-
-    Raises:
-        ValueError: more workers than files, or workers that see different files.
-    """
+    """This worker's share of `paths` (sorted the same on every worker), `paths[index::count]`;
+    raises `ValueError` where workers outnumber the files or see different ones."""
     if input_context is None or input_context.num_input_pipelines == 1:
         return paths
     count, index = input_context.num_input_pipelines, input_context.input_pipeline_id
@@ -85,11 +66,8 @@ def files_for_worker(
 
 
 def check_same_on_workers(paths: list[str], what: str = "files") -> None:
-    """Raises on every worker if the workers' lists of `paths` (names and sizes) differ.
-
-    Workers that expand a glob on their own disks, or at different times
-    while files are written, would otherwise read overlapping or missing shares.
-    """
+    """Raises on every worker where the workers' lists of `paths` (names and sizes)
+    differ (globs expanded on different disks, or while files are written)."""
     described = "\n".join(f"{os.path.basename(p)}\t{tf.io.gfile.stat(p).length}" for p in paths)
     digest = int.from_bytes(hashlib.sha256(described.encode()).digest()[:3], "little")  # Exact in float32.
     low, high = _min_and_max_over_workers(float(digest))

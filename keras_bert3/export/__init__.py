@@ -1,9 +1,6 @@
-"""SavedModel writers: each task's export, whose `serving_default` takes raw strings;
-and the ONNX export (`export_onnx`: model.onnx and tokenizer.json) with its server
-(`OnnxTextModel`, on onnxruntime).
-
-A task names its writer here (`BertTask.spec.saved_model_writer`); `BertTask.export`
-looks it up when it exports, as models sit a floor below export."""
+"""Each task's SavedModel writer (`serving_default` takes raw strings), the ONNX export
+(`export_onnx`) and its server (`OnnxTextModel`). A task names its writer
+(`BertTask.spec.saved_model_writer`) and `BertTask.export` looks it up: models sit a floor below."""
 
 from keras_bert3.export.onnx_export import OnnxTextModel
 from keras_bert3.export.onnx_export import export_onnx

@@ -1,26 +1,6 @@
-"""ONNX exports of the BERT tasks, served by onnxruntime on CPUs.
-
-The export is a folder:
-
-- `text_model.onnx`: one file that takes strings, with the task's exact
-  tokenizer inside the graph (`onnx_text_model.text_model`), and a
-  classifier's segment joiner, a token classifier's words
-  (`onnx_word_tags_graph`) or a question answerer's windows and span
-  decoding (`onnx_question_answerer_graph`); the encoder's attention,
-  residual LayerNorms and GELU fused into onnxruntime's kernels
-  (`fused_for_onnxruntime`). For onnxruntime with onnxruntime-extensions'
-  custom ops;
-- `model.onnx`: the same model on token ids (`onnx_graph.task_graph`, from the
-  task's weights, on either backend), standard ONNX ops only;
-- `tokenizer.json`: the same tokenizer and segment joiner for Hugging Face
-  `tokenizers`, for `model.onnx`'s clients.
-
-`OnnxTextModel` serves the folder: strings in, the `serving_default`
-SavedModel signature's outputs out.
-
-    export_onnx(classifier, "onnx/classifier")                     # float32
-    export_onnx(classifier, "onnx/classifier-int8", quantize="int8")
-    OnnxTextModel("onnx/classifier")(["Some text."])["probabilities"]
+"""ONNX exports of the BERT tasks, served by onnxruntime on CPUs: a folder of `text_model.onnx`
+(strings in, the tokenizer in the graph, onnxruntime's fused kernels; needs onnxruntime-extensions),
+`model.onnx` (token ids in, standard ONNX ops only) and `tokenizer.json` (for `model.onnx`'s clients).
 """
 
 import os
@@ -37,20 +17,12 @@ QUANTIZATIONS = (None, "int8")
 
 
 def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
-    """Writes `model` (a fine-tuned BertClassifier, BertTokenClassifier or
-    BertQuestionAnswerer) to the folder `filepath` as `model.onnx`,
-    `tokenizer.json` and `text_model.onnx`, whole or not at all
-    (`written_whole`).
+    """Writes `model` (a fine-tuned task) to the folder `filepath`, whole or not at all.
 
-    `model.onnx` takes int32 `(batch, length)` `token_ids`, `segment_ids`,
-    `padding_mask` and returns the `serve_token_ids` signature's float32
-    outputs. `text_model.onnx` takes string `(batch,)` `text` (and
-    `text_pair` for a pair classifier; `question` and `context` for a
-    question answerer) and returns the `serving_default` signature's
-    outputs. With `quantize="int8"` the
-    weights are int8 (onnxruntime's dynamic quantization: int8 matrix
-    products, activations quantized per call), about 4 times smaller and
-    faster on CPUs with int8 instructions.
+    `model.onnx` takes int32 `(batch, length)` `token_ids`, `segment_ids`, `padding_mask` and returns
+    the `serve_token_ids` outputs (float32); `text_model.onnx` takes string `(batch,)` `text` (and
+    `text_pair`; or `question` and `context`) and returns the `serving_default` outputs.
+    `quantize="int8"`: int8 weights (onnxruntime's dynamic quantization), for CPUs with int8 instructions.
 
     Example:
     >>> export_onnx(classifier, "onnx/classifier", quantize="int8")
@@ -79,10 +51,8 @@ def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
 
 
 def quantize_int8(source: str, target: str) -> None:
-    """onnxruntime's dynamic quantization of `source`'s matrix products
-    (signed int8 weights, per output channel; fused `Attention` ops
-    included) to `target` (which may be `source`).
-    """
+    """onnxruntime's dynamic int8 quantization of `source`'s MatMul and Attention weights, per output
+    channel, to `target` (which may be `source`)."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -97,12 +67,8 @@ def quantize_int8(source: str, target: str) -> None:
 
 
 def fused_for_onnxruntime(graph, backbone):
-    """`graph` (`task_graph`'s) with each block's attention, the residual
-    LayerNorms and the bias + GELU fused into onnxruntime's own kernels
-    (`Attention`, `SkipLayerNormalization`, `BiasGelu`, domain
-    `com.microsoft`: onnxruntime only) by its transformer optimizer. The
-    session's own optimizer does not fuse attention; this one does.
-    """
+    """`graph` with attention, residual LayerNorms and bias + GELU fused into onnxruntime's
+    `com.microsoft` kernels by its transformer optimizer (the session's optimizer does not fuse attention)."""
     import logging
 
     import onnx
@@ -119,12 +85,8 @@ def fused_for_onnxruntime(graph, backbone):
 
 
 def hugging_face_tokenizer(preprocessor):
-    """The preprocessor's tokenizer and segment joiner as a Hugging Face
-    `tokenizers.Tokenizer`: BERT normalizer and pre-tokenizer, WordPiece,
-    `[CLS] a [SEP] (b [SEP])` with segment ids, "longest_first" truncation to
-    `sequence_length`, padding to the batch's longest. Its ids equal the
-    preprocessor's (`tests/export/onnx_export_test.py`).
-    """
+    """The preprocessor's tokenizer and segment joiner as a Hugging Face `tokenizers.Tokenizer`
+    giving the same ids: "longest_first" truncation, padding to the batch's longest."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 
     from keras_bert3.export.onnx_tokenizer_graph import hugging_face_normalizer
@@ -151,11 +113,8 @@ def hugging_face_tokenizer(preprocessor):
 
 
 def onnx_session(path: str, *, threads: int | None = None):
-    """An onnxruntime CPU session on `path` with every graph optimization
-    (onnxruntime fuses attention, LayerNorm and GELU), `threads` intra-op
-    threads (by default the CPUs this process may run on) and
-    onnxruntime-extensions' string ops registered.
-    """
+    """An onnxruntime CPU session on `path`, every graph optimization on, onnxruntime-extensions'
+    ops registered; `threads` intra-op threads (default: the CPUs this process may use)."""
     import onnxruntime
     from onnxruntime.capi.onnxruntime_pybind11_state import Fail
     from onnxruntime.capi.onnxruntime_pybind11_state import InvalidGraph
@@ -179,18 +138,12 @@ def onnx_session(path: str, *, threads: int | None = None):
 
 
 class OnnxTextModel:
-    """An ONNX export (`export_onnx`) served on strings from its
-    `text_model.onnx`, the tokenizer in the graph. Called with one list of
-    strings (or one string) for each of the graph's inputs, in order:
-    `text`; `text` and `text_pair` (a pair classifier); `question` and
-    `context` (a question answerer). Outputs as the SavedModel's
-    `serving_default`: a classifier's `logits` and `probabilities`; a token
-    classifier's per token and per word; a question answerer's `answer`,
-    `start`, `end` and `score`.
+    """An ONNX export (`export_onnx`) served on strings from its `text_model.onnx`: called with one list of
+    strings (or one string) per graph input, in order or by name (`text` and maybe `text_pair`, or
+    `question` and `context`), it returns the SavedModel `serving_default` outputs.
 
     Example:
     >>> OnnxTextModel("onnx/classifier")(["Some text."])["probabilities"]  # (1, num_classes)
-    >>> OnnxTextModel("onnx/qa")(["Who wrote it?"], ["It was written by Guido."])["answer"]
     """
 
     def __init__(self, folder: str, *, threads: int | None = None):
@@ -214,8 +167,7 @@ class OnnxTextModel:
         self.task = self.session.get_modelmeta().custom_metadata_map.get("task")
 
     def model_inputs(self, text, text_pair=None) -> dict:
-        """int32 `(batch, length)` inputs of `model.onnx` for `text` (and
-        `text_pair`), from `tokenizer.json`: the classifiers' token ids."""
+        """int32 `(batch, length)` inputs of `model.onnx` for `text` (and `text_pair`), from `tokenizer.json`."""
         text = _strings(text, "text")
         if text_pair is None:
             encodings = self.tokenizer.encode_batch(text)
@@ -228,8 +180,7 @@ class OnnxTextModel:
         return dict(zip(self.output_names, outputs))
 
     def string_inputs(self, *texts, **named_texts) -> dict:
-        """`text_model.onnx`'s inputs: one string array for each of its
-        inputs (given in order, or by name), as many strings each."""
+        """`text_model.onnx`'s feeds: one string array per input (in order or by name), equally long."""
         names = self.input_names
         unknown = sorted(set(named_texts) - set(names[len(texts) :]))
         if unknown:
@@ -258,8 +209,7 @@ def _model_inputs(encodings, rows: int) -> dict:
 
 
 def _strings(texts, name: str) -> list[str]:
-    """`texts` (str or bytes, one or a list) as a list of str; bytes that are
-    not UTF-8 are refused with the index of the string."""
+    """`texts` (str or bytes, one or a list) as a list of str; ValueError names a non-UTF-8 one."""
     if isinstance(texts, (str, bytes)):
         texts = [texts]
     result = []

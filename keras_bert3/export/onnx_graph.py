@@ -1,17 +1,6 @@
-"""A BERT task as an ONNX graph on token ids, written from the task's weights.
-
-The graph is the textbook BERT encoder (Devlin et al., 2019) in standard ONNX
-ops (opset 17: `LayerNormalization`, `Erf`), built from `model.weights` as
-numpy arrays, so that one path serves the TensorFlow and the JAX backend alike
-(tf2onnx reads only TensorFlow graphs, and misses `Erfc`, which TensorFlow's
-exact GELU uses; jax2onnx cannot reshape our symbolic shapes). Its numbers
-equal `model.predict`'s within float32 rounding: tests/export/onnx_export_test.py.
-Attention is written as BERT exported from PyTorch writes it (separate
-query/key/value products, scores divided by the square root of the head size,
-the padding mask as `(1 - mask) * -1e9`), the patterns onnxruntime's
-transformer optimizer fuses into its `Attention` kernel
-(`onnx_export.fused_for_onnxruntime`).
-"""
+"""A BERT task as an ONNX graph on token ids: the textbook encoder (Devlin et al., 2019) in standard
+ONNX ops, built from `model.weights` as numpy arrays so that one path serves TensorFlow and JAX.
+Attention is written as PyTorch's BERT export writes it, the pattern onnxruntime fuses."""
 
 import keras
 import numpy as np
@@ -25,9 +14,8 @@ MASKED_SCORE_DROP = 1e9  # As keras_bert3.ops.masked_softmax: masked keys' score
 
 
 class GraphBuilder:
-    """Collects nodes and constant tensors; `op(...)` returns its output's
-    name (a list of `outputs` names for ops with several). Names start with
-    `prefix`, so that two builders' graphs can be joined."""
+    """Collects nodes and constants; `op(...)` returns its output's name (a list with `outputs` > 1).
+    Names start with `prefix`, so that two builders' graphs can be joined."""
 
     def __init__(self, prefix: str = ""):
         self.nodes, self.initializers, self._count, self.prefix = [], [], 0, prefix
@@ -50,12 +38,8 @@ class GraphBuilder:
 
 
 def task_graph(model, *, name: str = "bert") -> "onnx.ModelProto":  # noqa: F821
-    """`model` (a BertClassifier, BertTokenClassifier or BertQuestionAnswerer)
-    as an ONNX model: inputs int32 `(batch, length)` `token_ids`,
-    `segment_ids`, `padding_mask`; outputs as the task's `serve_token_ids`
-    SavedModel signature (float32): `logits` and `probabilities`, or
-    `start_logits` and `end_logits`.
-    """
+    """`model` (a task) as an ONNX model: int32 `(batch, length)` `token_ids`, `segment_ids`,
+    `padding_mask` in; the task's `serve_token_ids` outputs (float32) out."""
     weights = {w.path: _array(w) for w in model.weights}
     backbone = model.backbone
     g = GraphBuilder()
@@ -91,8 +75,7 @@ def _encoder(g: GraphBuilder, backbone, w: dict, token_ids: str, segment_ids: st
     length = g.op("Slice", [g.op("Shape", [token_ids]), g.const(np.array([1])), g.const(np.array([2]))])
     positions = g.op("Slice", [g.const(w["embeddings/position_embedding/embeddings"]), g.const(np.array([0])), length])
     x = _layer_norm(g, g.op("Add", [x, positions]), w, "embeddings/layer_norm", backbone.layer_norm_epsilon)
-    # (batch, 1, 1, length): 0 where a key may be attended to, -1e9 where it is
-    # padding; written as BERT exports from PyTorch write it, for onnxruntime's attention fusion.
+    # (batch, 1, 1, length): 0 for a real key, -1e9 for padding, as `(1 - mask) * -1e9` (PyTorch's form).
     allowed = g.op("Unsqueeze", [g.op("Unsqueeze", [padding_mask, g.const(np.array([1]))]), g.const(np.array([2]))])
     allowed = g.op("Cast", [allowed], to=TensorProto.FLOAT)
     drop = g.op("Sub", [g.const(np.float32(1.0)), allowed])

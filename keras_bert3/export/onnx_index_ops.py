@@ -1,11 +1,5 @@
-"""Index arithmetic on ONNX graphs, in standard ops: ranges, repeats, slices
-and runs of a flat tensor laid out as rows. The graphs that take strings
-(`onnx_tokenizer_graph`, `onnx_word_tags_graph`,
-`onnx_question_answerer_graph`) keep ragged values (the pieces of all
-texts, the windows of all examples) flat, with where each row starts.
-
-    example = repeat_indices(g, windows)   # (sum(windows),): the example of each window
-"""
+"""Index arithmetic in standard ONNX ops: ranges, repeats, slices and runs of a flat tensor
+laid out as rows (the string graphs keep ragged values flat, with where each row starts)."""
 
 from onnx import TensorProto
 from onnx import helper
@@ -54,8 +48,7 @@ def without_last_row(g: GraphBuilder, x: str) -> str:
 
 
 def repeat_indices(g: GraphBuilder, counts: str) -> str:
-    """`i` repeated `counts[i]` times, in order: int64 `(sum(counts),)` for
-    int64 `counts >= 0` (NumPy's `np.repeat(np.arange(len(counts)), counts)`)."""
+    """`np.repeat(np.arange(len(counts)), counts)`: int64 `(sum(counts),)` for int64 `counts >= 0`."""
     ends = g.op("CumSum", [counts, g.const(0)])
     total = g.op("ReduceSum", [counts, g.const([0])], keepdims=1)  # (1,)
     starts = g.op("Sub", [ends, counts])

@@ -1,20 +1,8 @@
-"""A question answerer's windows and answers as ONNX nodes around the
-in-graph tokenizer (`onnx_tokenizer_graph`), giving the outputs of its
-SavedModel's `serving_default` (`question_answerer_export`) from strings, as
-`QuestionAnsweringPreprocessor` and its `best_spans` do:
-
-- every word piece of a context traced back to the characters of its word
-  (`passage_token_nodes`): each character of a normalized text comes from one
-  piece (a character or special token string) of the context;
-- the windows `[CLS] question [SEP] passage-window [SEP]`, the question cut to
-  `max_query_length` pieces, consecutive windows sharing `doc_stride`
-  passage pieces, at most `max_windows` an example (`window_nodes`);
-- after the model, the best span of each example over its windows, widened
-  to whole words, and the answer cut from the context (`answer_nodes`; a
-  NUL character inside an answer comes back as U+0001).
-
-    model_inputs, windows = window_nodes(g, preprocessor, table, texts)   # before the model
-    outputs = answer_nodes(after, windows, max_answer_length)             # after it
+"""A question answerer's windows and answers as ONNX nodes around the in-graph tokenizer,
+giving its SavedModel's `serving_default` outputs from strings as `QuestionAnsweringPreprocessor`
+and `best_spans` do: the windows before the model (`window_nodes`), and after it each example's
+best span widened to whole words and cut from the context (`answer_nodes`; a NUL inside an answer
+comes back as U+0001).
 """
 
 import numpy as np
@@ -46,13 +34,8 @@ OUTPUTS = {
 
 
 def passage_token_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> dict:
-    """The word pieces of all `texts` and where their words are in them:
-    int64 `ids` and `row_starts` (`(texts + 1,)`, each text's first piece) as
-    `token_id_nodes`; for each word piece, the first and the last of the
-    text's `pieces` its word comes from (`first_piece`, `last_piece`); and for
-    each of those pieces its characters in its text
-    (`text[piece_start[i]:piece_end[i]]`), so that a word piece's word is
-    `text[piece_start[first_piece]:piece_end[last_piece]]`, as
+    """The word pieces of all `texts` (`ids`, `row_starts` as `token_id_nodes`) and their words:
+    a word piece's word is `text[piece_start[first_piece]:piece_end[last_piece]]`, as
     `BertTokenizer.tokenize_with_offsets(word_offsets=True)` gives it."""
     pieces, piece_rows, mapped, normalized = normalized_nodes(g, tokenizer, table, texts)
     ids, piece_counts, word_rows = wordpiece_nodes(g, tokenizer, normalized)
@@ -75,9 +58,8 @@ def passage_token_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> 
 
 
 def _word_source_nodes(g: GraphBuilder, text_of_piece: str, mapped: str, normalized: str) -> tuple[str, str]:
-    """The first and the last piece that each word of `wordpiece_nodes` comes
-    from, int64 `(words,)`: the characters of the `normalized` texts traced
-    back to their pieces through `mapped` (as many characters each)."""
+    """The first and last piece each word of `wordpiece_nodes` comes from, int64 `(words,)`,
+    traced back through `mapped` (as many characters as `normalized`)."""
     piece_of_character = repeat_indices(g, g.op("StringLength", [mapped], domain=STRING_OPS))
     split = "((?s:.))"
     characters, _, _, _ = g.op(
@@ -101,10 +83,8 @@ def _word_source_nodes(g: GraphBuilder, text_of_piece: str, mapped: str, normali
 
 
 def window_nodes(g: GraphBuilder, preprocessor, table: dict, texts: str) -> tuple[list[str], dict]:
-    """The model inputs (int64 `(windows, length)` token ids, segment ids,
-    padding mask) of the windows of `texts` (`(2 * batch + 2,)` strings: the
-    `question`s, "", the `context`s, ""), and the windows' values for
-    `answer_nodes`. Windows as `QuestionAnsweringPreprocessor.call`."""
+    """The model inputs (int64 `(windows, length)`) of the windows of `texts` (the `question`s,
+    "", the `context`s, ""), as `QuestionAnsweringPreprocessor.call`, and values for `answer_nodes`."""
     tokenizer = preprocessor.tokenizer
     tokens = passage_token_nodes(g, tokenizer, table, texts)
     starts = slice_of(g, tokens["row_starts"], 0, -1)
@@ -165,10 +145,8 @@ def window_nodes(g: GraphBuilder, preprocessor, table: dict, texts: str) -> tupl
 
 
 def _window_spans(g: GraphBuilder, preprocessor, question_length: str, passage_length: str) -> dict:
-    """How many windows each example has (`windows`, `(batch,)`) and where
-    its first is (`first_window`); for each window, its first passage piece
-    and how many it holds (`first`, `length`: `(windows, 1)`); and
-    `of_example`, which takes `(batch,)` values to each window's `(windows, 1)`."""
+    """Each example's `windows` and `first_window` `(batch,)`; each window's `first` passage piece
+    and `length` `(windows, 1)`; `of_example` maps `(batch,)` values to `(windows, 1)`."""
     budget = g.op("Sub", [g.const(preprocessor.sequence_length - 3), question_length])  # Passage pieces a window.
     step = g.op("Sub", [budget, g.const(preprocessor.doc_stride)])
     overflow = g.op("Max", [g.op("Sub", [passage_length, budget]), g.const(0)])
@@ -206,10 +184,8 @@ def _padded_length(g: GraphBuilder, preprocessor, total: str) -> str:
 
 
 def answer_nodes(after: GraphBuilder, windows: dict, max_answer_length: int) -> list:
-    """Nodes after the model (in `after`) that find each example's best span
-    in the model's `start_logits` and `end_logits`, as
-    `QuestionAnsweringPreprocessor.best_spans`; the graph outputs `answer`,
-    `start`, `end` and `score` (value infos). `windows` are `window_nodes`' values."""
+    """Nodes after the model that find each example's best span as `best_spans`; returns the
+    value infos of `answer`, `start`, `end` and `score`. `windows`: `window_nodes`' values."""
     g, k = after, max_answer_length
     scores = _span_scores(g, windows["in_passage"], k)  # (windows, length * k)
     best = g.op("ArgMax", [scores], axis=1, keepdims=0)  # The first maximum: start-major, then shortest.
@@ -251,10 +227,8 @@ def answer_nodes(after: GraphBuilder, windows: dict, max_answer_length: int) -> 
 
 
 def _span_scores(g: GraphBuilder, passage: str, k: int) -> str:
-    """`p_start[t] * p_end[t + j]` of each window's spans `(t, t + j)`, `j < k`,
-    both ends in the passage, else -1: float32 `(windows, length * k)`. The
-    probabilities are the softmax of the model's logits over the passage and
-    [CLS], then [CLS]'s zeroed."""
+    """`p_start[t] * p_end[t + j]` of each window's spans, `j < k`, both ends in the passage, else -1:
+    float32 `(windows, length * k)`; softmax over the passage and [CLS], then [CLS]'s zeroed."""
     is_cls = g.op("Equal", [column_indices(g, width_of(g, "start_logits")), g.const(0)])
 
     def probabilities(logits):
@@ -279,8 +253,7 @@ def _span_scores(g: GraphBuilder, passage: str, k: int) -> str:
 
 
 def _best_windows(g: GraphBuilder, window_score: str, windows: dict) -> tuple[str, str]:
-    """Each example's best score over its windows (`(batch,)`, -1 where no
-    window has a span) and the first window that has it."""
+    """Each example's best score over its windows (-1: no span) and the first window that has it."""
     counts, first_window = windows["windows"], windows["first_window"]
     column = column_indices(g, g.op("ReduceMax", [g.op("Concat", [counts, g.const([1])], axis=0)], keepdims=0))
     inside = g.op("Less", [column, g.op("Unsqueeze", [counts, g.const([1])])])  # (batch, most windows)

@@ -1,15 +1,7 @@
-"""onnxruntime-extensions' custom ops library, loaded so that its regular
-expressions work in a process that has TensorFlow loaded.
-
-TensorFlow makes its own RE2 symbols global. A library loaded after it binds
-its RE2 calls to TensorFlow's copy, a different version: onnxruntime-extensions'
-`StringRegexReplace` and `StringRegexSplitWithOffsets` then silently match
-nothing (the text model gives `[CLS] [UNK] [SEP]` for every text). Loaded
-with `RTLD_DEEPBIND` before the `onnxruntime_extensions` package is imported,
-the library binds to its own RE2; `string_ops_library` does so and checks the
-result on a one-node model.
-
-    options.register_custom_ops_library(string_ops_library())
+"""onnxruntime-extensions' custom ops library, loaded so that its regular expressions work
+where TensorFlow is loaded: TensorFlow makes its RE2 symbols global, and a library loaded after it
+binds to that copy, whose regexes then silently match nothing. Loaded with `RTLD_DEEPBIND` before
+the `onnxruntime_extensions` package is imported, the library keeps its own RE2.
 """
 
 import ctypes
@@ -22,10 +14,8 @@ import sys
 
 @functools.lru_cache(maxsize=None)
 def string_ops_library() -> str:
-    """The path of onnxruntime-extensions' custom ops library, loaded with
-    its own RE2 and checked. Raises RuntimeError with what to do where the
-    library was loaded after TensorFlow by someone else.
-    """
+    """The path of the custom ops library, loaded with its own RE2 and checked; RuntimeError where
+    someone else loaded it after TensorFlow."""
     spec = importlib.util.find_spec("onnxruntime_extensions")
     if spec is None:
         raise ImportError("Serving an ONNX text model needs onnxruntime-extensions: pip install 'keras-bert3[onnx]'.")

@@ -1,13 +1,5 @@
-"""The strings-in ONNX model: a task's model on token ids with BERT's
-tokenizer in front (`onnx_tokenizer_graph`), and, for the tasks whose
-SavedModel gives more than the model's outputs, their nodes after it: a
-token classifier's words (`onnx_word_tags_graph`), a question answerer's
-windows and answers (`onnx_question_answerer_graph`).
-
-One empty text more goes through the tokenizer's nodes and is dropped at
-the end: onnxruntime-extensions' ops crash on empty tensors (a batch of no
-texts).
-"""
+"""The strings-in ONNX model: a task's model on token ids with BERT's tokenizer in front, and a
+token classifier's words or a question answerer's windows and answers around it."""
 
 from onnx import TensorProto
 from onnx import helper
@@ -29,19 +21,13 @@ FRONT_ENDS = ("texts", "words", "question_context")  # A task's `spec.strings_fr
 def text_model(
     token_ids_model, preprocessor, *, front_end: str | None = None, max_answer_length: int = 15
 ) -> "onnx.ModelProto":  # noqa: F821
-    """`token_ids_model` (an ONNX model on int32 `token_ids`, `segment_ids`,
-    `padding_mask`) with `preprocessor`'s tokenizer and segment joiner in
-    front: string `(batch,)` inputs `text` (and `text_pair` for a pair
-    classifier), the same outputs. `front_end` "words" (a token classifier):
-    also the per-word outputs of its SavedModel (`onnx_word_tags_graph`).
-    "question_context" (a question answerer): inputs `question` and
-    `context`, its windows in front and the best span of at most
-    `max_answer_length` pieces after the model, with the outputs of its
-    SavedModel (`onnx_question_answerer_graph`). The task's
-    `spec.strings_front_end` names it; without `front_end` (the form before
-    2026-11-28) it is guessed from the preprocessor, with a `DeprecationWarning`.
-    Runs on onnxruntime with onnxruntime-extensions' custom ops library
-    registered.
+    """`token_ids_model` (an ONNX model on int32 `token_ids`, `segment_ids`, `padding_mask`) with
+    `preprocessor`'s tokenizer in front, taking string `(batch,)` inputs (needs onnxruntime-extensions).
+
+    `front_end` (the task's `spec.strings_front_end`): "texts" (`text`, and `text_pair` for pairs);
+    "words" adds a token classifier's per-word outputs; "question_context" takes `question` and
+    `context` and gives the best span of at most `max_answer_length` pieces. None (deprecated):
+    guessed from the preprocessor.
     """
     if front_end is None:
         front_end = _guessed_front_end(preprocessor)
@@ -92,8 +78,7 @@ def text_model(
 
 
 def _guessed_front_end(preprocessor) -> str:
-    """The front end `text_model` chose by itself before 2026-11-28, with the
-    `DeprecationWarning` of that form."""
+    """The front end guessed from the preprocessor, with a `DeprecationWarning`."""
     from keras_bert3.renamed import warn_renamed
 
     guessed = "question_context" if hasattr(preprocessor, "doc_stride") else "words"

@@ -1,36 +1,11 @@
 """BERT's tokenizer as ONNX nodes, so that one `.onnx` file takes strings.
 
-The nodes are standard ONNX ops plus onnxruntime-extensions' string ops
-(domain `ai.onnx.contrib`), and give exactly the ids of the task's
-`BertTokenizer` and `BertSegmentJoiner` (tests/export/onnx_tokenizer_graph_test.py).
-onnxruntime-extensions' own `BertTokenizer` op is not exact: it neither
-splits Unicode punctuation nor strips accents as BERT does, and ends a text
-at a NUL character. Instead, every step of BERT's normalization and
-pre-tokenization is a function of one character, so it is one table,
-`character_table`, computed at export time by Hugging Face `tokenizers`
-with the normalizer of the `tokenizer.json` the export writes. In the graph:
-
-1. NUL characters become U+0001 (standard `StringSplit`, then `StringJoin`):
-   onnxruntime-extensions' ops read strings up to their first NUL, and BERT
-   deletes both characters alike.
-2. The text splits into characters and special token strings ("[MASK]"),
-   matched in the raw text as the tokenizer does, longest first.
-3. `StringMapping` applies the table: lowercasing, accent stripping, spaces
-   around punctuation and CJK ideographs, control characters marked for
-   deletion.
-4. The pieces join back into one string a text; tab, newline and carriage
-   return (which cannot be keys of the table) become spaces and
-   private-use characters are marked for deletion, one character for one,
-   so that each character of the normalized text comes from one piece
-   (for the question answerer's character offsets: `onnx_question_answerer_graph`).
-5. Marked characters go; the text splits into words at spaces;
-   `WordpieceTokenizer` finds their pieces, ONNX-ML's `LabelEncoder` turns
-   them into ids, and a word with an unknown piece becomes one `[UNK]` (the
-   op keeps the pieces before it).
-6. Standard ops truncate ("longest_first" for pairs), add `[CLS]` and
-   `[SEP]`, segment ids and the padding mask, padded to the batch's longest.
-
-`onnx_text_model.text_model` puts these nodes in front of a model on token ids.
+Standard ONNX ops plus onnxruntime-extensions' string ops, giving exactly `BertTokenizer`'s and
+`BertSegmentJoiner`'s ids (that library's `BertTokenizer` op is not exact). BERT's normalization acts
+on one character at a time, so it is one table, `character_table`, computed at export time. Steps:
+1. NUL becomes U+0001 (the string ops stop at a NUL). 2. Split into characters and special tokens.
+3. `StringMapping` applies the table. 4. Pieces join back into one string a text, one character for
+one. 5. Words split at spaces; WordPiece ids. 6. Truncation, `[CLS]`, `[SEP]`, segment ids, padding.
 """
 
 import functools
@@ -57,9 +32,7 @@ SURROGATES = (0xD800, 0xDFFF)
 
 
 def hugging_face_normalizer(lowercase: bool, strip_accents: bool | None):
-    """BERT's normalizer for Hugging Face `tokenizers`, as `BertTokenizer`'s
-    settings: control characters deleted, CJK ideographs spaced, accents
-    stripped and lowercased as asked."""
+    """BERT's normalizer for Hugging Face `tokenizers`, with `BertTokenizer`'s settings."""
     from tokenizers import normalizers
 
     return normalizers.BertNormalizer(
@@ -69,12 +42,9 @@ def hugging_face_normalizer(lowercase: bool, strip_accents: bool | None):
 
 @functools.lru_cache(maxsize=4)
 def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, str]:
-    """What BERT's normalizer (`hugging_face_normalizer`) and pre-tokenizer make of
-    each Unicode character, for the characters they change: word breaks as
-    spaces, punctuation and CJK ideographs between spaces, `DELETED` for
-    characters they delete. Private-use characters are left out: the graph
-    marks them for deletion with one regular expression.
-    """
+    """What BERT's normalizer and pre-tokenizer make of each character they change: breaks as spaces,
+    punctuation and CJK between spaces, `DELETED` for deletions. Private-use characters are left out
+    (the graph deletes them with one regular expression)."""
     from tokenizers import pre_tokenizers
 
     normalizer = hugging_face_normalizer(lowercase, strip_accents)
@@ -99,8 +69,7 @@ def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, st
 
 
 def without_nul(g: GraphBuilder, texts: str) -> str:
-    """`texts` with each NUL character as `DELETED` (standard ops: onnxruntime-extensions'
-    ops read a string up to its first NUL; BERT deletes both characters alike)."""
+    """`texts` with each NUL character as `DELETED`, in standard ops (step 1)."""
     pieces, counts = g.op("StringSplit", [texts], outputs=2, delimiter="\x00")  # (texts, most), "" after the last
     column = column_indices(g, width_of(g, pieces))
     not_last = g.op("Less", [column, g.op("Unsqueeze", [g.op("Sub", [counts, g.const(1)]), g.const([1])])])
@@ -109,8 +78,7 @@ def without_nul(g: GraphBuilder, texts: str) -> str:
 
 
 def token_id_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple[str, str]:
-    """Steps 1-5: the int64 ids of all texts' word pieces, and where each
-    text's ids start (`(texts + 1,)`)."""
+    """Steps 1-5: the int64 ids of all texts' word pieces, and where each text's ids start (`(texts + 1,)`)."""
     _, _, _, normalized = normalized_nodes(g, tokenizer, table, texts)
     ids, piece_counts, word_rows = wordpiece_nodes(g, tokenizer, normalized)
     return ids, text_row_starts(g, piece_counts, word_rows)
@@ -123,15 +91,12 @@ def text_row_starts(g: GraphBuilder, piece_counts: str, word_rows: str) -> str:
 
 
 def normalized_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tuple[str, str, str, str]:
-    """Steps 1-4: `pieces`, the characters and special token strings of all
-    texts (flat, NUL as `DELETED`), `piece_rows` (`(texts + 1,)`: each text's
-    first piece), `mapped` (each piece normalized and pre-tokenized) and
-    `normalized` (`(texts,)`: each text's `mapped` joined, with one character
-    for each character of `mapped`)."""
+    """Steps 1-4: the flat `pieces` of all texts, `piece_rows` (`(texts + 1,)`), `mapped` (each piece
+    normalized) and `normalized` (`(texts,)`, one character for each character of `mapped`)."""
     texts = without_nul(g, texts)
     special = tokenizer.special_tokens_in_text
     pattern = "((?s:.))"
-    if special:  # Characters that start no special token first: the common case, tried first, is faster.
+    if special:  # Characters that start no special token, the common case, tried first.
         first_characters = "".join(sorted({f"\\x{{{ord(token[0]):X}}}" for token in special}))
         pattern = f"([^{first_characters}]|" + "".join(_re2_literal(token) + "|" for token in special) + "(?s:.))"
     pieces, _, _, piece_rows = g.op(
@@ -149,9 +114,7 @@ def normalized_nodes(g: GraphBuilder, tokenizer, table: dict, texts: str) -> tup
 
 
 def wordpiece_nodes(g: GraphBuilder, tokenizer, normalized: str) -> tuple[str, str, str]:
-    """Step 5: the int64 ids of the word pieces of all `normalized` texts,
-    how many pieces each word has (`(words,)`), and each text's first word
-    (`(texts + 1,)`)."""
+    """Step 5: the int64 ids of all word pieces, the pieces of each word, each text's first word."""
     words, _, _, word_rows = g.op(
         "StringRegexSplitWithOffsets",
         [regex_replace(g, normalized, DELETED, ""), g.const(["( )"]), g.const([""])],
@@ -182,9 +145,8 @@ def wordpiece_nodes(g: GraphBuilder, tokenizer, normalized: str) -> tuple[str, s
 
 
 def _unknown_words_whole(g: GraphBuilder, ids: str, word_starts: str, unk_id: int) -> tuple[str, str]:
-    """A word with an unknown piece as one unknown token, as BERT's WordPiece
-    (`WordpieceTokenizer` keeps the pieces found before the unknown one):
-    the ids left and the count of each word's (`(words,)`)."""
+    """A word with an unknown piece as one unknown token, as BERT's WordPiece (`WordpieceTokenizer`
+    keeps the pieces before it): the ids left, and each word's count."""
     starts, ends = slice_of(g, word_starts, 0, -1), slice_of(g, word_starts, 1, 2**62)
     unknown = g.op("Cast", [g.op("Equal", [ids, g.const(unk_id)])], to=TensorProto.INT64)
     unknown_before = g.op("Concat", [g.const([0]), g.op("CumSum", [unknown, g.const(0)])], axis=0)
@@ -283,12 +245,9 @@ def _longest_first(g: GraphBuilder, first: str, second: str, budget: int) -> tup
 
 
 def joined_rows(g: GraphBuilder, values: str, row_starts: str) -> str:
-    """Each row's `values` (strings, cut at `row_starts`, `(rows + 1,)`)
-    joined into one string, `(rows,)`: all values joined at once with
-    `ROW_END` after each row, then split at it (standard `StringSplit`), so
-    that a long row in a batch of short ones costs its own length only (a
-    `(rows, longest)` layout would cost the longest row's length a row).
-    `values` must not contain `ROW_END` (`normalized_nodes` checks its table)."""
+    """Each row's `values` joined into one string, `(rows,)`: all joined at once with `ROW_END` after
+    each row, then split at it, so that a row costs its own length, not the longest's.
+    `values` must not contain `ROW_END`."""
     counts = g.op("Sub", [slice_of(g, row_starts, 1, 2**62), slice_of(g, row_starts, 0, -1)])
     ends = g.op("Add", [slice_of(g, row_starts, 1, 2**62), index_range(g, length_of(g, counts))])
     size = g.op("Add", [g.op("Shape", [values]), g.op("Shape", [counts])])  # Values and one `ROW_END` a row.

@@ -1,15 +1,7 @@
-"""A token classifier's words as ONNX nodes around the in-graph tokenizer
-(`onnx_tokenizer_graph`), giving the outputs of its SavedModel's
-`serving_default` (`token_classifier_export`) from strings: each string split
-into words at ASCII whitespace (as Python's `str.split()`; a NUL
-character inside a word comes back as U+0001 in `words`, which tokenizes
-alike), each word tokenized on its own, the pieces of a string
-truncated to `sequence_length - 2`, and per word the position of its first
-piece, the label and probabilities found there (`align_words`,
-`gather_words` in `preprocessing/word_piece_alignment.py`).
-
-    model_inputs, tags = word_nodes(g, preprocessor, table, texts)   # before the model
-    outputs = word_output_nodes(after, g, tags)                      # after it
+"""A token classifier's words as ONNX nodes around the in-graph tokenizer, giving its SavedModel's
+`serving_default` outputs from strings: words split at ASCII whitespace (a NUL inside a word comes
+back as U+0001), each tokenized on its own, and per word the label and probabilities at its first
+piece (as `preprocessing/word_piece_alignment.py`).
 """
 
 import numpy as np
@@ -27,11 +19,8 @@ from keras_bert3.export.onnx_tokenizer_graph import without_nul
 
 
 def word_nodes(g: GraphBuilder, preprocessor, table: dict, texts: str) -> tuple[list[str], dict]:
-    """The model inputs of `texts` (`(rows,)` strings, the last one the added
-    "") tokenized word by word, and the words' values for
-    `word_output_nodes`: `words` string `(rows, max_words)` ("" for padding),
-    `num_words` `(rows,)` and `word_positions` `(rows, max_words)` (the
-    position of a word's first piece, -1 where it has none in the sequence)."""
+    """The model inputs of `texts` (the last one the added "") tokenized word by word, and `words`,
+    `num_words`, `word_positions` (-1 where a word has no piece in the sequence) for `word_output_nodes`."""
     texts = regex_replace(g, without_nul(g, texts), r"[\t\n\r\f\v]", " ")
     words, counts = g.op("StringSplit", [texts], outputs=2)  # No delimiter: at runs of spaces.
     column = column_indices(g, width_of(g, words))  # (1, max_words)
@@ -54,10 +43,8 @@ def word_nodes(g: GraphBuilder, preprocessor, table: dict, texts: str) -> tuple[
 
 
 def word_output_nodes(after: GraphBuilder, g: GraphBuilder, tags: dict) -> list:
-    """Nodes after the model (in `after`) that gather its `probabilities` at
-    each word's first piece; the graph outputs `words`, `num_words`,
-    `word_positions`, `word_labels`, `word_probabilities` (value infos).
-    `tags` are `word_nodes`' values (made in `g`), still with the added row."""
+    """Nodes after the model that gather its `probabilities` at each word's first piece; returns the
+    per-word outputs' value infos. `tags`: `word_nodes`' values (made in `g`), with the added row."""
     positions = without_last_row(g, tags["word_positions"])
     index = after.op("Unsqueeze", [after.op("Max", [positions, after.const(0)]), after.const([2])])
     gathered = after.op("GatherND", ["probabilities", index], batch_dims=1)  # (batch, max_words, labels)

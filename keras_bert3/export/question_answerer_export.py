@@ -1,6 +1,4 @@
-"""SavedModels that answer questions from strings: windows with a document
-stride, the model and span decoding all in the graph (TensorFlow core and
-tf-text ops only), for TF Serving."""
+"""SavedModels that answer questions from strings, windows and span decoding in the graph."""
 
 import keras
 from keras import ops
@@ -16,26 +14,15 @@ def export_question_answerer(
 ) -> None:
     """Writes `model` (a `BertQuestionAnswerer`) as a SavedModel with two signatures.
 
-    - `serving_default`: `question` and `context`, strings `(batch,)`; returns
-      `answer` (string `(batch,)`, the span of the context), `start` and `end`
-      (int32 `(batch,)` character offsets: `context[start:end] == answer`) and
-      `score` (float32 `(batch,)`), as `model.predict((questions, contexts))`.
-      The passage is split into windows with the model's `doc_stride`
-      (at most `max_windows` windows: the rest of a very long passage is
-      dropped); empty strings give "" with score 0; invalid UTF-8 is
-      replaced (offsets then count U+FFFD characters).
-    - `serve_token_ids`: int32 `(windows, seq)` `token_ids`, `segment_ids`,
-      `padding_mask`; returns float32 `start_logits` and `end_logits`, for
-      clients that tokenize and decode themselves.
+    - `serving_default`: `question` and `context`, strings `(batch,)`; returns `answer` (string),
+      `start` and `end` (int32 character offsets: `context[start:end] == answer`) and `score`
+      (float32), each `(batch,)`, as `model.predict`. At most `max_windows` windows a passage (the
+      rest is dropped); empty strings give "" with score 0; invalid UTF-8 is replaced.
+    - `serve_token_ids`: int32 `(windows, seq)` `token_ids`, `segment_ids`, `padding_mask`;
+      returns float32 `start_logits` and `end_logits`.
 
-    With `warmup`, TF Serving warm-up records (real passages of every
-    padded length, `WARMUP_QUESTION`) go to `assets.extra/` (`write_warmup_requests`).
-    With `jit_compile`, the model (not the tokenizer or the span decoding)
-    runs compiled by XLA, see `add_token_ids_endpoint` for the server's flag.
-
-    On JAX the model is converted with jax2tf (shape-polymorphic in windows
-    and length); on TensorFlow it is traced directly. Loading needs
-    `import tensorflow_text` before `tf.saved_model.load`.
+    `warmup`: TF Serving warm-up records in `assets.extra/`. `jit_compile`: the model (only) runs
+    compiled by XLA (`add_token_ids_endpoint`). Loading needs `import tensorflow_text` first.
 
     Example:
     >>> qa.export("serving/1")

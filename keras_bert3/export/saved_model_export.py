@@ -1,6 +1,4 @@
-"""What every task's SavedModel export shares: an `ExportArchive` endpoint on
-token ids that works from both backends (jax2tf on JAX), the length
-the string endpoints pad to, and the write."""
+"""What every task's SavedModel export shares: the endpoint on token ids, the padding, the write."""
 
 import re
 
@@ -15,20 +13,13 @@ SAVED_MODEL_FILE = "saved_model.pb"  # Every SavedModel folder holds it.
 
 
 def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAMES, *, jit_compile=False):
-    """Adds endpoint `name`: `fn(dict of int32 (batch, seq) inputs) -> dict of outputs`.
+    """Adds endpoint `name`: `fn(dict of int32 (batch, seq) inputs) -> dict of outputs`; returns it,
+    callable inside a `tf.function`.
 
-    With `jit_compile` on TensorFlow, `fn` is compiled by XLA: the exported
-    function carries `jit_compile=True`, which TF Serving runs on a CPU only
-    with `--xla_cpu_compilation_enabled=true`, compiling once per (batch
-    size, padded length). A JAX export is XLA either way (jax2tf's
-    `XlaCallModule`).
-
-    On JAX, `fn` is converted with jax2tf, shape-polymorphic in batch and
-    length, the length at most the backbone's positions (so that the position
-    check is decidable), and lowered for the CPU as well as the accelerator it
-    runs on (`serving_platforms`), so that a model trained on a GPU serves on
-    CPU servers too. Returns the endpoint, callable inside a `tf.function`
-    (on JAX, on any batch: an empty one runs a padding row, see below).
+    `jit_compile` (TensorFlow): `fn` is compiled by XLA, which TF Serving runs on a CPU only with
+    `--xla_cpu_compilation_enabled=true`; a JAX export is XLA either way. On JAX, `fn` goes through
+    jax2tf, shape-polymorphic in batch and length (at most the backbone's positions, so that the
+    position check is decidable), lowered for the CPU too (`serving_platforms`).
     """
     import tensorflow as tf
 
@@ -47,9 +38,7 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
     )
 
     def on_at_least_one_row(inputs):
-        """jax2tf's shape polymorphism refuses a dimension of 0, so that a
-        request of no strings would fail: it runs one padding row instead,
-        whose outputs are dropped."""
+        """jax2tf refuses a dimension of 0: an empty request runs one padding row, whose outputs are dropped."""
         rows = tf.shape(inputs[input_names[0]])[0]
         grow = lambda size: tf.maximum(1 - size, 0)  # noqa: E731
         padded = {
@@ -62,23 +51,16 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
 
 
 def trim_for_serving(model_inputs: dict, jit_compile: bool, *, keep=()) -> dict:
-    """`model_inputs` (a preprocessor's output) cut to the exact longest example of
-    the request when the model runs in TensorFlow's graph executor, which
-    pays per token and not per shape; kept at the preprocessor's multiple of
-    16 for XLA (`jit_compile`, and every JAX export), which compiles once per
-    shape. Entries named in `keep` stay whole.
-    """
+    """`model_inputs` cut to the request's longest example for TensorFlow's graph executor, which pays
+    per token; kept at the preprocessor's multiple for XLA, which compiles per shape. `keep` stay whole."""
     if jit_compile or keras.backend.backend() == "jax":
         return model_inputs
     return trim_to_longest(model_inputs, 1, keep=keep)
 
 
 def serving_platforms() -> tuple[str, ...]:
-    """The platforms a JAX export is lowered for: the CPU, and the accelerator
-    JAX runs on. jax2tf lowers for the current platform alone by default, and
-    a SavedModel written on a GPU would then refuse to run on a CPU ("The
-    current platform CPU is not among the platforms required by the module").
-    """
+    """The CPU and the accelerator JAX runs on: jax2tf lowers for the current platform alone by default,
+    and a SavedModel written on a GPU would then refuse to run on a CPU."""
     import jax
 
     platform = jax.default_backend()
@@ -89,12 +71,9 @@ def serving_platforms() -> tuple[str, ...]:
 
 
 def write_saved_model(archive, filepath: str, *, warmup: tuple | None = None, verbose: bool = False) -> None:
-    """Writes the archive, and TF Serving's warm-up records where `warmup` is
-    `(preprocessor, serving_inputs, model_inputs)` (`write_warmup_requests`),
-    to `filepath` whole or not at all (`written_whole`: TF Serving, which
-    watches the version folders, never loads a half-written one); a write that fails (no space, no permission) raises `WriteFailed`
-    naming `filepath`, and leaves nothing. jax2tf functions carry no gradients
-    for the (uint32) dropout seed variables, and serving needs none."""
+    """Writes the archive, and warm-up records where `warmup` is `write_warmup_requests`' arguments
+    after the folder, to `filepath` whole or not at all (TF Serving never loads a half-written one);
+    a failed write raises `WriteFailed`. No custom gradients: jax2tf has none for the dropout seeds."""
     import tensorflow as tf
 
     options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)

@@ -1,10 +1,6 @@
-"""TF Serving warm-up records: requests the server runs when it loads a model
-(`tensorflow_model_server --enable_model_warmup`, on by default since TF
-Serving 2.x), so that users' first requests do not pay for the model's first
-calls: kernel and oneDNN set-up on TensorFlow exports, and one XLA compilation
-per input shape on JAX exports. The records are `PredictionLog`s of
-`PredictRequest`s in `assets.extra/tf_serving_warmup_requests`, a TFRecord file
-next to the SavedModel (TF Serving reads at most 1,000)."""
+"""TF Serving warm-up records: requests the server runs when it loads a model, so that users' first
+requests do not pay for set-up or XLA compilation. `PredictionLog`s in
+`assets.extra/tf_serving_warmup_requests` (TF Serving reads at most 1,000)."""
 
 import os
 
@@ -13,23 +9,14 @@ import numpy as np
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
-# Plain English prose shipped with the package, cut (and repeated where a
-# model takes longer texts) to make the warm-up texts.
+# English prose shipped with the package, cut into the warm-up texts.
 WARMUP_TEXT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warmup_text.txt")
 
 
 def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, model_inputs) -> int:
-    """Writes warm-up requests for both signatures of a task's export: real
-    sentences grown to every length its preprocessor pads to (multiples of
-    `pad_to_multiple_of`, and one text over `sequence_length`), each alone, then
-    all in one batch. Returns the number of requests.
-
-    Args:
-        export_dir: the SavedModel's directory.
-        preprocessor: the task's preprocessor (its tokenizer and lengths set the texts).
-        serving_inputs: `texts -> {input name: strings}` for `serving_default`.
-        model_inputs: `texts -> {input name: int32 (batch, length)}` for
-            `serve_token_ids` (keys beyond `INPUT_NAMES` are left out).
+    """Writes warm-up requests for both signatures of an export: texts of every padded length, each alone,
+    then all in one batch; returns their number. `serving_inputs`: `texts -> {name: strings}`;
+    `model_inputs`: `texts -> {name: int32 (batch, length)}` (only `INPUT_NAMES` kept).
     """
     import tensorflow as tf
     from tensorflow_serving.apis import model_pb2
@@ -55,9 +42,7 @@ def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, model_i
 
 
 def read_warmup_requests(export_dir: str) -> list[tuple[str, dict]]:
-    """The warm-up requests of an export, as the server reads them:
-    `[(signature name, {input name: numpy array}), ...]` ([] if it has none).
-    """
+    """An export's warm-up requests: `[(signature name, {input name: numpy array}), ...]`, maybe []."""
     import tensorflow as tf
     from tensorflow_serving.apis import prediction_log_pb2
 
@@ -73,9 +58,8 @@ def read_warmup_requests(export_dir: str) -> list[tuple[str, dict]]:
 
 
 def warmup_texts(preprocessor) -> list[str]:
-    """Real text (`warmup_text.txt`) cut to reach each padded length of
-    `preprocessor` as one segment, shortest first, and one text longer than
-    its `sequence_length` (which it truncates)."""
+    """Texts that reach each padded length of `preprocessor`, shortest first, and one over its
+    `sequence_length`."""
     with open(WARMUP_TEXT, encoding="utf-8") as f:
         prose = f.read().split()
     counts = preprocessor.tokenizer.tokenize(prose).row_lengths().numpy()

@@ -1,5 +1,4 @@
-"""SavedModels that take strings: a text classifier with its tokenizer inside
-the graph, for TF Serving (only TensorFlow core and tf-text ops)."""
+"""SavedModels that classify strings, the tokenizer in the graph (TensorFlow core and tf-text ops)."""
 
 import keras
 from keras import ops
@@ -12,26 +11,15 @@ from keras_bert3.export.saved_model_export import write_saved_model
 def export_text_classifier(
     model, filepath: str, *, verbose: bool = False, warmup: bool = True, jit_compile: bool = False
 ) -> None:
-    """Writes `model` (a `BertClassifier`, or any task of one output row per
-    text) as a SavedModel with two signatures.
+    """Writes `model` (a `BertClassifier`, or any task of one output row per text) as a SavedModel.
 
-    - `serving_default`: `text` (string `(batch,)`), and for pair models also
-      `text_pair`; returns the task's `serving_outputs`: a classifier's
-      `logits` and `probabilities`, float32 `(batch, num_classes)`. Tokenization, truncation and padding run in
-      the graph (tf-text ops); invalid UTF-8 is replaced, empty and overlong
-      strings are fine.
-    - `serve_token_ids`: int32 `(batch, seq)` `token_ids`, `segment_ids`,
-      `padding_mask`; the same outputs, for clients that tokenize themselves.
+    - `serving_default`: `text` (string `(batch,)`), and `text_pair` for pair models; returns the
+      task's `serving_outputs` (a classifier's float32 `(batch, num_classes)` `logits` and
+      `probabilities`). Invalid UTF-8 is replaced; empty and overlong strings are fine.
+    - `serve_token_ids`: int32 `(batch, seq)` `token_ids`, `segment_ids`, `padding_mask`.
 
-    With `warmup`, TF Serving warm-up records of real text for both
-    signatures go to `assets.extra/` (`write_warmup_requests`). With
-    `jit_compile`, the model (not the tokenizer) runs compiled by XLA:
-    faster per call on CPU, see `add_token_ids_endpoint` for the server's flag.
-
-    On JAX the model is converted with jax2tf (shape-polymorphic in batch and
-    length) through `keras.export.ExportArchive`; on TensorFlow it is traced
-    directly. Loading needs `import tensorflow_text` before
-    `tf.saved_model.load` (its ops are registered there); TF Serving builds them in.
+    `warmup`: TF Serving warm-up records in `assets.extra/`. `jit_compile`: the model (only) runs
+    compiled by XLA (`add_token_ids_endpoint`). Loading needs `import tensorflow_text` first.
 
     Example:
     >>> classifier.export("serving/1")

@@ -1,5 +1,4 @@
-"""SavedModels that tag the words of strings: a token classifier with its
-tokenizer and word alignment inside the graph (TensorFlow core and tf-text ops)."""
+"""SavedModels that tag the words of strings, tokenizer and word alignment in the graph."""
 
 import keras
 from keras import ops
@@ -15,28 +14,14 @@ def export_token_classifier(
 ) -> None:
     """Writes `model` (a `BertTokenClassifier`) as a SavedModel with two signatures.
 
-    - `serving_default`: `text`, string `(batch,)`. Each string is split into
-      words at ASCII whitespace (invalid UTF-8 replaced first), the words are
-      tokenized in the graph. Returns per token `logits` and
-      `probabilities`, float32 `(batch, length, num_labels)`, and per word:
-      `words` (string `(batch, max_words)`, "" for padding), `num_words`
-      (int32 `(batch,)`), `word_positions` (int32 `(batch, max_words)`: the
-      index of the word's first token in `logits`), `word_labels` (int32
-      `(batch, max_words)`: the argmax) and `word_probabilities` (float32
-      `(batch, max_words, num_labels)`). Padding, and words with no token in
-      the sequence (beyond the model's `sequence_length`, or tokenizing to
-      nothing), have position and label -1 and zero probabilities.
-    - `serve_token_ids`: int32 `(batch, length)` `token_ids`, `segment_ids`,
-      `padding_mask`; returns `logits` and `probabilities`.
+    - `serving_default`: `text`, string `(batch,)`, split into words at ASCII whitespace. Returns per
+      token float32 `logits`, `probabilities`, and per word `words` (string `(batch, max_words)`),
+      `num_words`, `word_positions` (the first token), `word_labels`, `word_probabilities`
+      (padding, and words with no token in the sequence: position and label -1, zero probabilities).
+    - `serve_token_ids`: int32 `(batch, length)` `token_ids`, `segment_ids`, `padding_mask`.
 
-    With `warmup`, TF Serving warm-up records of real text for both
-    signatures go to `assets.extra/` (`write_warmup_requests`). With
-    `jit_compile`, the model (not the tokenizer) runs compiled by XLA, see
-    `add_token_ids_endpoint` for the server's flag.
-
-    On JAX the model is converted with jax2tf (shape-polymorphic in batch and
-    length); on TensorFlow it is traced directly. Loading needs
-    `import tensorflow_text` before `tf.saved_model.load`.
+    `warmup`: TF Serving warm-up records in `assets.extra/`. `jit_compile`: the model (only) runs
+    compiled by XLA (`add_token_ids_endpoint`). Loading needs `import tensorflow_text` first.
 
     Example:
     >>> tagger.export("serving/1")

@@ -1,13 +1,10 @@
-"""Whether a process of this host still runs: how a file left by a process
-(a lock, a temporary folder) is told stale."""
+"""Whether a process of this host still runs: how a file a process left (a lock, a temporary folder) is told stale."""
 
 import os
 
 
 def running_here(pid) -> bool:
-    """True while process `pid` of this host runs; False where it has ended
-    or `pid` is not a process number.
-    """
+    """True while process `pid` of this host runs; False once it has ended or where `pid` is not a process number."""
     if not isinstance(pid, int) or pid <= 0:
         return False
     try:

@@ -1,15 +1,9 @@
-"""HDF5 weights files written so that a failed write (a full disk, a quota,
-no permission) ends in one `WriteFailed` naming the file, with the
-half-written file removed, never in a crash; and read so that a truncated,
-damaged or foreign file is named in the error.
-
-HDF5 cannot close a file whose write failed: h5py then crashes the process
-when the file is freed or at exit (a segmentation fault). Here HDF5 writes
-through a Python file object (h5py's "fileobj" driver) that passes the bytes
-to the file on disk, and keeps the first failure instead of returning it:
-HDF5 finishes and closes as if nothing happened, then the file is removed and
-the failure raised. The bytes go straight to disk, at the speed of a direct
-write, with nothing held in memory.
+"""HDF5 weights files written so that a failed write (a full disk, a quota, no permission) ends in one `WriteFailed`
+naming the file, the half-written file removed, never in a crash; and read so that a truncated, damaged or
+foreign file is named in the error. HDF5 cannot close a file whose write failed (h5py then crashes the process
+when it is freed or at exit), so HDF5 writes through h5py's "fileobj" driver to a file object that keeps the
+first failure instead of returning it: HDF5 finishes and closes, then the file is removed and the failure
+raised. The bytes go straight to disk, nothing held in memory.
 """
 
 import io
@@ -22,10 +16,8 @@ from keras_bert3.files.write_failed import WriteFailed
 
 
 class _FileKeepingItsFirstError(io.BytesIO):
-    """A file on disk behind the methods of `io.BytesIO` that HDF5's fileobj
-    driver calls (`io.BytesIO` because Keras' weights store accepts that
-    type). A failed write, truncate or flush is kept in `error` and reported
-    as done; the writes after it are dropped."""
+    """A file on disk behind the `io.BytesIO` methods HDF5's fileobj driver calls (Keras' weights store
+    accepts that type); a failed write, truncate or flush is kept in `error`, reported as done, later writes dropped."""
 
     def __init__(self, path: str):
         super().__init__()
@@ -78,8 +70,8 @@ class _FileKeepingItsFirstError(io.BytesIO):
 
 
 def _write_through(path: str, what: str, write) -> None:
-    """Runs `write(file_object)`, then removes the file and raises
-    `WriteFailed` if any of its writes failed (or `write` raised)."""
+    """Runs `write(file_object)`; removes the file if `write` raised (raised again) or if any of its writes
+    failed (raised as `WriteFailed`)."""
     try:
         target = _FileKeepingItsFirstError(path)
     except OSError as error:
@@ -115,8 +107,7 @@ def write_arrays(path: str, arrays: dict, *, what: str = "the weights file") -> 
 
 
 def read_arrays(path: str) -> dict:
-    """Every array of the HDF5 file `path`, by its name; a file that cannot
-    be read is named in a `ValueError`."""
+    """Every array of the HDF5 file `path`, by name; a file that cannot be read is named in a `ValueError`."""
     arrays = {}
     try:
         with h5py.File(path, "r") as f:
@@ -134,8 +125,7 @@ def save_keras_weights(model, path: str, *, what: str = "the weights file") -> N
 
 
 def load_keras_weights(model, path: str) -> None:
-    """`model.load_weights(path)`; a truncated, damaged or foreign file is
-    named in a `ValueError` that says which of the three it is."""
+    """`model.load_weights(path)`; a truncated, damaged or foreign file is named in a `ValueError` saying which."""
     try:
         model.load_weights(path)
     except (OSError, RuntimeError) as error:  # h5py: not HDF5, truncated, a damaged block.

@@ -14,21 +14,12 @@ PARTIAL_SUFFIX = ".partial"
 
 @contextlib.contextmanager
 def written_whole(final: str, what: str, *, marker: str):
-    """Yields a new, empty folder beside `final` to write into. When the
-    block ends, the folder is flushed to disk and takes `final`'s place in one
-    rename (a folder already at `final` is moved aside first and removed
-    after), so that a reader (TF Serving, the next command) never sees it
-    half-written. If the block raises, the new folder is removed and `final`
-    is left as it was; an `OSError` becomes `WriteFailed` naming `final`
-    (`what` says what it is, e.g. "the preset").
-
-    Only an empty folder, or one holding `marker` (a file every folder of
-    this kind has: "saved_model.pb", "task.json"), is replaced: anything else
-    at `final` is refused before the block runs (`check_replaceable`, which
-    a command calls before its long work too).
-
-    The temporary folder is `partial_path(final)`.
-    """
+    """Yields a new, empty folder beside `final` to write into; when the block ends, it is flushed to disk and
+    takes `final`'s place in one rename (a folder already there is moved aside, then removed), so that a reader
+    (TF Serving, the next command) never sees it half-written. If the block raises, the new folder is removed and
+    `final` left as it was; an `OSError` becomes `WriteFailed` naming `final` (`what`: e.g. "the preset"). Only an
+    empty folder, or one holding `marker` ("saved_model.pb", "task.json"), is replaced: anything else at `final` is
+    refused before the block runs (`check_replaceable`). The temporary folder is `partial_path(final)`."""
     final = os.path.normpath(final)
     check_replaceable(final, what, marker=marker)
     partial = partial_path(final)
@@ -40,18 +31,15 @@ def written_whole(final: str, what: str, *, marker: str):
         _replace(partial, final)
     except BaseException as error:
         shutil.rmtree(partial, ignore_errors=True)
-        if isinstance(
-            error, OSError
-        ):  # A `WriteFailed` inside names the temporary folder: name `final`, with its cause.
+        # A `WriteFailed` inside names the temporary folder: name `final`, with its cause.
+        if isinstance(error, OSError):
             cause = error.__cause__ if isinstance(error, WriteFailed) and error.__cause__ is not None else error
             raise WriteFailed(what, final, cause, kept=_kept(final)) from error
         raise
 
 
 def check_replaceable(final: str, what: str, *, marker: str) -> None:
-    """Refuses (`ValueError`) a `final` that `written_whole` would not
-    replace: a file, or a folder holding other files and no `marker`.
-    """
+    """Refuses (`ValueError`) what `written_whole` would not replace: a file, or other files without `marker`."""
     if not os.path.lexists(final):
         return
     if os.path.isdir(final) and (not os.listdir(final) or os.path.isfile(os.path.join(final, marker))):
@@ -63,9 +51,8 @@ def check_replaceable(final: str, what: str, *, marker: str) -> None:
 
 
 def partial_path(final: str) -> str:
-    """Where this process writes `final` (a folder or a file) before renaming
-    it into place: `<final>.<host>.<pid>.partial`. Those of this host's
-    processes that are no longer running (killed midway) are removed first."""
+    """Where this process writes `final` before renaming it into place: `<final>.<host>.<pid>.partial`;
+    those of this host's processes no longer running (killed midway) are removed first."""
     _remove_stale_partials(final)
     return f"{final}.{_writer()}{PARTIAL_SUFFIX}"
 
@@ -115,7 +102,7 @@ def _flush_tree(folder: str) -> None:
 
 
 def flush_to_disk(path: str) -> None:
-    """fsync of a file or folder: its contents (a folder's: its entries) reach the disk."""
+    """fsync of a file or folder: its contents (a folder's entries) reach the disk."""
     descriptor = os.open(path, os.O_RDONLY)
     try:
         os.fsync(descriptor)

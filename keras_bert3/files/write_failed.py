@@ -5,10 +5,8 @@ import sys
 
 
 class WriteFailed(OSError):
-    """A file or folder could not be written (no space, no permission, a
-    read-only disk). The message names what, where and the cause, and says
-    what was kept; `errno` is the cause's.
-    """
+    """A file or folder could not be written; the message names what, where, the cause and what was kept;
+    `errno` is the cause's."""
 
     def __init__(self, what: str, path: str, cause: BaseException, kept: str = ""):
         reason = getattr(cause, "strerror", None) or str(cause) or type(cause).__name__
@@ -26,13 +24,9 @@ class WriteFailed(OSError):
 
 @contextlib.contextmanager
 def write_failures_named(path: str, what: str, *, kept: str = ""):
-    """Turns an `OSError` raised in the block, or TensorFlow's error for a
-    file it cannot write (`ResourceExhaustedError`: no space or a quota;
-    `PermissionDeniedError`), into `WriteFailed` naming `path` (Python's
-    own message for a full disk names no file; TensorFlow's, only the file).
-    Wrap writes only: TensorFlow also raises `ResourceExhaustedError` when
-    memory runs out.
-    """
+    """Turns an `OSError` in the block, or TensorFlow's `ResourceExhaustedError` (no space, a quota) or
+    `PermissionDeniedError`, into `WriteFailed` naming `path` (Python's message for a full disk names no file,
+    TensorFlow's only the file). Wrap writes only: TensorFlow also raises `ResourceExhaustedError` out of memory."""
     tf = sys.modules.get("tensorflow")  # Not imported here for writes that never load it.
     failures = (OSError,) + ((tf.errors.ResourceExhaustedError, tf.errors.PermissionDeniedError) if tf else ())
     try:

@@ -1,5 +1,2 @@
-"""What the commands do with files, for each task: read labelled files,
-fine-tune with checkpoints (`finetuning_run`), predict files of any size
-(`prediction_files`) and evaluate with a report (`evaluation`), on a
-fine-tuned preset, its SavedModel or its ONNX folder alike (`served_model`).
-Each task's part is one `TaskJob` (`task_job`), named by `--task`."""
+"""What the commands do with files, for each task (a `TaskJob`, named by `--task`):
+fine-tune, predict and evaluate, on a preset, its SavedModel or its ONNX folder alike."""

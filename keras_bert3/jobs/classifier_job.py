@@ -1,6 +1,4 @@
-"""The classifier's part of the commands: labelled texts (or pairs) from a
-CSV or JSON-lines file, a label and its probability a row, and accuracy,
-F1 and the confusion matrix (scikit-learn's metrics)."""
+"""The classifier's part of the commands: a label and its probability a row, scikit-learn's scores."""
 
 import dataclasses
 

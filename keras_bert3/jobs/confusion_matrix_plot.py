@@ -2,8 +2,7 @@
 
 
 def plot_confusion_matrix(matrix: dict, png_path: str) -> str:
-    """Draws `matrix` (`{"labels": [...], "rows_true_columns_predicted": [[...]]}`,
-    as `ClassifierJob.report` gives it) with its counts in the cells; returns `png_path`."""
+    """Draws `matrix` (as `ClassifierJob.report` gives it) with counts in the cells; returns `png_path`."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,5 +1,4 @@
-"""`keras-bert3 evaluate`: a fine-tuned model's scores on a labelled file,
-printed and written as JSON."""
+"""`keras-bert3 evaluate`: a fine-tuned model's scores on a labelled file."""
 
 from keras_bert3.jobs.served_model import ServedModel
 from keras_bert3.jobs.task_job import in_batches
@@ -8,15 +7,7 @@ BATCH_SIZE = 64  # Inputs a call of the served model.
 
 
 def evaluate(model_path: str, data: str, columns, *, report_path: str | None = None) -> dict:
-    """Scores the model at `model_path` (a fine-tuned preset, its SavedModel
-    or its ONNX folder) on the labelled file `data`, read as its task's
-    training files are (`columns` gives the column flags). Returns the report
-    (`TaskJob.report`: `accuracy`, `macro_f1`, ... for a classifier; `f1`,
-    `precision`, `recall`, `token_accuracy` for a token classifier;
-    `exact_match` and `f1` for a question answerer); with `report_path`,
-    writes it there as JSON (and a classifier's confusion matrix as a PNG
-    beside it).
-    """
+    """The model's report (`TaskJob.report`) on the labelled file `data`, also written to `report_path`."""
     model = ServedModel(model_path)
     examples = model.job.read(data, columns)
     if model.label_names:

@@ -1,12 +1,8 @@
 """`keras-bert3 finetune`: a task fine-tuned on a labelled file, resumable.
 
-While it runs, `<output>.checkpoints/` holds its lock, settings, history,
-checkpoint (`ResumableBackup`: one at each epoch's end, one at SIGTERM or
-SIGINT) and the best epoch's weights (`ResumableEarlyStopping`). The same
-command on the same `--output` resumes from the checkpoint with the batches
-an uninterrupted run would read next, so it ends with that run's history
-and weights. At the end the fine-tuned preset is written whole at `--output`
-(the label names and the history beside it) and the checkpoints removed.
+`<output>.checkpoints/` holds the run's lock, settings, history, checkpoint (each
+epoch's end, and at SIGTERM or SIGINT) and best weights. The same command resumes with
+the batches an uninterrupted run would read next, ending with that run's history and weights.
 """
 
 import csv
@@ -29,9 +25,7 @@ logger = logging.getLogger("keras_bert3.jobs")
 
 
 def finetune(config) -> dict:
-    """Fine-tunes `config.task` (a `FinetuningConfig`) and writes its preset;
-    returns the history of the whole run, resumed parts included.
-    """
+    """Fine-tunes `config.task` and writes its preset; returns the whole run's history."""
     from keras_bert3.distribution.devices import check_precision
     from keras_bert3.files.whole_folders import check_replaceable
     from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
@@ -39,7 +33,7 @@ def finetune(config) -> dict:
 
     job = job_named(config.task)
     check_precision(config.precision)
-    check_replaceable(config.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE)  # Before the training.
+    check_replaceable(config.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE)
     train = job.read(config.train, config)
     label_names = job.label_names(train)
     count = len(next(iter(job.served_inputs(train).values())))

@@ -1,6 +1,4 @@
-"""`keras-bert3 predict --input FILE --output FILE`: every row of a file of
-any size with its prediction, streamed in batches (memory bounded whatever
-the file's size), written under a temporary name and renamed at the end."""
+"""`keras-bert3 predict`: every row of a file with its prediction, streamed, written whole or not at all."""
 
 import contextlib
 import csv
@@ -28,18 +26,9 @@ def predict_file(
     overwrite: bool = False,
     verbose: int = 1,
 ) -> int:
-    """Writes each row of `input_path` (CSV or JSON lines, its served inputs
-    in the columns `columns` names; or plain text, one text a line, in a
-    column `text`) with the prediction of the model at `model_path` (a
-    fine-tuned preset, its SavedModel or its ONNX folder: `TaskJob.rows`'
-    fields, e.g. `label` and `probability`) to `output_path` (`.csv` or
-    `.jsonl`, by its extension). Returns the number of rows written.
-
-    The output appears whole or not at all: it is written to
-    `partial_path(output_path)` and renamed at the end (a partial file left
-    by a killed run is removed). An existing output is refused unless
-    `overwrite`.
-    """
+    """Writes each row of `input_path` (CSV, JSON lines, or plain text a text a line)
+    with its prediction (`TaskJob.rows`) to `output_path` (`.csv` or `.jsonl`);
+    returns the number of rows. An existing output is refused unless `overwrite`."""
     import keras
 
     extension = os.path.splitext(output_path)[1].lower()
@@ -55,7 +44,6 @@ def predict_file(
     partial = partial_path(output_path)
     progress = keras.utils.Progbar(None, verbose=verbose, unit_name="row")
     written = 0
-    # A write that fails (a full disk) names the output; reading the input fails in its own words.
     writing = functools.partial(write_failures_named, output_path, "the predictions", kept="Nothing was left behind.")
     try:
         with writing():
@@ -77,7 +65,7 @@ def predict_file(
                 out.flush()
                 os.fsync(out.fileno())
         finally:
-            with contextlib.suppress(OSError):  # After a failed write, closing fails too (flushing the rest).
+            with contextlib.suppress(OSError):  # After a failed write, closing fails too.
                 out.close()
         with writing():
             os.replace(partial, output_path)
@@ -124,8 +112,7 @@ def _cell(row: dict, column: str, path: str, line: int) -> str:
 
 
 def _row_writer(out, extension: str):
-    """A function that writes one row (a dict) to `out` as CSV (header from
-    the first row; lists joined by spaces) or as a JSON line."""
+    """A function that writes one row to `out` as CSV (lists joined by spaces) or a JSON line."""
     if extension == ".jsonl":
         return lambda row: out.write(json.dumps(row, ensure_ascii=False) + "\n")
     writer = None

@@ -1,6 +1,4 @@
-"""The question answerer's part of the commands: questions, passages and
-answers from a SQuAD v1.1 or v2.0 JSON file, an answer span a row, and
-SQuAD's exact match and F1."""
+"""The question answerer's part of the commands: SQuAD JSON files, a span a row, exact match and F1."""
 
 import logging
 
@@ -32,8 +30,7 @@ class QuestionAnswererJob(TaskJob):
         )
 
     def fit_data(self, examples: SquadQuestions, label_names):
-        """The answered questions (a v2.0 file's unanswerable ones are left out:
-        this answerer always gives a span)."""
+        """The answered questions (this answerer always gives a span)."""
         x, left_out = examples.training_examples()
         if left_out:
             logger.warning(

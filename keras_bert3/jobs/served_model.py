@@ -1,6 +1,4 @@
-"""A fine-tuned model, whatever form it was saved in: a preset
-(`keras-bert3 finetune`), a SavedModel or an ONNX folder (`keras-bert3
-export`), called alike on strings and giving the same rows."""
+"""A fine-tuned model as a preset, a SavedModel or an ONNX folder, called alike on strings."""
 
 import os
 
@@ -8,16 +6,12 @@ from keras_bert3.files.weight_files import first_line
 from keras_bert3.jobs.task_job import job_for_outputs
 from keras_bert3.jobs.task_job import job_for_task
 
-LABEL_NAMES_FILE = "class_names.json"  # Beside a fine-tuned preset and its exports: the names of its labels.
+LABEL_NAMES_FILE = "class_names.json"  # Beside a fine-tuned preset and its exports.
 
 
 class ServedModel:
-    """The model at `path`, with its task's job and label names. Called with
-    a dict of string lists (`input_names`: `text` [and `text_pair`], or
-    `question` and `context`), it gives one dict of predicted fields a row
-    (`TaskJob.rows`): from TensorFlow and tf-text only for a SavedModel, from
-    onnxruntime for an ONNX folder, from the task model for a preset.
-    """
+    """The model at `path`, with its task's job and label names. Called with a dict
+    of string lists (`input_names`), it gives one dict a row (`TaskJob.rows`)."""
 
     def __init__(self, path: str):
         from keras_bert3.export.onnx_export import MODEL_FILE
@@ -68,8 +62,7 @@ class ServedModel:
 
 
 def damaged_saved_model_file(path: str) -> str | None:
-    """The first file of the SavedModel at `path` that cannot be read
-    whole (its graph, its variables' index or data), or None."""
+    """The first file of the SavedModel at `path` that cannot be read whole, or None."""
     import glob
 
     import tensorflow as tf
@@ -104,10 +97,7 @@ def label_names(path: str) -> list[str] | None:
 
 
 def load_task(preset_dir: str, **kwargs):
-    """The fine-tuned task a preset holds (its task.json names the class by
-    its Keras registered name: keras_bert3's tasks, or a task registered by
-    a module imported before, as a `keras_bert3.commands` plugin is);
-    `kwargs` go to its `from_preset` (e.g. `dtype`)."""
+    """The fine-tuned task a preset holds, by registered Keras name; `kwargs` go to its `from_preset`."""
     from keras_bert3.models import bert_classifier  # noqa: F401  (each registers its task)
     from keras_bert3.models import bert_question_answerer  # noqa: F401
     from keras_bert3.models import bert_token_classifier  # noqa: F401
@@ -133,7 +123,7 @@ def load_task(preset_dir: str, **kwargs):
 
 
 def check_exists(path: str, what: str) -> None:
-    """Refuses a path that does not exist, saying so (before anything asks what it holds)."""
+    """Refuses a path that does not exist, saying so."""
     if not os.path.exists(path):
         parent = os.path.dirname(os.path.abspath(path))
         where = "" if os.path.isdir(parent) else f" (nor does the folder {parent})"

@@ -1,13 +1,8 @@
-"""A task as the commands see it: how its files are read, its model built,
-its served outputs turned into rows, and its predictions scored. One
-`TaskJob` subclass per task (`classifier_job`, `token_classifier_job`,
-`question_answerer_job`), found by name (`--task`) or by what a served model
-takes and gives (`job_for_outputs`)."""
+"""A task as the commands see it: one `TaskJob` subclass per task."""
 
 import importlib
 
-# --task name -> "module:class" of its job, in keras_bert3.jobs.
-JOBS = {
+JOBS = {  # --task name -> "module:class" of its job, in keras_bert3.jobs.
     "classifier": "classifier_job:ClassifierJob",
     "token-classifier": "token_classifier_job:TokenClassifierJob",
     "question-answerer": "question_answerer_job:QuestionAnswererJob",
@@ -15,17 +10,10 @@ JOBS = {
 
 
 class TaskJob:
-    """What a task's commands need, as hooks; see the subclasses.
-
-    - `read(path, config)`: the labelled examples of a file (`config` gives the columns);
-    - `label_names(examples)`: the labels a new head is built for (None: none);
-    - `new_task(preset, label_names, config)`: the task on a pretrained preset;
-    - `fit_data(examples, label_names)`: `(x, y)` for the task's `fit`;
-    - `served_inputs(examples)`: a dict of string lists, the served model's inputs;
-    - `preset_outputs(task, inputs)`: what a served model gives, from a preset;
-    - `rows(outputs, label_names)`: one dict of predicted fields per input;
-    - `report(examples, rows, label_names)`: the scores of `rows` (all the examples'), a JSON-able dict.
-    """
+    """What a task's commands need, as hooks the subclasses define: `read`,
+    `label_names` (None: no labels), `new_task`, `fit_data` (`(x, y)`), `served_inputs`,
+    `input_columns`, `preset_input_names`, `preset_outputs` (as a served model
+    gives), `rows` (a dict per input), `report` (JSON-able) and `report_lines`."""
 
     name = ""
     task_class_path = ""  # "module:class" of its task model.
@@ -33,7 +21,7 @@ class TaskJob:
     monitor_mode = "min"
 
     def unknown_labels(self, examples, label_names: list[str]) -> list[str]:
-        """The labels of `examples` that are not in `label_names` (none, for a task without labels)."""
+        """The labels of `examples` that are not in `label_names`."""
         return []
 
     def write_figures(self, report: dict, report_path: str) -> list[str]:
@@ -61,9 +49,7 @@ def job_for_task(task) -> TaskJob:
 
 
 def job_for_outputs(input_names, output_names) -> TaskJob:
-    """The job of a served model (SavedModel, ONNX) by the strings it takes
-    and what it gives: `question` and `context` in, an answerer; per-word
-    `word_labels` out, a token classifier; `probabilities` out, a classifier."""
+    """The job of a served model (SavedModel, ONNX) by its input and output names."""
     if set(input_names) == {"question", "context"}:
         return job_named("question-answerer")
     if "word_labels" in output_names:

@@ -1,6 +1,4 @@
-"""The token classifier's part of the commands: tagged sentences from a
-CoNLL or JSON-lines file, a tag a word, and entity-level precision, recall
-and F1 (conlleval's, as seqeval counts them) with token accuracy."""
+"""The token classifier's part of the commands: a tag a word, entity scores as seqeval counts them."""
 
 import numpy as np
 
@@ -45,8 +43,7 @@ class TokenClassifierJob(TaskJob):
         return ["text"]
 
     def preset_outputs(self, task, inputs: dict) -> dict:
-        """As the SavedModel's `words`, `num_words` and `word_labels` (-1 for
-        a word past the sequence length), rows padded to the longest."""
+        """As the SavedModel's `words`, `num_words` and `word_labels` (-1 past the sequence length)."""
         from keras_bert3.preprocessing.token_classification_dataset import word_batch
 
         logits = task.predict(inputs["text"], verbose=0)

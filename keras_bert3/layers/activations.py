@@ -1,9 +1,5 @@
-"""BERT's activation functions by name, and the Hugging Face names for them.
-
-The original TensorFlow BERT used the tanh approximation of GELU; Hugging Face
-`BertModel` with `hidden_act="gelu"` uses the exact erf form. They differ by up
-to ~1e-3 per layer, so the choice is part of a checkpoint's config.
-"""
+"""BERT's activation functions by name, and the Hugging Face names for them: the original TensorFlow
+BERT used the tanh GELU, Hugging Face's `hidden_act="gelu"` the exact erf form."""
 
 from keras import activations
 from keras import ops

@@ -9,28 +9,20 @@ from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
 class BertEmbeddings(keras.layers.Layer):
-    """Sums token, segment and position embeddings, then LayerNorm and dropout.
-
-    As in Devlin et al. 2019, section 3 ("Input/Output Representations").
+    """Sums token, segment and position embeddings, then LayerNorm and dropout (Devlin et al. 2019,
+    section 3, "Input/Output Representations").
 
     Args:
-        vocabulary_size: int. Number of WordPiece tokens.
-        hidden_dim: int. Width of the embeddings.
-        max_sequence_length: int. Number of learned positions.
-        num_segments: int. Number of segment (token type) ids.
+        vocabulary_size, hidden_dim: int. Number of WordPiece tokens; width of the embeddings.
+        max_sequence_length, num_segments: int. Numbers of learned positions and of segment ids.
         dropout: float. Dropout applied after the LayerNorm.
-        layer_norm_epsilon: float. Epsilon of the LayerNorm.
         initializer_range: float. Stddev of the truncated normal initializer.
 
     Call args:
-        token_ids: int tensor `(batch, seq)`.
-        segment_ids: int tensor `(batch, seq)`.
-        position_ids: optional int tensor `(batch, seq)`: each token's
-            position (packed rows restart them per sequence); default
+        token_ids, segment_ids: int `(batch, seq)`.
+        position_ids: optional int `(batch, seq)` (packed rows restart them per sequence); default
             0, 1, 2, ... along the row.
-
-    Returns:
-        float tensor `(batch, seq, hidden_dim)`.
+    Returns: float `(batch, seq, hidden_dim)`.
 
     Example:
     >>> layer = BertEmbeddings(vocabulary_size=100, hidden_dim=8)
@@ -94,9 +86,7 @@ class BertEmbeddings(keras.layers.Layer):
 
     def call(self, token_ids, segment_ids, position_ids=None, training=None):
         sequence_length = token_ids.shape[1]
-        # Checked when the length is a number; symbolic lengths (e.g. jax2tf
-        # shape polymorphism) cannot be compared in Python. Given positions
-        # (packed rows) may be fewer than the row's tokens.
+        # Symbolic lengths (jax2tf shape polymorphism) cannot be compared; given positions (packed rows) can be fewer.
         if position_ids is None and isinstance(sequence_length, int) and sequence_length > self.max_sequence_length:
             raise ValueError(
                 f"The input has {sequence_length} tokens per sequence but this "

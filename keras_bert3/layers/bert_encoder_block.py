@@ -21,44 +21,25 @@ from keras_bert3.ops.token_rows import token_rows
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
 class BertEncoderBlock(keras.layers.Layer):
-    """Bidirectional self-attention and a feed-forward network, each followed by
-    dropout, a residual connection and LayerNorm (post-LN, as in BERT).
+    """Bidirectional self-attention and a feed-forward network, each followed by dropout, a residual
+    connection and LayerNorm (post-LN, as in BERT).
 
-    Queries, keys and values come from one fused `qkv` projection, turned
-    heads-major once; attention is two batched matmuls around a softmax over
-    the real keys (`masked_softmax`: float32, or the model's dtype where that
-    gives the same values faster), with dropout on the probabilities when
-    training (BERT's recipe). A JAX training step instead runs one fused
-    attention kernel (`ops.fused_attention`) on query, key and value from
-    three products (slices of the `qkv` kernel) where that kernel can: with
-    the probabilities' dropout on a GPU (cuDNN), without it anywhere.
-    Backend-specific speed code is in `keras_bert3.ops`, called by name:
-    `split_heads`, `masked_softmax`, the token layout of the dense layers
-    (`token_rows`) and the activation of a bfloat16 training step
-    (`feed_forward_activation`).
+    A JAX training step runs one fused attention kernel where it can; speed code is in `keras_bert3.ops`.
 
     Args:
         num_heads: int. Number of attention heads; must divide the input width.
         intermediate_dim: int. Width of the feed-forward hidden layer.
         dropout: float. Dropout on the attention and feed-forward outputs.
-        attention_dropout: float or None. Dropout on the attention
-            probabilities; `None` means the same as `dropout`. 0 (a change
-            to BERT's recipe, whose rate is 0.1) lets a JAX training step use
-            the fused attention kernel on a CPU too; on a GPU it runs with
-            the dropout.
+        attention_dropout: float or None. Dropout on the attention probabilities; `None` means the
+            same as `dropout`. 0 lets a JAX training step use the fused kernel on a CPU too.
         activation: str. Feed-forward activation, see `layers.activations`.
-        layer_norm_epsilon: float. Epsilon of both LayerNorms.
         initializer_range: float. Stddev of the truncated normal initializer.
 
     Call args:
-        x: float tensor `(batch, seq, hidden)`.
-        padding_mask: int or bool tensor `(batch, seq)`, 1 for real tokens;
-            or `(batch, seq, seq)`, 1 where a query may attend to a key
-            (packed rows: `layers.packed_sequences.packed_attention_mask`).
-        first_token_only: bool. Compute the output of the first ([CLS])
-            token alone, `(batch, 1, hidden)`, attending to every token:
-            the same values as `[:, :1]` of the full output, for a last
-            block whose other rows nobody reads (a classifier's).
+        x: float `(batch, seq, hidden)`.
+        padding_mask: int or bool `(batch, seq)`, 1 for real tokens; or `(batch, seq, seq)`, 1 where a
+            query may attend to a key (`packed_sequences.packed_attention_mask`).
+        first_token_only: bool. Compute the first ([CLS]) token's output alone, `(batch, 1, hidden)`.
 
     Example:
     >>> block = BertEncoderBlock(num_heads=2, intermediate_dim=32)
@@ -116,8 +97,7 @@ class BertEncoderBlock(keras.layers.Layer):
         self.output_dense = dense(hidden_dim, "output")
         self.output_layer_norm = layer_norm("output_layer_norm")
 
-        # Named, and in this layer's dtype policy: with a default (global)
-        # float32 policy an unset dtype would cast bfloat16 activations back.
+        # In this layer's dtype policy: an unset dtype (global float32) would cast bfloat16 back.
         def dropout(rate, name):
             return FastMaskDropout(rate, dtype=self.dtype_policy, name=name)
 
@@ -150,8 +130,7 @@ class BertEncoderBlock(keras.layers.Layer):
         return from_token_rows(x, shape)
 
     def _self_attention(self, x, padding_mask, training, first_token_only):
-        """Multi-head self-attention over the real tokens: the context of each
-        query token, `(batch, queries, hidden)` (one query with `first_token_only`)."""
+        """Multi-head self-attention: `(batch, queries, hidden)` (one query with `first_token_only`)."""
         batch_size, sequence_length = ops.shape(x)[0], ops.shape(x)[1]
         if training and not first_token_only and self._fused_attention_runs():
             heads_shape = (batch_size, sequence_length, self.num_heads, self.head_dim)
@@ -167,13 +146,10 @@ class BertEncoderBlock(keras.layers.Layer):
         query, key, value = split_heads(qkv)  # (batch, heads, seq, head_dim) each.
         if first_token_only:
             query = query[:, :, :1]
-        # Scaled before the matmul: (batch, heads, queries, head_dim) is seq /
-        # head_dim times smaller than the scores (batch, heads, queries, seq),
-        # where every element-wise pass costs most.
+        # Scaled before the matmul: the query is seq / head_dim times smaller than the scores.
         query = query * ops.cast(1.0 / self.head_dim**0.5, query.dtype)
         scores = ops.matmul(query, ops.swapaxes(key, -1, -2))
-        # (batch, 1, 1, seq): every query may attend to every real key; or
-        # (batch, 1, queries, seq) from an attention mask.
+        # (batch, 1, 1, seq) from a padding mask, or (batch, 1, queries, seq) from an attention mask.
         if len(padding_mask.shape) == 3:
             allowed = padding_mask[:, None, :1, :] if first_token_only else padding_mask[:, None, :, :]
         else:
@@ -185,10 +161,8 @@ class BertEncoderBlock(keras.layers.Layer):
         return ops.reshape(context, (batch_size, ops.shape(query)[2], self.num_heads * self.head_dim))
 
     def _kernel_dropout_seed(self) -> int:
-        """The fused kernel's dropout seed, fixed per block (cuDNN advances a
-        counter each step): the first word of the probabilities' dropout
-        seed, which Keras drew when that layer was made (no random number
-        is drawn for it), or, where that cannot be read, one from the name."""
+        """The fused kernel's dropout seed, fixed per block (cuDNN advances a counter each step): the
+        first word of the probabilities' dropout seed, or, where that cannot be read, one from the name."""
         generator = getattr(self.probs_dropout, "seed_generator", None)
         try:
             return int(ops.convert_to_numpy(generator.state)[0])
@@ -196,8 +170,7 @@ class BertEncoderBlock(keras.layers.Layer):
             return zlib.crc32(self.name.encode())
 
     def _fused_attention_runs(self) -> bool:
-        """A training step runs `fused_attention` (with this block's
-        attention dropout) here, on an unquantized `qkv` kernel."""
+        """A training step runs `fused_attention` here (an unquantized `qkv` kernel)."""
         if self.qkv_dense.quantization_mode is not None:
             return False
         return fused_attention_available(self.attention_dropout, self.compute_dtype, self.head_dim)

@@ -1,5 +1,4 @@
-"""BERT's masked language model head: transform, LayerNorm, then logits over
-the vocabulary through the (tied) token embedding matrix."""
+"""BERT's masked language model head, tied to the token embedding matrix."""
 
 import keras
 from keras import ops
@@ -13,24 +12,19 @@ from keras_bert3.ops.dense_product import dense_product
 class BertMaskedLMHead(keras.layers.Layer):
     """Predicts the tokens at the masked positions only.
 
-    As in Devlin et al. 2019 (and `cls.predictions` in Hugging Face): the hidden
-    states at `mask_positions` go through a dense layer, the activation and a
-    LayerNorm, then are projected onto the vocabulary with the transposed token
-    embedding matrix plus a per-token bias.
+    As in Devlin et al. 2019 (Hugging Face's `cls.predictions`): the hidden states at `mask_positions`
+    go through a dense layer, the activation and a LayerNorm, then the transposed token embedding
+    matrix plus a per-token bias.
 
     Args:
-        token_embedding: the backbone's `keras.layers.Embedding`, whose matrix
-            is the output projection.
+        token_embedding: the backbone's `keras.layers.Embedding`, whose matrix is the output projection.
         activation: str. See `layers.activations`.
-        layer_norm_epsilon: float.
         initializer_range: float. Stddev of the truncated normal initializer.
 
     Call args:
         sequence_output: float `(batch, seq, hidden)`.
         mask_positions: int `(batch, predictions)`, indices into `seq`.
-
-    Returns:
-        logits `(batch, predictions, vocabulary_size)`.
+    Returns: logits `(batch, predictions, vocabulary_size)`.
 
     Example:
     >>> head = BertMaskedLMHead(backbone.token_embedding)

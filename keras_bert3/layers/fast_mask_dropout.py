@@ -1,5 +1,4 @@
-"""`keras.layers.Dropout` drawing its masks with `keras_bert3.ops.dropout`:
-cheaper to draw than Keras' and, in bfloat16, the keep rate asked for."""
+"""Dropout with masks from `keras_bert3.ops.dropout`: cheaper, and in bfloat16 the keep rate asked for."""
 
 import keras
 
@@ -8,9 +7,7 @@ from keras_bert3.ops.dropout import dropout
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
 class FastMaskDropout(keras.layers.Dropout):
-    """`keras.layers.Dropout` (same arguments, same seed generator, same
-    scaling of kept values) whose masks are cheaper to draw.
-    """
+    """`keras.layers.Dropout` (same arguments, seed generator and scaling) with cheaper masks."""
 
     def call(self, inputs, training=False):
         if not training or self.rate <= 0 or self.rate >= 1 or self.noise_shape is not None:

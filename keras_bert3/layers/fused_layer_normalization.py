@@ -1,5 +1,4 @@
-"""A LayerNorm layer that serves as one fused kernel on TensorFlow
-(`keras_bert3.ops.layer_norm`)."""
+"""A LayerNorm layer computing through `keras_bert3.ops.layer_norm`."""
 
 import keras
 
@@ -8,10 +7,8 @@ from keras_bert3.ops.layer_norm import layer_norm
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
 class FusedLayerNormalization(keras.layers.LayerNormalization):
-    """`keras.layers.LayerNormalization` over the last axis computing through
-    `layer_norm`: the same weights, configuration and values; at inference
-    on TensorFlow one oneDNN kernel instead of some ten ops.
-    """
+    """`keras.layers.LayerNormalization` computing through `layer_norm` over the last axis: the same
+    weights, configuration and values; at inference on TensorFlow one fused oneDNN kernel."""
 
     def call(self, inputs, training=None):
         last_axis_only = list(self.axis) in ([-1], [len(inputs.shape) - 1])

@@ -1,14 +1,5 @@
-"""Configs that hold other Keras objects (a task's backbone and preprocessor,
-a pretrainer's backbone, a preprocessor's tokenizer): serialized by
-`get_config`, rebuilt by `from_config`.
-
-    def get_config(self):
-        return {**serialized(self, ("backbone",)), "nsp": self.nsp}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**deserialized(config, ("backbone",)))
-"""
+"""Configs that hold other Keras objects (a task's backbone, a preprocessor's tokenizer): `get_config`
+returns `{**serialized(self, ("backbone",)), ...}`, `from_config` calls `cls(**deserialized(config, ("backbone",)))`."""
 
 import keras
 

@@ -1,31 +1,21 @@
-"""Rows that hold several sequences (packed pretraining pairs): which tokens
-may attend to which, and each token's position in its own sequence.
-
-A packed row numbers its sequences in `sequence_ids`: 1, 2, 3, ... for the
-tokens of its first, second, third pair, 0 for padding. Both functions below
-derive everything from those numbers, so a token can see only the tokens of
-its own sequence, and positions restart at 0 with each sequence, whatever the
-numbers are: no input can make two sequences see each other.
+"""Rows that hold several sequences (packed pretraining pairs), numbered in `sequence_ids` (1, 2, 3,
+...; 0 for padding): which tokens may attend to which, and each token's position in its own sequence.
+Both derive everything from those numbers, so no input can make two sequences see each other.
 """
 
 from keras import ops
 
 
 def packed_attention_mask(sequence_ids):
-    """`(batch, seq, seq)` bool: query `i` may attend to key `j` when both
-    belong to the same sequence (`sequence_ids` equal and above 0). A
-    padding query attends to nothing (its row is read by no loss).
-    """
+    """`(batch, seq, seq)` bool: query `i` may attend to key `j` when both belong to the same sequence
+    (`sequence_ids` equal and above 0). A padding query attends to nothing (no loss reads its row)."""
     sequence_ids = ops.convert_to_tensor(sequence_ids)
     same = ops.equal(sequence_ids[:, :, None], sequence_ids[:, None, :])
     return ops.logical_and(same, ops.greater(sequence_ids, 0)[:, None, :])
 
 
 def packed_positions(sequence_ids):
-    """`(batch, seq)` int32: each token's position within its sequence (the
-    number of earlier tokens with the same sequence id), so that every packed
-    pair gets the positions it would have alone.
-    """
+    """`(batch, seq)` int32: each token's position within its sequence, as it would have alone."""
     sequence_ids = ops.convert_to_tensor(sequence_ids)
     same = ops.cast(ops.equal(sequence_ids[:, :, None], sequence_ids[:, None, :]), "int32")
     # Row i of the running count along the keys, at key i: same-sequence tokens up to and including i.

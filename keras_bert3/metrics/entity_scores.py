@@ -1,12 +1,7 @@
-"""Entity-level precision, recall and F1 of tagged sentences, as CoNLL's
-`conlleval` script and seqeval's default mode count them: an entity is a run
-of tags of one type (`B-PER I-PER`; IOB1, IOB2/BIO and IOBES tags), and it
-counts only where its type and both ends are right.
-
-Written here rather than taken from seqeval, whose definitions these are:
-seqeval ships only a source archive whose build fails under pip's default
-build isolation, so `pip install keras-bert3` could not depend on it. The
-tests check these figures against seqeval itself.
+"""Entity-level precision, recall and F1 of tagged sentences, as CoNLL's `conlleval` and seqeval's default mode
+count them: an entity is a run of tags of one type (`B-PER I-PER`; IOB1, IOB2/BIO and IOBES tags), right only
+where its type and both ends are. Written here as seqeval ships only a source archive whose build fails under
+pip's build isolation (no dependency of `pip install keras-bert3`); the tests compare with seqeval itself.
 """
 
 import collections
@@ -45,9 +40,7 @@ def _starts(previous: str, prefix: str, previous_kind: str, kind: str) -> bool:
 
 
 def entity_scores(true_tags: list[list[str]], predicted_tags: list[list[str]]) -> dict:
-    """Precision, recall, F1 and support (true entities) per entity type and
-    overall (micro average, as conlleval's totals), over sentences.
-    """
+    """Precision, recall, F1 and support per entity type and overall (micro average, as conlleval's totals)."""
     if len(true_tags) != len(predicted_tags):
         raise ValueError(f"{len(true_tags)} sentences of true tags but {len(predicted_tags)} predicted.")
     counts = collections.defaultdict(lambda: [0, 0, 0])  # type -> [correct, predicted, true]

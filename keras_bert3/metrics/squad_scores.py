@@ -1,8 +1,6 @@
-"""SQuAD's exact match and F1 (the official evaluation scripts, v1.1 and
-v2.0: answers compared after lower-casing and removing punctuation, articles
-and extra whitespace; F1 over the bag of words; each prediction scored
-against the best of its reference answers; a v2.0 question without an
-answer is right only where the prediction is empty)."""
+"""SQuAD's exact match and F1 (the official scripts, v1.1 and v2.0): answers compared after lower-casing and
+removing punctuation, articles and extra whitespace; F1 over the bag of words; each prediction scored against
+its best reference; a v2.0 question without an answer is right only where the prediction is empty."""
 
 import collections
 import re
@@ -28,11 +26,9 @@ def _f1(prediction: str, truth: str) -> float:
 
 
 def squad_scores(predictions: list[str], answers: list) -> dict[str, float]:
-    """Mean exact match and F1 (fractions in [0, 1]) of predicted answer
-    texts against the reference answers: one text per question, or a list
-    of texts (the best counts; an empty list: no answer, v2.0). Where some
-    questions have no answer, also the scores over those with one
-    (`has_answer_*`) and those without (`no_answer_*`), as v2.0's script.
+    """Mean exact match and F1 (fractions in [0, 1]) of predicted answer texts against the references: one
+    text per question, or a list of texts (the best counts; an empty list: no answer, v2.0). Where some questions
+    have no answer, also the scores over those with one (`has_answer_*`) and without (`no_answer_*`), as v2.0's.
 
     Example:
     >>> squad_scores(["The absolute value"], ["absolute value."])

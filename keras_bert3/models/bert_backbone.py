@@ -12,50 +12,29 @@ from keras_bert3.models.bert_sizes import get_bert_size
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
 class BertBackbone(keras.Model):
-    """BERT: embeddings, a stack of bidirectional post-LN Transformer blocks,
+    """BERT (Devlin et al. 2019): embeddings, a stack of bidirectional post-LN Transformer blocks,
     and a tanh pooler on the first ([CLS]) token.
 
     Args:
-        vocabulary_size: int. Number of WordPiece tokens.
-        num_layers: int. Number of encoder blocks.
-        num_heads: int. Attention heads per block.
-        hidden_dim: int. Width of the hidden states.
-        intermediate_dim: int. Width of the feed-forward layers.
+        vocabulary_size, num_layers, num_heads, hidden_dim, intermediate_dim (feed-forward width): int.
         dropout: float. Dropout on embeddings and block outputs.
-        attention_dropout: float or None. Dropout on attention probabilities;
-            `None` means the same as `dropout`.
-        max_sequence_length: int. Number of learned positions.
-        num_segments: int. Number of segment ids.
-        activation: str. `"gelu"` (exact erf, as Hugging Face) or
-            `"gelu_approximate"` (tanh, as the original TensorFlow BERT).
-        layer_norm_epsilon: float. Epsilon of every LayerNorm.
+        attention_dropout: float or None. Dropout on attention probabilities; `None`: `dropout`.
+        max_sequence_length, num_segments: int. Numbers of learned positions and of segment ids.
+        activation: str. `"gelu"` (exact erf, as Hugging Face) or `"gelu_approximate"` (tanh, as the
+            original TensorFlow BERT).
         initializer_range: float. Stddev of the truncated normal initializer.
         dtype: a Keras dtype policy, e.g. `"float32"` or `"mixed_bfloat16"`.
 
-    Inputs: a dict of int32 tensors `(batch, seq)`: `token_ids`,
-    `segment_ids` and `padding_mask` (1 for real tokens, 0 for padding).
+    Inputs: a dict of int32 `(batch, seq)` `token_ids`, `segment_ids` and `padding_mask` (1 for real
+    tokens). Outputs: a dict of `sequence_output` `(batch, seq, hidden_dim)` and `pooled_output`
+    `(batch, hidden_dim)`.
 
-    Outputs: a dict with `sequence_output` `(batch, seq, hidden_dim)` and
-    `pooled_output` `(batch, hidden_dim)`.
-
-    Examples:
-    ```python
-    backbone = keras_bert3.BertBackbone(
-        vocabulary_size=100, num_layers=2, num_heads=2, hidden_dim=8,
-        intermediate_dim=32,
-    )
-    outputs = backbone({
-        "token_ids": np.array([[2, 5, 6, 3, 0]]),
-        "segment_ids": np.zeros((1, 5), "int32"),
-        "padding_mask": np.array([[1, 1, 1, 1, 0]]),
-    })
-    outputs["pooled_output"].shape  # (1, 8)
-
-    # A standard size, randomly initialised.
-    base = keras_bert3.BertBackbone.from_size("base")
-    # Pretrained weights from a local Hugging Face or keras_bert3 directory.
-    model = keras_bert3.BertBackbone.from_preset("path/to/bert-base-uncased")
-    ```
+    Example:
+    >>> backbone = BertBackbone(vocabulary_size=100, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=32)
+    >>> ids = np.array([[2, 5, 6, 3, 0]])
+    >>> inputs = {"token_ids": ids, "segment_ids": np.zeros_like(ids), "padding_mask": np.array([[1, 1, 1, 1, 0]])}
+    >>> backbone(inputs)["pooled_output"].shape
+    (1, 8)
     """
 
     def __init__(
@@ -153,14 +132,8 @@ class BertBackbone(keras.Model):
         return self.encoder_blocks[-1](x, padding_mask, training=training, first_token_only=first_token_only)
 
     def pooled_output(self, inputs, training=None):
-        """The pooled [CLS] output alone, for heads that read nothing else.
-
-        Equal to `backbone(inputs)["pooled_output"]`, but the last block
-        computes only the [CLS] row (its keys and values still see every
-        token): for MiniLM's 6 layers 14% fewer matrix products, in
-        training and inference. Call it on `keras.Input`s to build a task
-        graph on the backbone's layers (as `BertClassifier` does) or on
-        real inputs.
+        """`backbone(inputs)["pooled_output"]`, the last block computing only the [CLS] row (which still
+        attends to every token): for heads that read nothing else. Takes `keras.Input`s or real inputs.
 
         Example:
         >>> pooled = backbone.pooled_output(inputs)  # (batch, hidden_dim)
@@ -175,14 +148,9 @@ class BertBackbone(keras.Model):
         return self.pooler(x[:, 0, :])
 
     def packed_sequence_output(self, token_ids, segment_ids, sequence_ids, training=None):
-        """The sequence output of packed rows, several sequences a row,
-        numbered in `sequence_ids` (a packed row's `pair_ids`: 1, 2, ...; 0
-        for padding): each token attends to the tokens of its own sequence
-        alone and takes its position within it, so each sequence gets the
-        outputs it would get alone
-        (`layers.packed_sequences`). Call it on `keras.Input`s to build a
-        model on the backbone's layers (as `BertPretrainer(packed=True)` does)
-        or on real inputs.
+        """The sequence output of packed rows, whose sequences are numbered in `sequence_ids` (1, 2, ...;
+        0 for padding): each sequence gets the outputs it would get alone (`layers.packed_sequences`).
+        Takes `keras.Input`s (as `BertPretrainer(packed=True)`) or real inputs.
 
         Example:
         >>> x = backbone.packed_sequence_output(token_ids, segment_ids, sequence_ids)  # (batch, seq, hidden)
@@ -233,10 +201,8 @@ class BertBackbone(keras.Model):
         vocabulary_size: int = BERT_UNCASED_VOCABULARY_SIZE,
         **kwargs,
     ) -> "BertBackbone":
-        """A randomly initialised backbone of a standard size.
-
-        `size` is one of "tiny", "mini", "small", "medium" (Turc et al. 2019),
-        "base" or "large" (Devlin et al. 2019); `kwargs` override the rest.
+        """A randomly initialised backbone of a standard size: "tiny", "mini", "small", "medium"
+        (Turc et al. 2019), "base" or "large" (Devlin et al. 2019); `kwargs` override the rest.
 
         Example:
         >>> BertBackbone.from_size("base").count_params()
@@ -248,12 +214,10 @@ class BertBackbone(keras.Model):
     def from_preset(cls, preset: str, **kwargs) -> "BertBackbone":
         """Loads a backbone from a preset.
 
-        `preset` is a local directory (a keras_bert3 preset, a Hugging Face
-        BERT checkpoint with `config.json` and `model.safetensors`, or a
-        keras-hub BERT preset), a remote handle (`hf://owner/name`,
-        `kaggle://owner/model/framework/variant`) or a known preset name,
-        downloaded through the hub client libraries when a network exists.
-        `kwargs` override config entries (e.g. `dropout=0.0`, `dtype=...`).
+        `preset` is a local directory (a keras_bert3 preset, a Hugging Face BERT checkpoint with
+        `config.json` and `model.safetensors`, or a keras-hub BERT preset), a remote handle
+        (`hf://owner/name`, `kaggle://owner/model/framework/variant`) or a known preset name (downloaded
+        through the hub client libraries). `kwargs` override config entries (e.g. `dropout=0.0`).
 
         Example:
         >>> backbone = BertBackbone.from_preset("path/to/all-MiniLM-L6-v2")
@@ -266,8 +230,7 @@ class BertBackbone(keras.Model):
         """Saves config and weights to a keras_bert3 preset directory.
 
         Example:
-        >>> backbone.save_to_preset("my_bert")
-        >>> BertBackbone.from_preset("my_bert")
+        >>> backbone.save_to_preset("my_bert")  # BertBackbone.from_preset("my_bert") loads it.
         """
         from keras_bert3.presets.preset_format import save_backbone
 

@@ -1,5 +1,4 @@
-"""BertClassifier: BERT fine-tuned for text or text-pair classification
-(Devlin et al. 2019, section 4.1: one dense layer on the pooled [CLS] output)."""
+"""BertClassifier: BERT fine-tuned for text or text-pair classification (Devlin et al. 2019, section 4.1)."""
 
 import keras
 import numpy as np
@@ -21,64 +20,24 @@ from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocesso
 class BertClassifier(BertTask):
     """A `BertBackbone` with dropout and one dense layer on the pooled output.
 
-    The head reads only [CLS], so the backbone's last block computes that row
-    alone (`BertBackbone.pooled_output`): the same logits and gradients as the
-    full pass, a MiniLM training step about 14% shorter (float32).
-
-    `fit`, `evaluate` and `predict` take raw texts (a list of strings), text
-    pairs (a tuple `(first_texts, second_texts)` when built with
-    `sentence_pairs=True`), a `tf.data.Dataset` of them, or model inputs
-    int inputs. Texts go through `self.preprocessor` (the tokenizer inside),
-    grouped by length and padded to each batch's longest example: no compute
-    on padding to a fixed 512. `predict` returns logits `(n, num_classes)`
-    in the order of its inputs.
-
-    Built (or loaded from a preset), it is compiled with working defaults:
-    AdamW with BERT's settings (`keras_bert3.bert_optimizer`: weight decay
-    0.01 off LayerNorm and biases, epsilon 1e-6, clipping at norm 1.0), peak
-    learning rate 5e-5, linear warmup over 10% of the steps then linear decay
-    to zero at the end of the first `fit` (its epochs times batches),
-    sparse categorical cross-entropy from logits, and accuracy.
-
-    `export(path)` writes a SavedModel that takes strings (see
-    `export_text_classifier`); `save_to_preset(dir)` writes a preset that
-    `BertClassifier.from_preset(dir)` restores, head and tokenizer included.
-    `from_preset` on a Hugging Face `BertForSequenceClassification`
-    checkpoint loads its trained head (`classifier`).
+    The last block computes the [CLS] row alone (`BertBackbone.pooled_output`). `fit`, `evaluate` and
+    `predict` take texts (a list of strings), text pairs (a tuple of two lists, `sentence_pairs=True`),
+    a `tf.data.Dataset` of them, or model inputs; `predict` returns logits `(n, num_classes)` in input
+    order. `from_preset` on a Hugging Face `BertForSequenceClassification` checkpoint loads its head.
 
     Args:
-        backbone: a `BertBackbone`.
         num_classes: int. Number of classes (2 or more).
-        tokenizer: the `BertTokenizer` of the backbone (or pass `preprocessor`).
-        preprocessor: a `BertTextPreprocessor`; default: one built from
-            `tokenizer` and the settings below.
-        sequence_length: int. Longer texts are truncated.
-        pad_to_multiple_of: int. Round a batch's length up to a multiple of this.
+        tokenizer: the backbone's `BertTokenizer`, or instead `preprocessor`: a `BertTextPreprocessor`.
+        sequence_length, pad_to_multiple_of: int. Longer texts are truncated; a batch's length is
+            rounded up to a multiple of `pad_to_multiple_of`.
         sentence_pairs: bool. Inputs are pairs of texts.
         dropout: float. Dropout before the dense layer (the paper: 0.1).
 
-    Inputs (model inputs): dict of int32 `(batch, seq)` `token_ids`,
-    `segment_ids`, `padding_mask`. Outputs: logits `(batch, num_classes)`.
-
-    Examples:
-    ```python
-    classifier = keras_bert3.BertClassifier.from_preset("path/to/bert", num_classes=4)
-    classifier.fit(train_texts, train_labels, validation_data=(texts, labels), epochs=3)
-    classifier.predict(["Some new text."])  # (1, 4) logits
-    classifier.export("serving/1")          # A SavedModel that takes strings.
-    classifier.save_to_preset("finetuned")
-    keras_bert3.BertClassifier.from_preset("finetuned")  # Head and tokenizer restored.
-
-    # Sentence pairs (e.g. entailment).
-    nli = keras_bert3.BertClassifier.from_preset("path/to/bert", num_classes=3, sentence_pairs=True)
-    nli.fit((premises, hypotheses), labels)
-
-    # Preprocessed ints, custom backbone.
-    backbone = keras_bert3.BertBackbone(vocabulary_size=30, num_layers=2, num_heads=2,
-                                        hidden_dim=8, intermediate_dim=16)
-    classifier = keras_bert3.BertClassifier(backbone, num_classes=2, tokenizer=tokenizer)
-    classifier.predict({"token_ids": ids, "segment_ids": segments, "padding_mask": mask})
-    ```
+    Example:
+    >>> classifier = BertClassifier.from_preset("path/to/bert", num_classes=4)
+    >>> classifier.fit(train_texts, train_labels, epochs=3)
+    >>> classifier.predict(["Some new text."]).shape
+    (1, 4)
     """
 
     preprocessor_cls = BertTextPreprocessor

@@ -1,5 +1,4 @@
-"""BertPretrainer: BERT's joint masked-LM and next-sentence pretraining
-(Devlin et al. 2019, section 3.1) as a Keras model whose `fit` pretrains."""
+"""BertPretrainer: BERT's joint masked-LM and next-sentence pretraining (Devlin et al. 2019, section 3.1)."""
 
 import keras
 from keras import ops
@@ -25,52 +24,29 @@ MLM_WEIGHTS_EPSILON = 1e-5  # As google-research/bert: sum(loss * w) / (sum(w) +
 class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, keras.Model):
     """A `BertBackbone` with the masked-LM head and the next-sentence head.
 
-    The MLM head predicts the original tokens at `mask_positions` through the
-    token embedding matrix (tied); the NSP head gives two logits from the
-    pooled output (label 1 = B is a random segment, 0 = B is the true
-    continuation, as in the original code). The loss is the weighted mean MLM
-    cross-entropy over the masked positions plus the NSP cross-entropy,
-    computed in `compute_loss`, which the trainers of every backend call.
-
-    `compile()` with no arguments applies BERT's recipe (AdamW, weight decay
-    0.01 off LayerNorm and biases, epsilon 1e-6, clipping at global norm 1.0,
-    linear warmup then decay; see `keras_bert3.optimizers.bert_optimizer`);
-    `compile(optimizer=...)` replaces only the optimizer. The losses and
-    metrics are the pretrainer's own: `fit` and `evaluate` report `loss`,
-    `mlm_loss`, `mlm_accuracy`, and with NSP `nsp_loss`, `nsp_accuracy`.
+    The MLM head predicts the original tokens at `mask_positions` through the tied token embedding
+    matrix; the NSP head gives two logits from the pooled output (label 1 = B is a random segment, as in
+    the original code). The loss is the weighted mean MLM cross-entropy over the masked positions plus
+    the NSP cross-entropy. `fit` and `evaluate` report `loss`, `mlm_loss`, `mlm_accuracy`, and with NSP
+    `nsp_loss`, `nsp_accuracy`.
 
     Args:
-        backbone: a `BertBackbone`.
         nsp: bool. Train the next-sentence objective too.
-        packed: bool. Rows hold several pairs (`data.pair_packing.pack_pairs`): an
-            input `pair_ids` (int32 `(batch, seq)`) numbers each token's pair
-            (1, 2, ...; 0 for padding; `padding_mask` stays 0/1), attention
-            and positions stay within a pair (`BertBackbone.packed_sequence_output`),
-            and NSP is predicted for each pair from its own [CLS] token at
-            `nsp_positions` (int32 `(batch, pairs)`), with labels
-            `(batch, pairs)` and sample weights `{"nsp": ...}` (0 for a row's
-            unused pair slots). The loss is that of the same pairs unpacked.
+        packed: bool. Rows hold several pairs (`data.pair_packing.pack_pairs`): input `pair_ids`
+            (int32 `(batch, seq)`: 1, 2, ...; 0 for padding; `padding_mask` stays 0/1) keeps attention
+            and positions within a pair, and NSP is predicted for each pair from its [CLS] at
+            `nsp_positions` (int32 `(batch, pairs)`), with labels `(batch, pairs)` and sample weights
+            `{"nsp": ...}` (0 for unused pair slots). The loss is that of the same pairs unpacked.
 
-    Inputs: dict of int32 `(batch, seq)` `token_ids`, `segment_ids`,
-    `padding_mask`, and int32 `(batch, predictions)` `mask_positions`.
-    Targets: `{"mlm": mask_ids (batch, predictions), "nsp": labels (batch,)}`;
-    sample weights `{"mlm": mask_weights (batch, predictions)}` (0 for the
-    padding of `mask_positions`).
+    Inputs: dict of int32 `(batch, seq)` `token_ids`, `segment_ids`, `padding_mask`, and int32
+    `(batch, predictions)` `mask_positions`. Targets: `{"mlm": mask_ids (batch, predictions), "nsp":
+    labels (batch,)}`; sample weights `{"mlm": mask_weights (batch, predictions)}` (0 for padded
+    `mask_positions`). Outputs: `{"mlm": logits (batch, predictions, vocabulary), "nsp": (batch, 2)}`.
 
-    Outputs: `{"mlm": logits (batch, predictions, vocabulary),
-    "nsp": logits (batch, 2)}`.
-
-    Examples:
-    ```python
-    backbone = keras_bert3.BertBackbone.from_size("tiny", vocabulary_size=tokenizer.vocabulary_size())
-    pretrainer = keras_bert3.BertPretrainer(backbone)
-    pretrainer.compile()  # The BERT recipe.
-    batching = keras_bert3.data.BatchingConfig(batch_size=32)
-    pretrainer.fit(keras_bert3.data.pretraining_dataset(files, tokenizer, batching=batching), steps_per_epoch=1000)
-
-    # Continue pretraining a Hugging Face BertForPreTraining checkpoint, heads included.
-    pretrainer = keras_bert3.BertPretrainer.from_preset("path/to/bert-base-uncased")
-    ```
+    Example:
+    >>> pretrainer = BertPretrainer(BertBackbone.from_size("tiny", vocabulary_size=tokenizer.vocabulary_size()))
+    >>> pretrainer.compile()  # The BERT recipe.
+    >>> pretrainer.fit(keras_bert3.data.pretraining_dataset(files, tokenizer), steps_per_epoch=1000)
     """
 
     def __init__(self, backbone: BertBackbone, *, nsp: bool = True, packed: bool = False, **kwargs):
@@ -97,7 +73,7 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
         names = ("token_ids", "segment_ids", "padding_mask", "mask_positions")
         names += (("pair_ids",) if packed else ()) + (("nsp_positions",) if packed and nsp else ())
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in names}
-        if packed:  # Attention and positions from `pair_ids` alone; `padding_mask` is 1 on every pair's tokens.
+        if packed:  # Attention and positions from `pair_ids` alone.
             sequence = backbone.packed_sequence_output(inputs["token_ids"], inputs["segment_ids"], inputs["pair_ids"])
         else:
             encoded = backbone({k: inputs[k] for k in ("token_ids", "segment_ids", "padding_mask")})
@@ -136,33 +112,15 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
     ):
         """Compiles with BERT's recipe.
 
-        With no `optimizer`, builds `bert_optimizer(learning_rate=...,
-        total_steps=..., warmup_steps=..., weight_decay=...)` (the paper's
-        values by default: peak 1e-4, 1M steps, 1% warmup). A given
-        `optimizer` replaces only the optimizer. Losses and metrics belong to
-        the pretrainer: passing `loss` or `metrics` is an error.
-        `jit_compile="auto"` is Keras' choice: XLA on JAX, and on TensorFlow
-        on GPUs and TPUs outside `tf.distribute` strategies; TensorFlow's graph
-        (oneDNN kernels) on CPUs, which `bench/bench_pretraining.py` measures
-        as the faster of the two there.
-
-        `precision="auto"` trains a float32 model in the fastest safe
-        precision for the device (`training_precision.auto_precision`):
-        `mixed_bfloat16` (bfloat16 compute, float32 weights and optimizer) on
-        TPUs, on GPUs of compute capability 8.0 and later, and on CPUs with
-        AVX512-BF16 or AMX under TensorFlow's graph or JAX's compiled step;
-        `mixed_float16` with loss scaling on GPUs of 7.x; float32 elsewhere.
-        The choice is logged once (INFO, the `keras_bert3` logger; the `keras-bert3` commands show it). Only the training step changes: `evaluate`,
-        `predict` and saved models keep the model's policy.
-        `training_dtype_policy` says what was chosen; `precision="float32"`
-        keeps float32, `"mixed_bfloat16"` or `"mixed_float16"` (GPUs) ask for
-        that precision. A model built under another policy
-        (`keras.config.set_dtype_policy`) keeps it.
+        With no `optimizer`, builds `bert_optimizer` from the keywords (the paper's values by default); a
+        given `optimizer` replaces only the optimizer. Passing `loss` or `metrics` is an error.
+        `precision="auto"` trains a float32 model in the fastest safe precision for the device
+        (`training_precision.auto_precision`, logged once); only the training step changes.
+        `training_dtype_policy` says what was chosen; `"float32"`, `"mixed_bfloat16"` or
+        `"mixed_float16"` (GPUs) ask for that precision. A model built under another policy keeps it.
 
         Example:
         >>> pretrainer.compile(learning_rate=5e-4, total_steps=10_000)
-        >>> pretrainer.training_dtype_policy  # On an H100, or a CPU with AVX512-BF16.
-        'mixed_bfloat16'
         """
         check_precision_name(precision)
         for name in ("loss", "metrics", "weighted_metrics", "loss_weights"):
@@ -231,10 +189,8 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
         self._check_targets(targets, weights)
 
     def _checked(self, data):
-        """`data` checked for its structure now, and, for a `tf.data.Dataset`,
-        for token ids past the embedding as each batch is read
-        (`with_token_ids_checked`): the first batch of data made with a larger
-        vocabulary ends `fit` before it is trained on, on every backend."""
+        """`data` checked for its structure now, and a `tf.data.Dataset` for token ids past the
+        embedding as each batch is read (`with_token_ids_checked`), before it is trained on."""
         self._check_dataset(data)
         from keras_bert3.data.token_id_check import with_token_ids_checked
 
@@ -251,12 +207,8 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
         return super().evaluate(self._checked(x), *args, **kwargs)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        """MLM loss (weighted mean over masked positions) + NSP loss (mean).
-
-        Under a TensorFlow strategy, returns this replica's share of the
-        global-batch loss (the denominators are summed across replicas), so
-        the summed gradients equal one device's on the same global batch.
-        """
+        """MLM loss (weighted mean over masked positions) + NSP loss (mean). Under a TensorFlow strategy,
+        this replica's share of the global-batch loss, so the summed gradients equal one device's."""
         self._check_targets(y, sample_weight)
         replicas = num_replicas_in_sync()  # Shares times replicas: the global value, for the trackers.
         mlm_logits = ops.cast(y_pred["mlm"], "float32")
@@ -308,10 +260,9 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
     def from_preset(
         cls, preset: str, *, nsp: bool = True, packed: bool = False, **backbone_overrides
     ) -> "BertPretrainer":
-        """A pretrainer on the backbone of `preset`, with its pretraining heads
-        when the preset has them (a keras_bert3 pretrainer preset, or a Hugging
-        Face `BertForPreTraining` / `BertForMaskedLM` checkpoint); otherwise
-        the heads start from random weights.
+        """A pretrainer on the backbone of `preset`, with its pretraining heads when the preset has them
+        (a keras_bert3 pretrainer preset, or a Hugging Face `BertForPreTraining` / `BertForMaskedLM`
+        checkpoint); otherwise the heads start from random weights.
 
         Example:
         >>> pretrainer = BertPretrainer.from_preset("path/to/bert-base-uncased")

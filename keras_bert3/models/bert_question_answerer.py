@@ -1,6 +1,5 @@
-"""BertQuestionAnswerer: BERT fine-tuned for extractive question answering
-(Devlin et al. 2019, section 4.2, SQuAD: start and end vectors over the
-passage tokens; the layout of Hugging Face's `BertForQuestionAnswering`)."""
+"""BertQuestionAnswerer: BERT fine-tuned for extractive question answering (Devlin et al. 2019, section
+4.2, SQuAD: start and end vectors over the passage tokens; as Hugging Face's `BertForQuestionAnswering`)."""
 
 import warnings
 
@@ -24,62 +23,26 @@ from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAn
 class BertQuestionAnswerer(BertTask):
     """A `BertBackbone` with one dense layer giving start and end logits per token.
 
-    `fit` and `evaluate` take SQuAD-style examples: a dict of lists
-    `question`, `context`, `answer_text`, `answer_start` (the answer's first
-    character in the context), or a list of such dicts. Each example becomes
-    one or more windows `[CLS] question [SEP] passage-window [SEP]` with a
-    document stride (see `QuestionAnsweringPreprocessor`); a window's labels
-    are the answer's start and end tokens, or [CLS] when the window does not
-    hold the answer. `predict(questions, contexts)` returns the best answer
-    of each example over all its windows, cut from the original context
-    (Hugging Face pipeline's decoding, see `best_spans`).
-
-    Built (or loaded), it is compiled with the `BertTask` defaults (AdamW
-    with BERT's settings, peak learning rate 5e-5, 10% warmup, linear decay
-    over the first `fit`); the loss is the sum of the start and the end
-    sparse cross-entropies (Hugging Face: their mean), metrics their accuracies.
-
-    A Hugging Face `BertForQuestionAnswering` checkpoint directory loads with
-    its trained head (`qa_outputs`); `save_to_preset(dir)` writes a preset that
-    `from_preset(dir)` restores; `export(path)` writes a SavedModel that
-    answers from strings (see `export_question_answerer`).
+    `fit` and `evaluate` take SQuAD-style examples: a dict of lists `question`, `context`, `answer_text`,
+    `answer_start` (the answer's first character in the context), or a list of such dicts. Each example
+    becomes windows `[CLS] question [SEP] passage-window [SEP]`, labelled with the answer's start and end
+    tokens, or [CLS] when the window does not hold it. `predict((questions, contexts))` returns each
+    example's best answer over its windows; model inputs give `start_logits` and `end_logits`, float
+    `(batch, seq)`. The loss is the sum of the start and end cross-entropies (Hugging Face: their mean).
+    A Hugging Face `BertForQuestionAnswering` checkpoint loads with its head (`qa_outputs`).
 
     Args:
-        backbone: a `BertBackbone`.
-        tokenizer: the `BertTokenizer` of the backbone (or pass `preprocessor`).
-        preprocessor: a `QuestionAnsweringPreprocessor`; default: one built
-            from `tokenizer` and the lengths below.
+        tokenizer: the backbone's `BertTokenizer`, or instead `preprocessor`: a `QuestionAnsweringPreprocessor`.
         sequence_length: int. Tokens a window.
         doc_stride: int. Passage tokens shared by consecutive windows.
-        max_query_length: int. Question tokens kept.
-        max_windows: int. Windows read per passage at most (the rest of a
-            longer passage is not read).
+        max_query_length, max_answer_length: int. Question tokens kept; tokens an answer spans at most.
+        max_windows: int. Windows read per passage at most (the rest is not read).
         pad_to_multiple_of: int. Round the padded length up to a multiple of this.
-        max_answer_length: int. Tokens an answer spans at most.
 
-    Inputs (model inputs): dict of int32 `(batch, seq)` `token_ids`,
-    `segment_ids`, `padding_mask`. Outputs: dict of float `(batch, seq)`
-    `start_logits` and `end_logits`.
-
-    Examples:
-    ```python
-    qa = keras_bert3.BertQuestionAnswerer.from_preset("path/to/bert", sequence_length=256)
-    qa.fit({"question": ["What does abs return?"], "context": ["abs: Return the absolute value."],
-            "answer_text": ["the absolute value"], "answer_start": [12]}, epochs=2)
-    qa.predict((["What does abs return?"], ["abs: Return the absolute value."]))
-    # [{"answer": "the absolute value", "start": 12, "end": 30, "score": 0.93}]
-    qa.export("serving/1")          # serving_default(question, context) -> answer, start, end, score.
-    qa.save_to_preset("finetuned")
-
-    # A Hugging Face BertForQuestionAnswering directory: its head is loaded too.
-    qa = keras_bert3.BertQuestionAnswerer.from_preset("path/to/bert-squad")
-
-    # Preprocessed ints, custom backbone.
-    backbone = keras_bert3.BertBackbone(vocabulary_size=30, num_layers=2, num_heads=2,
-                                        hidden_dim=8, intermediate_dim=16)
-    qa = keras_bert3.BertQuestionAnswerer(backbone, tokenizer=tokenizer, sequence_length=64, doc_stride=16)
-    qa.predict({"token_ids": ids, "segment_ids": segments, "padding_mask": mask})  # Logits.
-    ```
+    Example:
+    >>> qa = BertQuestionAnswerer.from_preset("path/to/bert-squad", sequence_length=256)
+    >>> qa.predict((["What does abs return?"], ["abs: Return the absolute value."]))[0]["answer"]
+    'the absolute value'
     """
 
     preprocessor_cls = QuestionAnsweringPreprocessor
@@ -174,19 +137,12 @@ class BertQuestionAnswerer(BertTask):
         )
 
     def predict(self, x, *args, **kwargs):
-        """Answers: `predict((questions, contexts))` -> one dict per example,
-        with Keras' `predict(x, batch_size, verbose, steps, callbacks)`.
+        """Answers: `predict((questions, contexts))` -> one dict per example, with Keras' other arguments.
 
-        Each answer is `{"answer": str, "start": int, "end": int, "score":
-        float}` with `context[start:end] == answer` (characters) and score the
-        pipeline's `p_start * p_end`. Model inputs (or a dataset of them)
-        give the raw `start_logits` and `end_logits` instead. The form before
-        2026-11-29, `predict(questions, contexts)` (or `contexts=`), still
-        works for a release, with a `DeprecationWarning`.
-
-        Example:
-        >>> qa.predict((["Who wrote it?"], ["It was written by Guido."]))[0]["answer"]
-        'Guido'  (a span of the original text, after fine-tuning)
+        Each answer is `{"answer": str, "start": int, "end": int, "score": float}` with
+        `context[start:end] == answer` (characters) and score the pipeline's `p_start * p_end`.
+        Model inputs (or a dataset of them) give the raw `start_logits` and `end_logits` instead.
+        `predict(questions, contexts)` (or `contexts=`) is deprecated: it works, with a `DeprecationWarning`.
         """
         contexts = kwargs.pop("contexts", None)
         if args and args[0] is not None and not isinstance(args[0], int):  # The old second argument.

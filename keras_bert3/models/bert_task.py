@@ -1,13 +1,6 @@
-"""BertTask: what every fine-tuning task shares (Devlin et al. 2019, section 4:
-a pretrained backbone, one added output layer, a short AdamW run with warmup).
-
-A template in the manner of keras-hub's `Task`: a subclass declares what
-differs (its `TaskSpec`, its preprocessor, its head) and defines two hooks;
-this base gives it the working defaults of `compile`, raw inputs in `fit`,
-`evaluate` and `predict`, the row-weighted loss that fixed batch shapes need,
-presets (`from_preset` calls `presets.task_preset.load_task`), export and
-the Keras config.
-"""
+"""BertTask: what every fine-tuning task shares (Devlin et al. 2019, section 4), as keras-hub's `Task`:
+working `compile` defaults, raw inputs in `fit`, `evaluate` and `predict`, the row-weighted loss that
+fixed batch shapes need, presets, export and config."""
 
 import contextlib
 import warnings
@@ -48,20 +41,15 @@ HOOKS = ("preprocessor_cls", "spec", "head_layers", "preprocess", "predict_examp
 class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     """Base of `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`.
 
-    A subclass builds its functional graph on the backbone (`task_parts`:
-    `model_inputs`, `dense_head`), calls `super().__init__(inputs=...,
-    outputs=...)`, sets `self.backbone` and `self.preprocessor`, and declares
-    `preprocessor_cls` and `spec` (a `TaskSpec`: its presets' settings, head
-    size, Hugging Face head, SavedModel writer, raw inputs and outputs). It
-    defines `head_layers` (what a preset stores besides the backbone),
-    `default_loss()` and `default_metrics()` if not these, and two hooks:
+    A subclass builds its functional graph on the backbone (`task_parts`), calls `super().__init__(inputs=...,
+    outputs=...)`, sets `self.backbone` and `self.preprocessor`, declares `preprocessor_cls` and `spec` (a
+    `TaskSpec`), and defines `head_layers` (what a preset stores besides the backbone), `default_loss()`
+    and `default_metrics()` if not these, and two hooks:
 
-    - `preprocess(x, y=None, sample_weight=None, *, batch_size, shuffle, keep_order)`:
-      a `tf.data` pipeline of batches of model inputs for raw inputs, which `fit`,
-      `evaluate` and `predict` (on a dataset of texts, `keep_order=True`) use;
-    - `predict_examples(x, run)`: predictions for raw inputs, where
-      `run(model_inputs)` gives the model's outputs for numpy model inputs.
-
+    - `preprocess(x, y=None, sample_weight=None, *, batch_size, shuffle, keep_order)`: a `tf.data`
+      pipeline of batches of model inputs for raw inputs;
+    - `predict_examples(x, run)`: predictions for raw inputs, where `run(model_inputs)` gives the
+      model's outputs for numpy model inputs.
     A subclass that lacks one of these is refused when it is defined.
     """
 
@@ -80,8 +68,7 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     def leave_pooler_out(self) -> None:
-        """For tasks on the token outputs: the pooler is not trained (Hugging Face builds
-        them with `add_pooling_layer=False`); its weights stay in the backbone, as loaded."""
+        """For tasks on the token outputs: the pooler is frozen (Hugging Face: `add_pooling_layer=False`)."""
         self.backbone.pooler.trainable = False
 
     # === Compile: the fine-tuning recipe ===
@@ -109,18 +96,14 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     ):
         """Compiles with the fine-tuning defaults, each replaceable (docs/tasks.md).
 
-        `optimizer="auto"`: `bert_optimizer` (AdamW) at peak `learning_rate`,
-        `warmup_ratio` of the steps for warmup, linear decay to zero at
-        `total_steps` (None: the next `fit`'s epochs times batches). `loss`,
-        `metrics` "auto": `default_loss()`, `default_metrics()`. `precision`:
-        see `training_precision.auto_precision`. `length_buckets`: where the
-        steps are XLA-compiled, the lengths that batches of raw inputs are
-        padded to, each filled to `batch_size` with empty rows that count
-        nowhere (`fixed_shapes.task_length_buckets`; None: shapes as they come).
+        `optimizer="auto"`: `bert_optimizer` (AdamW) at peak `learning_rate`, `warmup_ratio` of the steps
+        for warmup, linear decay to zero at `total_steps` (None: the next `fit`'s epochs times batches).
+        `loss`, `metrics` "auto": `default_loss()`, `default_metrics()`. `precision`: see `training_precision`.
+        `length_buckets`: where the steps are XLA-compiled, the lengths batches of raw inputs are padded
+        to, filled with empty rows that count nowhere (`fixed_shapes.task_length_buckets`; None: as they come).
 
         Example:
         >>> classifier.compile(learning_rate=2e-5, warmup_ratio=0.06)
-        >>> classifier.compile(length_buckets=[32, 128])  # Two step programs at most.
         """
         from keras_bert3.optimizers.bert_optimizer import bert_optimizer
         from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
@@ -170,8 +153,8 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         return FixedShapeBatches(self.length_buckets if self.jit_compile is True else None)
 
     def batches(self, x, y=None, sample_weight=None, *, batch_size=None, fill_rows=True, **options):
-        """The task's `preprocess` pipeline for raw inputs, shaped by `batch_shapes` (rows
-        filled to `batch_size` if `fill_rows`); None for model inputs, which Keras takes as they are."""
+        """The task's `preprocess` pipeline for raw inputs, shaped by `batch_shapes` (rows filled to
+        `batch_size` if `fill_rows`); None for model inputs, which Keras takes as they are."""
         if x is None or is_model_inputs(x) or (is_dataset(x) and yields_model_inputs(x)):
             return None
         dataset = self.preprocess(x, y, sample_weight, batch_size=batch_size or 32, **options)
@@ -212,10 +195,8 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     # === Predict: raw inputs tokenized, run in length order, turned into the task's predictions ===
 
     def predict(self, x, batch_size=None, **kwargs):
-        """The task's predictions for raw inputs (`predict_examples`), in input
-        order; for model inputs or a dataset (of batches of model inputs, or of texts
-        where `spec.takes_text_datasets`: tokenized in order) the model's outputs,
-        as `keras.Model.predict`, to which the other keyword arguments go.
+        """The task's predictions for raw inputs (`predict_examples`), in input order; for model inputs
+        or a dataset, the model's outputs, as `keras.Model.predict` (which takes the other keywords).
 
         Example:
         >>> classifier.predict(["Some new text."])  # (1, num_classes) logits.
@@ -230,15 +211,15 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     # === Export, presets and config ===
 
     def export(self, filepath, format="tf_saved_model", verbose=None, warmup=True, jit_compile=False, **kwargs):
-        """Writes a SavedModel for TF Serving whose `serving_default` takes the
-        task's raw inputs (its `spec.saved_model_writer`; docs/serving.md), with
-        warm-up records unless `warmup=False`; `jit_compile=True` (TensorFlow)
-        compiles the model part with XLA. Other formats go to `Model.export`.
+        """Writes a SavedModel for TF Serving whose `serving_default` takes the task's raw inputs
+        (`spec.saved_model_writer`; docs/serving.md), with warm-up records unless `warmup=False`;
+        `jit_compile=True` (TensorFlow) compiles the model part with XLA. `format="onnx"` writes a folder
+        (`export.onnx_export`); other formats go to `Model.export`.
 
         Example:
         >>> classifier.export("serving/1")  # TF Serving's default executor.
         """
-        if format == "onnx":  # A folder: model.onnx and tokenizer.json (keras_bert3.export.onnx_export).
+        if format == "onnx":
             from keras_bert3.export.onnx_export import export_onnx
 
             return export_onnx(self, filepath, **kwargs)
@@ -257,18 +238,12 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
             return write(self, filepath, verbose=bool(verbose), warmup=warmup, jit_compile=jit_compile)
 
     def serving_outputs(self, outputs) -> dict:
-        """What a SavedModel written by `export_text_classifier` serves for the
-        model's float32 `outputs` (one row per text): `{"outputs": outputs}`
-        here; a task that reuses that writer names its own.
-
-        Example:
-        >>> regressor.serving_outputs(scores)
-        {'score': scores}
-        """
+        """What a SavedModel of `export_text_classifier` serves for the model's float32 `outputs` (one
+        row per text): `{"outputs": outputs}` here; a task that reuses that writer names its own."""
         return {"outputs": outputs}
 
     def write_saved_model(self, filepath, verbose: bool = False, warmup: bool = True, jit_compile: bool = False):
-        """Deprecated (2026-11-27): `export(filepath)`, which this calls, writes the same SavedModel."""
+        """Deprecated: `export(filepath)`, which this calls, writes the same SavedModel."""
         warnings.warn(
             f"{type(self).__name__}.write_saved_model is deprecated and will be removed in the next release: "
             "use export(filepath, warmup=..., jit_compile=...).",
@@ -278,8 +253,7 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         return self.export(filepath, verbose=verbose, warmup=warmup, jit_compile=jit_compile)
 
     def task_config(self) -> dict:
-        """What a preset stores besides the backbone, tokenizer and head weights:
-        the head's size (e.g. `num_classes`) and the `spec.preset_settings`."""
+        """What a preset stores besides the weights and tokenizer: head size and `spec.preset_settings`."""
         in_preprocessor = keyword_parameters(self.preprocessor_cls)
         names = list(self.spec.head_size_argument or ())[:1] + list(self.spec.preset_settings)
         return {name: getattr(self.preprocessor if name in in_preprocessor else self, name) for name in names}
@@ -292,14 +266,11 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
 
     @classmethod
     def from_preset(cls, preset: str, *head_size, **kwargs):
-        """A task on `preset`: a backbone preset with a new head, a preset of
-        `save_to_preset` with its fine-tuned head and settings, or a Hugging
-        Face checkpoint of the task's architecture with its trained head.
-
-        The head's size (`num_classes`, `num_labels`: positional or keyword)
-        is needed for a new head and must agree with a trained one. Keywords
-        in `spec.preset_settings` override the stored settings; the others go
-        to `BertBackbone.from_preset` (e.g. `attention_dropout`).
+        """A task on `preset`: a backbone preset with a new head, a preset of `save_to_preset` with its
+        fine-tuned head and settings, or a Hugging Face checkpoint of the task's architecture with its
+        trained head. The head's size (`num_classes`, `num_labels`: positional or keyword) is needed for
+        a new head and must agree with a trained one. Keywords in `spec.preset_settings` override the
+        stored settings; the others go to `BertBackbone.from_preset` (e.g. `attention_dropout`).
 
         Example:
         >>> classifier = BertClassifier.from_preset("path/to/bert", num_classes=3, sequence_length=256)

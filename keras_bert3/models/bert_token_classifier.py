@@ -1,6 +1,5 @@
-"""BertTokenClassifier: BERT fine-tuned to tag words (Devlin et al. 2019,
-section 5.3, CoNLL-2003 NER: one dense layer on every token's final hidden
-state, each word labelled at its first WordPiece)."""
+"""BertTokenClassifier: BERT fine-tuned to tag words (Devlin et al. 2019, section 5.3, CoNLL-2003 NER:
+one dense layer on every token's final hidden state, each word labelled at its first WordPiece)."""
 
 import keras
 import numpy as np
@@ -22,62 +21,25 @@ from keras_bert3.preprocessing.word_piece_alignment import IGNORED_LABEL
 class BertTokenClassifier(BertTask):
     """A `BertBackbone` with dropout and one dense layer on every token.
 
-    `fit` and `evaluate` take sentences as lists of words (pre-split, as in
-    CoNLL files or Hugging Face's `is_split_into_words=True`) or as strings
-    (split at ASCII whitespace), with one integer label per word. Each
-    word's label goes to its first WordPiece; the word's later pieces,
-    [CLS], [SEP] and padding get label -100 and are left out of the loss and
-    the accuracy (Hugging Face's recipe). Pieces beyond `sequence_length - 2`
-    are cut: a word whose first piece is cut is not trained on. Batches are
-    grouped by length and padded to their longest example, as
-    `BertClassifier`. Int model inputs with `(batch, length)` labels (-100
-    for ignored tokens) work too.
-
-    `predict(sentences)` returns, in input order, one float32 array
-    `(num_words, num_labels)` of logits per sentence, one row per word; a
-    word with no piece in the sequence (beyond `sequence_length`, or a word
-    that tokenizes to nothing, such as an empty string) gets a row of NaN.
-    `predict_labels` gives the argmax per word, -1 for those words. On model
-    inputs, `predict` returns per-token logits `(batch, length, num_labels)`.
-
-    Compiled with working defaults: `bert_optimizer` at peak 5e-5, 10% warmup
-    then linear decay sized to the first `fit`, sparse categorical
-    cross-entropy from logits averaged over the labelled tokens (labels -100
-    ignored, as `torch.nn.CrossEntropyLoss`), and `accuracy` over the
-    labelled tokens (each word's first piece).
+    `fit` and `evaluate` take sentences as lists of words or as strings (split at ASCII whitespace),
+    with one integer label per word, or model inputs with `(batch, length)` labels. A word's label goes
+    to its first WordPiece (a word whose first piece is cut is not trained on); other tokens get label
+    -100, left out of the loss and the accuracy (Hugging Face's recipe). `predict(sentences)` returns
+    one float32 array `(num_words, num_labels)` of logits per sentence, a row of NaN for a word with no
+    piece in the sequence (`predict_labels`: -1); on model inputs, per-token logits. `from_preset` on a
+    Hugging Face `BertForTokenClassification` checkpoint loads its head.
 
     Args:
-        backbone: a `BertBackbone`.
         num_labels: int. Number of tags (2 or more).
-        tokenizer: the `BertTokenizer` of the backbone (or pass `preprocessor`).
-        preprocessor: a `BertTokenClassifierPreprocessor`; default: one built
-            from `tokenizer` and the settings below.
-        sequence_length: int. Longer sentences are truncated.
-        pad_to_multiple_of: int. Round a batch's length up to a multiple of this.
+        tokenizer: the backbone's `BertTokenizer`, or instead `preprocessor`: a `BertTokenClassifierPreprocessor`.
+        sequence_length, pad_to_multiple_of: int. Longer sentences are truncated; a batch's length is
+            rounded up to a multiple of `pad_to_multiple_of`.
         dropout: float. Dropout before the dense layer (the paper: 0.1).
 
-    Inputs (model inputs): dict of int32 `(batch, length)` `token_ids`,
-    `segment_ids`, `padding_mask`. Outputs: logits `(batch, length, num_labels)`.
-
-    Examples:
-    ```python
-    tagger = keras_bert3.BertTokenClassifier.from_preset("path/to/bert", num_labels=3)
-    tagger.fit([["Call", "os.walk", "first."]], [[0, 1, 0]], epochs=3)
-    tagger.predict(["Call os.walk first."])        # [array of shape (3, 3)]: logits per word.
-    tagger.predict_labels([["Call", "os.walk"]])   # [array([0, 1])]
-    tagger.export("serving/1")                     # A SavedModel that takes strings.
-    tagger.save_to_preset("tagger")
-    keras_bert3.BertTokenClassifier.from_preset("tagger")  # Head and tokenizer restored.
-
-    # A Hugging Face BertForTokenClassification checkpoint: its head is loaded.
-    ner = keras_bert3.BertTokenClassifier.from_preset("path/to/bert-ner")
-
-    # Preprocessed ints, custom backbone.
-    backbone = keras_bert3.BertBackbone(vocabulary_size=30, num_layers=2, num_heads=2,
-                                        hidden_dim=8, intermediate_dim=16)
-    tagger = keras_bert3.BertTokenClassifier(backbone, num_labels=5, tokenizer=tokenizer)
-    tagger.predict({"token_ids": ids, "segment_ids": segments, "padding_mask": mask})  # (batch, length, 5)
-    ```
+    Example:
+    >>> tagger = BertTokenClassifier.from_preset("path/to/bert", num_labels=3)
+    >>> tagger.fit([["Call", "os.walk", "first."]], [[0, 1, 0]], epochs=3)
+    >>> tagger.predict_labels([["Call", "os.walk"]])  # [array([0, 1])]
     """
 
     preprocessor_cls = BertTokenClassifierPreprocessor
@@ -156,10 +118,8 @@ class BertTokenClassifier(BertTask):
     # === Predict (`BertTask.predict`): logits per word ===
 
     def predict_examples(self, x, run) -> list[np.ndarray]:
-        """Per-word logits: a list (input order) of float32 `(num_words,
-        num_labels)` arrays, each word's first piece (`word_positions`) in the
-        per-token logits of the sentences tokenized in one call; NaN rows for words
-        without a piece in the sequence."""
+        """Per-word logits (each word's first piece): a list (input order) of float32
+        `(num_words, num_labels)` arrays; NaN rows for words without a piece in the sequence."""
         from keras_bert3.preprocessing.token_classification_dataset import word_batch
 
         words = word_batch(x)

@@ -4,11 +4,8 @@ import keras
 
 
 class CompileOnLoad:
-    """A Keras model mixin: loaded from a `.keras` file, the model is compiled
-    as it was saved (the optimizer with its schedule, settings and, once Keras
-    loads them, its moments and step count; the losses and metrics). Keras
-    itself skips models with a custom `compile` and warns.
-    """
+    """A Keras model mixin: loaded from a `.keras` file, the model is compiled as it was saved
+    (optimizer, losses, metrics). Keras itself skips models with a custom `compile` and warns."""
 
     def compile_from_config(self, config):
         config = keras.saving.deserialize_keras_object(config)

@@ -1,7 +1,5 @@
-"""Predictions on tokenized examples in length order: the shortest first, each
-batch cut to its longest example, so that little compute goes to padding;
-the outputs come back in input order. `BertTask.predict` runs raw inputs
-through it once its task has tokenized them."""
+"""Predictions on tokenized examples in length order, each batch cut to its longest example so that
+little compute goes to padding; the outputs come back in input order (`BertTask.predict`)."""
 
 import keras
 import numpy as np
@@ -11,14 +9,8 @@ from keras_bert3.preprocessing.fixed_shapes import FixedShapeBatches
 
 
 def predict_in_length_order(model, model_inputs: dict, *, batch_size: int, shapes: FixedShapeBatches, per_token: bool):
-    """`model`'s outputs for numpy model inputs `(n, length)`, in input order.
-
-    Examples run shortest first, `batch_size` at a time, each batch cut to its
-    longest (rounded up to the preprocessor's `pad_to_multiple_of`) and shaped
-    by `shapes` (fixed shapes: padded, then its outputs cut back). Per-token
-    outputs (`per_token`) come back padded to `length` with zeros. None for
-    no examples.
-    """
+    """`model`'s outputs for numpy model inputs `(n, length)`, in input order; None for no examples.
+    Each batch is shaped by `shapes`; per-token outputs come back padded to `length` with zeros."""
     lengths = np.asarray(model_inputs["padding_mask"]).sum(axis=1)
     width = np.shape(model_inputs["token_ids"])[1]
     multiple = model.preprocessor.pad_to_multiple_of

@@ -1,14 +1,5 @@
-"""What every task's `fit`, `evaluate` and `predict` accept, checked in one
-place so that a wrong input gets one clear error, the same for every task.
-
-Every task takes model inputs (a dict of int `(batch, length)` `token_ids`,
-`segment_ids`, `padding_mask`, all of one shape), a `tf.data.Dataset` of
-them, or its own raw inputs (`TaskSpec.raw_inputs` says which): lists,
-numpy arrays or `tf.string` tensors of texts, and for some tasks a dict of
-examples or a dataset of texts. The task's own preprocessing then checks
-what only it can (labels, pairs, answers). Also here: what kind of input a
-dataset is, and how many batches an epoch of it holds.
-"""
+"""What every task's `fit`, `evaluate` and `predict` accept (model inputs, a `tf.data.Dataset` of them,
+or `TaskSpec.raw_inputs`), checked in one place for one clear error; and how many batches an epoch holds."""
 
 import math
 
@@ -23,9 +14,8 @@ RAW_CONTAINERS = (list, tuple, np.ndarray, tf.Tensor, tf.RaggedTensor)
 
 
 def check_task_input(task, x, method: str) -> None:
-    """Raises a TypeError or ValueError naming the task, the method, what it
-    got and what it takes, when `x` is none of the input kinds the task takes.
-    """
+    """Raises a TypeError or ValueError naming the task, the method, what it got and what it takes,
+    when `x` is none of the input kinds the task takes."""
     where = f"{type(task).__name__}.{method}"
     takes = f"{where} takes {task.spec.raw_inputs}, {MODEL_INPUTS} or a tf.data.Dataset of them"
     if isinstance(x, tf.data.Dataset):
@@ -101,14 +91,9 @@ def yields_model_inputs(dataset) -> bool:
 
 
 def with_known_length(dataset):
-    """`dataset` with its number of batches declared, when tf.data cannot infer it.
-
-    Batches built from texts in memory declare their number themselves; those
-    from a dataset of texts of unknown length have a fixed number per epoch
-    (the same examples whatever the shuffle), so it is counted once, by a pass
-    over the pipeline; Keras then knows where an epoch ends instead of warning
-    that the input "ran out of data".
-    """
+    """`dataset` with its number of batches declared, when tf.data cannot infer it: counted once by a
+    pass over the pipeline (the same number every epoch), so Keras knows where an epoch ends instead of
+    warning that the input "ran out of data"."""
     if int(dataset.cardinality()) != tf.data.UNKNOWN_CARDINALITY:
         return dataset
     return dataset.apply(tf.data.experimental.assert_cardinality(count_steps(dataset)))

@@ -1,6 +1,5 @@
-"""The parts a BERT task is built from: what it declares (`TaskSpec`, with
-the Hugging Face head it loads, `HuggingFaceHead`), its symbolic inputs, its
-dense output layer, and its preprocessor (`task_preprocessor`, checked)."""
+"""The parts a BERT task is built from: what it declares (`TaskSpec`, `HuggingFaceHead`), its
+symbolic inputs, its dense output layer, and its checked preprocessor (`task_preprocessor`)."""
 
 import dataclasses
 from collections.abc import Callable
@@ -26,8 +25,7 @@ class HuggingFaceHead:
 class TaskSpec:
     """What a `BertTask` subclass declares about its inputs, outputs and presets."""
 
-    # Its SavedModel writer: a function of `keras_bert3.export` by name (export sits a floor above
-    # models), or any function, called as `writer(task, filepath, verbose=, warmup=, jit_compile=)`.
+    # A function of `keras_bert3.export` by name, or any: `writer(task, filepath, verbose=, warmup=, jit_compile=)`.
     saved_model_writer: "str | Callable"
     raw_inputs: str  # What `fit`, `evaluate` and `predict` take besides model inputs, for error messages.
     # The settings a preset stores and `from_preset` takes: arguments of the task's or its preprocessor's constructor.
@@ -36,16 +34,13 @@ class TaskSpec:
     head_size_argument: tuple[str, str] | None = None  # e.g. ("num_classes", "classes"); None: a fixed size.
     huggingface_head: HuggingFaceHead | None = None  # The trained head `from_preset` loads from a checkpoint.
     raw_dict_keys: tuple[str, ...] | None = None  # A dict of raw examples has these keys (else dicts are model inputs).
-    takes_text_datasets: bool = (
-        False  # Whether a tf.data.Dataset of raw texts is accepted (else only batches of model inputs).
-    )
+    takes_text_datasets: bool = False  # A tf.data.Dataset of raw texts is accepted (else only model inputs).
     per_token_outputs: bool = True  # Outputs have a length axis (second); False for one output per example.
     loss_over_labelled_tokens: bool = False  # The loss averages over labelled tokens (their labels mark empty rows).
-    # Its ONNX nodes after the encoder: a function of `keras_bert3.export.onnx_graph` by name, or any
-    # function, called as `head(graph, task, weights, sequence)` -> {output name: (node, shape)}.
+    # ONNX nodes after the encoder: a function of `export.onnx_graph` by name, or any function,
+    # called as `head(graph, task, weights, sequence)` -> {output name: (node, shape)}.
     onnx_head: "str | Callable | None" = None
-    # The strings in front of its ONNX model (`export.onnx_text_model.FRONT_ENDS`): "texts" (a text or
-    # a pair), "words" (a token classifier's words and their outputs) or "question_context" (windows, answers).
+    # The strings in front of its ONNX model: "texts" (a text or a pair), "words" or "question_context".
     strings_front_end: str = "texts"
 
 
@@ -67,10 +62,8 @@ def dense_head(backbone, units: int, name: str):
 
 
 def check_preprocessor_agrees(task_cls, preprocessor, tokenizer, settings: dict) -> None:
-    """Raises a clear error when a task is given a `preprocessor` together with
-    a `tokenizer` or a setting other than its default that the preprocessor
-    does not have: the preprocessor would win, and what was asked for would
-    be lost without a word."""
+    """Raises when a task is given a `preprocessor` together with a `tokenizer` or a non-default
+    setting the preprocessor does not have (it would be silently ignored)."""
     defaults = {name: parameter.default for name, parameter in keyword_parameters(task_cls).items()}
     conflicting = [
         f"{name}={value!r} (the preprocessor's is {getattr(preprocessor, name)!r})"
@@ -98,9 +91,8 @@ def check_backbone_fits(backbone, preprocessor) -> None:
 
 
 def task_preprocessor(task_cls, backbone, preprocessor=None, tokenizer=None, **settings):
-    """`preprocessor`, or one of `task_cls.preprocessor_cls` built from
-    `tokenizer` and `settings`; checked to fit the backbone's vocabulary and
-    length. A `preprocessor` given with a `tokenizer` or settings it lacks is refused."""
+    """`preprocessor`, or a `task_cls.preprocessor_cls` built from `tokenizer` and `settings`; checked
+    to fit the backbone (`check_preprocessor_agrees`, `check_backbone_fits`)."""
     if preprocessor is None:
         if tokenizer is None:
             raise ValueError(

@@ -1,5 +1,4 @@
-"""TextEmbedder: raw texts in, BERT vectors out (the feature-based use of BERT,
-Devlin et al. 2019, section 5.3)."""
+"""TextEmbedder: raw texts in, BERT vectors out (the feature-based use of BERT, Devlin et al. 2019, 5.3)."""
 
 import keras
 import numpy as np
@@ -13,33 +12,20 @@ class TextEmbedder:
     """Embeds texts with a BERT backbone and its tokenizer.
 
     Args:
-        backbone: a `BertBackbone`.
-        tokenizer: the `BertTokenizer` of the same model.
-        output: what to return per text:
-            "pooled": the tanh pooler on [CLS] `(hidden,)`;
-            "cls": the hidden state of [CLS];
-            "mean": the mean of the hidden states of all real tokens
-                (as sentence-transformers models such as all-MiniLM-L6-v2);
-            "tokens": every token's hidden state `(tokens, hidden)`,
-                [CLS] and [SEP] included.
-        hidden_layers: which hidden states to use for "cls", "mean" and
-            "tokens", concatenated: 0 is the embedding output, 1..L the
-            blocks, negative counts from the top. The paper's best feature-based
-            choice is the last four: `(-4, -3, -2, -1)`.
+        backbone, tokenizer: a `BertBackbone` and the `BertTokenizer` of the same model.
+        output: what to return per text: "pooled" (the tanh pooler on [CLS]), "cls" (the hidden state
+            of [CLS]), "mean" (the mean over real tokens, as sentence-transformers models) or "tokens"
+            (every token's hidden state `(tokens, hidden)`, [CLS] and [SEP] included).
+        hidden_layers: the hidden states, concatenated, for "cls", "mean" and "tokens": 0 is the
+            embedding output, 1..L the blocks, negative counts from the top (the paper's best
+            feature-based choice: `(-4, -3, -2, -1)`).
         normalize: bool. Scale each vector to unit L2 norm.
-        sequence_length: int. Longer texts are truncated.
-        batch_size: int. Texts per forward pass.
+        sequence_length, batch_size: int. Longer texts are truncated; texts per forward pass.
 
-    Examples:
-    ```python
-    embedder = keras_bert3.TextEmbedder.from_preset(
-        "path/to/all-MiniLM-L6-v2", output="mean", normalize=True
-    )
-    vectors = embedder.embed(["A sentence.", "Another one."])  # (2, 384)
-    features = keras_bert3.TextEmbedder.from_preset(
-        "path/to/bert", output="tokens", hidden_layers=(-4, -3, -2, -1)
-    ).embed(["One text."])  # [array of shape (5, 4 * hidden)]
-    ```
+    Example:
+    >>> embedder = TextEmbedder.from_preset("path/to/all-MiniLM-L6-v2", output="mean", normalize=True)
+    >>> embedder.embed(["A sentence.", "Another one."]).shape
+    (2, 384)
     """
 
     def __init__(

@@ -1,23 +1,6 @@
-"""Compiles a model's JAX training step for several batch shapes at once, when
-`fit` starts, into JAX's persistent compilation cache; each first step of a
-shape then finds its program there instead of compiling it.
-
-XLA compiles one program per input shape. A fine-tuning `fit` with several
-length buckets (`keras_bert3.preprocessing.fixed_shapes`; one by default on
-GPUs and TPUs) meets each in its first epoch and would compile them one after
-another, each for many seconds on a GPU. Compiled side by side in threads (XLA
-compiles outside Python's lock) they end sooner, though not in the time of
-the slowest: each slows the others, as XLA's GPU compiler already uses
-several of the host's cores.
-
-How: Keras' JAX trainer compiles `jax.jit(model.train_step, donate_argnums=0)`
-and calls it with the state `(trainable, non_trainable, optimizer, metrics)`
-variables and one batch, as Keras documents for a custom JAX `train_step`.
-Lowered here for each batch shape from the same state, it is the same program,
-so the persistent cache (keyed by the program) answers `fit`'s own compilation.
-It runs in `on_train_begin`, after `fit` has built the model, optimizer and
-metrics and before its first step.
-"""
+"""Compiles a model's JAX training step for several batch shapes (length buckets) at once, in threads,
+when `fit` starts, into JAX's persistent compilation cache. Lowered from the state Keras' JAX trainer
+uses, it is the same program as `fit`'s own, which the cache then answers."""
 
 import concurrent.futures
 import warnings
@@ -26,14 +9,9 @@ import keras
 
 
 class PrecompileTrainSteps(keras.callbacks.Callback):
-    """Compiles `model.train_step` for each batch of `batch_specs` (nested
-    `KerasTensor`s of `(x, y[, sample_weight])`, as the dataset yields them)
-    in parallel when training begins.
-
-    Does nothing off JAX, without a persistent compilation cache, under a
-    `keras.distribution` (its steps carry shardings), or when steps run
-    eagerly. A failure is a warning: the steps then compile as they come.
-    """
+    """Compiles `model.train_step` for each of `batch_specs` (nested `KerasTensor`s of
+    `(x, y[, sample_weight])`) in parallel when training begins; a failure is a warning. Does nothing
+    off JAX, without a persistent cache, under a `keras.distribution`, or when steps run eagerly."""
 
     def __init__(self, batch_specs: list):
         super().__init__()
@@ -52,11 +30,8 @@ class PrecompileTrainSteps(keras.callbacks.Callback):
 
 
 def precompile_train_steps(model: keras.Model, batch_specs: list) -> int:
-    """Compiles `model.train_step` for each of `batch_specs` side by side, into
-    JAX's persistent compilation cache; returns how many programs it compiled
-    (0 where it does nothing: see `PrecompileTrainSteps`). The model, its
-    optimizer and its compiled metrics must be built (as `fit` builds them
-    before `on_train_begin`)."""
+    """Compiles `model.train_step` for each of `batch_specs` side by side into the cache; returns how
+    many programs it compiled (0 where it does nothing). The model, optimizer and metrics must be built."""
     if keras.backend.backend() != "jax" or not batch_specs or model.run_eagerly or not model.jit_compile:
         return 0
     import jax

@@ -1,17 +1,5 @@
-"""The precision a training step computes in: `compile(precision="auto")`
-picks the fastest safe one for the device at hand (`auto_precision`), and the
-step alone switches to it (`computing_in`); evaluation, prediction and saved
-models keep the model's own policy.
-
-Why these choices: NVIDIA GPUs of compute capability 8.0 and later (A100, H100,
-H200, L4) and TPUs run bfloat16 matrix products on their tensor units at
-several times the float32 rate, and bfloat16 keeps float32's range, so no loss
-scaling is needed. Older GPUs with tensor cores (7.x: V100, T4) have float16
-but not bfloat16 units, so they train in `mixed_float16` with dynamic loss
-scaling. On CPUs with AVX512-BF16 or AMX, pretraining is faster in bfloat16
-under TensorFlow's graph (oneDNN) and JAX's compiled step, not under
-TensorFlow's XLA; fine-tuning on CPUs stays float32.
-"""
+"""The precision a training step computes in: `compile(precision="auto")` picks the fastest safe
+one for the device (`auto_precision`), and the step alone switches to it (`computing_in`)."""
 
 import contextlib
 import logging
@@ -39,21 +27,12 @@ def check_precision_name(precision: str) -> None:
 
 
 def auto_precision(device: DeviceDescription, *, backend: str, jit_compile: bool, pretraining: bool) -> str:
-    """What `precision="auto"` trains a float32 model in on `device`.
+    """What `precision="auto"` trains a float32 model in on `device` (`jit_compile` resolved, not "auto").
 
-    Args:
-        device: the device the step runs on (`current_device()`).
-        backend: "tensorflow" or "jax".
-        jit_compile: whether the step is compiled with XLA (resolved, not "auto").
-        pretraining: True for `BertPretrainer`; tasks (fine-tuning) keep
-            float32 on CPUs.
-
-    Returns:
-        "mixed_bfloat16" on TPUs and on GPUs of compute capability 8.0 or
-        later; "mixed_float16" (with loss scaling) on GPUs of 7.x;
-        "mixed_bfloat16" for pretraining on CPUs with AVX512-BF16 or AMX under
-        TensorFlow's graph or JAX's compiled step; "float32" elsewhere (older
-        or unknown GPUs, other CPUs).
+    "mixed_bfloat16" on TPUs and GPUs of compute capability 8.0+ (bfloat16 tensor units, float32's
+    range: no loss scaling); "mixed_float16" with loss scaling on GPUs of 7.x (float16 units only);
+    "mixed_bfloat16" for pretraining on CPUs with AVX512-BF16 or AMX under TensorFlow's graph or JAX's
+    compiled step; "float32" elsewhere.
     """
     if device.platform == "tpu":
         return "mixed_bfloat16"
@@ -64,8 +43,7 @@ def auto_precision(device: DeviceDescription, *, backend: str, jit_compile: bool
         if capability is not None and tuple(capability) >= (7, 0):
             return "mixed_float16"
         return "float32"
-    # bfloat16 is fast in TensorFlow's graph (oneDNN) and in JAX's XLA, not in
-    # TensorFlow's XLA on CPUs, and eager JAX would compile each bfloat16 op anew.
+    # Fast under TensorFlow's graph (not its XLA) and JAX's compiled step (eager JAX compiles each op anew).
     fast_here = jit_compile if backend == "jax" else not jit_compile
     if pretraining and device.cpu_bfloat16 and fast_here:
         return "mixed_bfloat16"
@@ -83,20 +61,8 @@ def training_dtype_policy(
     pretraining: bool = True,
     device: DeviceDescription | None = None,
 ) -> str | None:
-    """The dtype policy a training step should compute in, or None to keep the model's.
-
-    Args:
-        precision: one of `PRECISIONS`.
-        model_policy: the name of the model's dtype policy. A model built in
-            any policy other than "float32" keeps it under "auto" (its
-            builder chose).
-        jit_compile: whether the step is compiled with XLA (resolved, not "auto").
-        pretraining: see `auto_precision`.
-        device: the device (default: `current_device()`).
-
-    "auto" gives `auto_precision`'s choice, logged once per process and
-    device (INFO, the `keras_bert3` logger) when it is not float32.
-    """
+    """The dtype policy a training step should compute in, or None to keep the model's (one built in a
+    policy other than "float32" keeps it). "auto": `auto_precision`'s choice, logged once per device."""
     check_precision_name(precision)
     if model_policy != "float32":
         if precision.startswith("mixed") and model_policy != precision:
@@ -124,10 +90,8 @@ def training_dtype_policy(
 
 
 class ChoosesTrainingPrecision:
-    """A mixin for Keras models whose `compile` takes `precision`: the
-    training step computes in the chosen policy (`training_dtype_policy`),
-    with loss scaling for float16; everything else keeps the model's policy.
-    """
+    """A mixin for Keras models whose `compile` takes `precision`: the training step computes in
+    the chosen policy, with loss scaling for float16; everything else keeps the model's policy."""
 
     _step_policy = None
 
@@ -147,8 +111,7 @@ class ChoosesTrainingPrecision:
         return self._step_policy or self.backbone.dtype_policy.name
 
     def train_step(self, *args, **kwargs):
-        # Traced once per input signature: the compiled step computes in the
-        # training policy, everything else keeps the model's.
+        # Traced once per input signature: only the compiled step computes in the training policy.
         with computing_in(self, self._step_policy):
             return super().train_step(*args, **kwargs)
 
@@ -159,12 +122,9 @@ _LOCK = threading.Lock()
 
 @contextlib.contextmanager
 def computing_in(model: keras.layers.Layer, policy: str | None):
-    """Within the block, every float32 layer of `model` computes in `policy`
-    (weights stay float32); each gets float32 back when the last block open
-    on `model` ends (a `tf.distribute` strategy traces its replicas' steps in
-    threads that overlap). Used while a training step is traced, so that
-    evaluation, prediction and saving keep the model's policy.
-    """
+    """Within the block, every float32 layer of `model` computes in `policy` (weights stay float32);
+    each gets float32 back when the last block open on `model` ends (a `tf.distribute` strategy traces
+    its replicas' steps in threads that overlap)."""
     if policy is None:
         yield
         return

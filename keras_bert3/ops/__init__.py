@@ -1,9 +1,6 @@
-"""Backend-specific fast versions of plain `keras.ops` computations (custom
-gradients, raw TensorFlow kernels, cheaper random bits), one idea a file,
-each beside its plain reference written with `keras.ops` alone
-(`split_heads` and `split_heads_reference`); tests/ops checks that each
-pair agrees. Layers, models and optimizers call them by name, so their own
-code keeps one path for every backend."""
+"""Backend-specific fast versions of `keras.ops` computations, one idea a file, each beside its
+plain `keras.ops` reference (`split_heads`, `split_heads_reference`; tests/ops checks each pair
+agrees). Layers, models and optimizers call them by name and keep one path for every backend."""
 
 from keras_bert3.ops.adam_update import adam_update
 from keras_bert3.ops.adam_update import adam_update_reference

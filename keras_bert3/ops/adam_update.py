@@ -1,18 +1,9 @@
-"""AdamW's step with epsilon added to the bias-corrected second moment, as
-`torch.optim.AdamW` does; on TensorFlow as one fused kernel, `ResourceApplyAdam`.
+"""AdamW's step with epsilon added to the bias-corrected second moment, as `torch.optim.AdamW`
+does; on TensorFlow as one fused kernel, `ResourceApplyAdam`, instead of a dozen element-wise ones.
+That kernel adds epsilon before the bias correction; given `epsilon * sqrt(c2)` it computes
+PyTorch's update exactly (c1 = 1 - beta_1 ** t, c2 = 1 - beta_2 ** t):
 
-Written with `keras.ops` (`adam_update_reference`), Adam's update is about a
-dozen element-wise passes over every parameter and its two moments, each a
-separate TensorFlow kernel outside XLA (the default on CPUs).
-`tf.raw_ops.ResourceApplyAdam` does the same arithmetic in one pass (it has
-an XLA kernel too, for GPUs and TPUs). It adds epsilon before the bias
-correction, as Keras' Adam does; given `epsilon * sqrt(1 - beta_2 ** t)` it
-computes PyTorch's update exactly:
-
-    lr / c1 * m / (sqrt(v) / sqrt(c2) + epsilon)
-        == lr * sqrt(c2) / c1 * m / (sqrt(v) + epsilon * sqrt(c2))
-
-with c1 = 1 - beta_1 ** t and c2 = 1 - beta_2 ** t.
+    lr / c1 * m / (sqrt(v) / sqrt(c2) + epsilon) == lr * sqrt(c2) / c1 * m / (sqrt(v) + epsilon * sqrt(c2))
 """
 
 import keras
@@ -20,12 +11,8 @@ from keras import ops
 
 
 def adam_update(optimizer: keras.optimizers.Adam, gradient, variable, learning_rate, m, v) -> None:
-    """Applies one Adam moment update and step to `variable`, with the
-    optimizer's `beta_1`, `beta_2`, `epsilon` and step (`iterations + 1`):
-    the arithmetic of `adam_update_reference`, on TensorFlow in one kernel.
-    An AdamW's decoupled weight decay is applied by Keras before this.
-
-    `m`, `v`: the optimizer's moment variables for `variable` (same shape).
+    """Applies one Adam step to `variable` and its moments `m`, `v` with the optimizer's settings and
+    step (`iterations + 1`), as `adam_update_reference`. Keras applies AdamW's weight decay before.
 
     Example:
     >>> adam_update(optimizer, gradient, variable, learning_rate, *adam_moments(optimizer, variable))
@@ -36,11 +23,7 @@ def adam_update(optimizer: keras.optimizers.Adam, gradient, variable, learning_r
 
 
 def adam_update_reference(optimizer: keras.optimizers.Adam, gradient, variable, learning_rate, m, v) -> None:
-    """`adam_update` with `keras.ops` only:
-
-        m += (g - m) * (1 - beta_1)
-        v += (g**2 - v) * (1 - beta_2)
-        variable -= lr / c1 * m / (sqrt(v / c2) + epsilon)
+    """`adam_update` with `keras.ops` only.
 
     Example:
     >>> adam_update_reference(optimizer, gradient, variable, learning_rate, *adam_moments(optimizer, variable))
@@ -57,7 +40,7 @@ def adam_update_reference(optimizer: keras.optimizers.Adam, gradient, variable, 
 
 
 def _fused_adam_update(optimizer, gradient, variable, learning_rate, m, v) -> None:
-    """`adam_update` on TensorFlow: `ResourceApplyAdam` on the `tf.Variable`s."""
+    """`adam_update` on TensorFlow."""
     import tensorflow as tf
 
     dtype = variable.dtype
@@ -79,5 +62,5 @@ def _fused_adam_update(optimizer, gradient, variable, learning_rate, m, v) -> No
 
 
 def _tf_variable(variable):
-    """The `tf.Variable` behind a Keras variable (what Keras' TensorFlow optimizer assigns to)."""
+    """The `tf.Variable` behind a Keras variable."""
     return variable.value if isinstance(variable, keras.Variable) else variable

@@ -1,13 +1,6 @@
-"""`x @ kernel + bias` whose bfloat16 products accumulate in float32 on JAX,
-in the forward pass and in both gradients.
-
-XLA's CPU kernels for a bfloat16 matmul are fast when they write a float32
-result and slow when they write bfloat16, which is what `keras.ops.matmul`
-asks for (and what JAX's automatic gradient of a matmul asks for again).
-`dense_product` asks for float32 and rounds the result once. TensorFlow's
-oneDNN kernels accumulate in float32 either way, so there it is Keras'
-matmul, with the bias added as a `BiasAdd`. `bench/bench_pretraining.py`
-measures it (its JAX rows and matmul peaks).
+"""`x @ kernel + bias` whose bfloat16 products accumulate in float32 on JAX, forward and backward:
+XLA's CPU kernels for a bfloat16 matmul are slow when they write bfloat16, which `keras.ops.matmul`
+and JAX's gradient ask for. TensorFlow's oneDNN kernels accumulate in float32 either way.
 """
 
 import functools
@@ -17,15 +10,9 @@ from keras import ops
 
 
 def dense_product(x, kernel, bias=None, transpose_kernel=False):
-    """`x @ kernel + bias` for `x` of shape `(..., k)` and `kernel` `(k, n)`
-    (or `(n, k)` with `transpose_kernel`, as a tied embedding matrix is):
-    `(..., n)` in `x`'s dtype, the values of `dense_product_reference`.
-
-    On JAX with bfloat16 operands the products accumulate and come out in
-    float32, then are rounded to bfloat16; the gradients are computed the
-    same way (the bias gradient as a product with a vector of ones). Values
-    equal the reference's up to bfloat16 rounding; anywhere else they are
-    the reference's exactly.
+    """`x @ kernel + bias` for `x` `(..., k)` and `kernel` `(k, n)` (or `(n, k)` with `transpose_kernel`,
+    as a tied embedding is): `(..., n)` in `x`'s dtype. On JAX with bfloat16 operands, accumulated in
+    float32 (gradients too) and equal to `dense_product_reference` up to bfloat16 rounding; elsewhere exactly.
 
     Example:
     >>> dense_product(np.ones((2, 3), "float32"), np.ones((3, 4), "float32")).shape
@@ -41,15 +28,9 @@ def dense_product(x, kernel, bias=None, transpose_kernel=False):
 
 
 def dense_product_blocks(x, kernel, bias, blocks: int):
-    """`dense_product(x, kernel, bias)` as `blocks` products, one per equal
-    block of the kernel's columns (and of the bias): a list of `blocks`
-    tensors `(..., n / blocks)`, the same values as splitting the one
-    product's result, without the copies that splitting it makes.
-
-    An encoder block's query, key and value come from one `(hidden,
-    3 * hidden)` kernel: three products write each where the attention kernel
-    reads it, and their gradients need no stacking back into one tensor.
-    """
+    """`dense_product(x, kernel, bias)` split into `blocks` equal column blocks, as `blocks` products
+    `(..., n / blocks)`: no copies for the split (query, key and value from one kernel), nor for the
+    gradients' stacking."""
     width = kernel.shape[-1] // blocks
     return [
         dense_product(x, kernel[:, i * width : (i + 1) * width], bias[i * width : (i + 1) * width])
@@ -58,8 +39,7 @@ def dense_product_blocks(x, kernel, bias, blocks: int):
 
 
 def dense_product_reference(x, kernel, bias=None, transpose_kernel=False):
-    """`dense_product` with `keras.ops` only: a matmul in the operands' dtype,
-    then the bias added.
+    """`dense_product` with `keras.ops` only: a matmul in the operands' dtype, then the bias.
 
     Example:
     >>> dense_product_reference(np.ones((2, 3), "float32"), np.ones((4, 3), "float32"), transpose_kernel=True).shape
@@ -70,9 +50,7 @@ def dense_product_reference(x, kernel, bias=None, transpose_kernel=False):
 
 
 def _add_bias(y, bias):
-    """`y + bias` over the last axis; on TensorFlow as a `BiasAdd`, the form
-    TensorFlow's graph optimizer fuses into the matmul before it, together
-    with an exact GELU after it (one oneDNN kernel instead of five ops)."""
+    """`y + bias`; on TensorFlow a `BiasAdd`, which grappler fuses with the matmul (and a GELU after)."""
     if keras.backend.backend() == "tensorflow":
         import tensorflow as tf
 
@@ -82,8 +60,7 @@ def _add_bias(y, bias):
 
 @functools.cache
 def _jax_bfloat16_dense():
-    """The JAX function with its custom gradient, built on first use (JAX is
-    imported only on that backend)."""
+    """The JAX function with its custom gradient, built on first use."""
     import jax
     import jax.numpy as jnp
     from jax import lax

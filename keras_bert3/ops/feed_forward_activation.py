@@ -1,16 +1,7 @@
-"""The feed-forward activation of a reduced-precision training step, computed
-in float32.
-
-Training keeps the activation's input for its gradient, so there is nothing
-for the compiler to fuse the activation into, and TensorFlow's bfloat16
-element-wise kernels are slow on CPUs: the activation (GELU's erf or tanh,
-and their gradients) runs faster on float32 values, rounded once after.
-
-On JAX the gradient keeps the activation's input as it came (bfloat16), not
-the float32 copy JAX's own differentiation keeps: the same values, computed
-from the same float32 numbers, with a third of the bytes kept and read back
-(on a GPU, BERT-large's float32 copies were a tenth of a step's kernel time:
-`bench/gpu_step_profile.py`).
+"""The feed-forward activation of a reduced-precision training step, computed in float32: training
+keeps the input for the gradient, so nothing fuses the activation, and bfloat16 element-wise kernels
+are slow on CPUs. On JAX the gradient keeps the bfloat16 input, not the float32 copy JAX would keep:
+the same values, fewer bytes kept and read back.
 """
 
 import functools
@@ -20,9 +11,7 @@ from keras import ops
 
 
 def feed_forward_activation(activation_fn, x, *, training):
-    """`activation_fn(x)` in `x`'s dtype: computed in float32 and rounded once
-    when training with a `x` of another dtype (bfloat16, float16), else
-    `feed_forward_activation_reference`.
+    """`activation_fn(x)` in `x`'s dtype, computed in float32 when training on a lower precision.
 
     Example:
     >>> feed_forward_activation(keras.activations.gelu, keras.ops.ones((2, 4), "bfloat16"), training=True).dtype
@@ -47,8 +36,7 @@ def feed_forward_activation_reference(activation_fn, x, *, training=None):
 
 @functools.cache
 def _jax_float32_activation(activation_fn):
-    """`activation_fn` computed in float32 and rounded to its input's dtype,
-    with a gradient that keeps only the input (see the module docstring)."""
+    """`activation_fn` in float32, rounded to its input's dtype; its gradient keeps only the input."""
     import jax
     import jax.numpy as jnp
 

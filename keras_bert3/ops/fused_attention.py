@@ -1,15 +1,7 @@
-"""Self-attention as one fused kernel: on JAX, `jax.nn.dot_product_attention`,
-which on NVIDIA GPUs runs cuDNN's flash attention (no `(queries, keys)`
-scores in device memory, padded keys skipped) for bfloat16 and float16 inputs
-with a head size of at most 256 and a multiple of 8, and XLA's attention
-elsewhere (the same function as the encoder block's own matmul-softmax-matmul).
-
-Dropout on the attention probabilities (BERT's recipe) runs inside cuDNN's
-kernel (`upstream/cudnn_attention_dropout.py`); XLA's attention has none, so
-elsewhere the encoder block takes this path only where that dropout is 0
-(`attention_dropout=0`, or inference). Keras' `ops.dot_product_attention`
-reaches the same JAX function but passes neither the keys' lengths (padding)
-nor a per-row mask in the shape cuDNN takes, nor dropout.
+"""Self-attention as one fused kernel on JAX: `jax.nn.dot_product_attention`, cuDNN's flash attention
+on NVIDIA GPUs (`_cudnn_takes`), XLA's attention elsewhere. Dropout on the probabilities runs only
+inside cuDNN (`upstream/cudnn_attention_dropout.py`). Keras' `ops.dot_product_attention` passes
+neither the keys' lengths, nor a per-row mask in cuDNN's shape, nor dropout.
 """
 
 import functools
@@ -19,12 +11,8 @@ from keras import ops
 
 
 def fused_attention_available(dropout_rate: float = 0.0, dtype: str = "float32", head_dim: int = 64) -> bool:
-    """Whether `fused_attention` runs on this backend (JAX) for queries of
-    `dtype` and `head_dim`, with `dropout_rate` on the probabilities (which
-    needs cuDNN: a GPU, bfloat16 or float16, and XLA_FLAGS that keep cuDNN
-    out of command buffers, `upstream/cudnn_attention_dropout.py`);
-    elsewhere the encoder block computes attention with its own ops.
-    """
+    """Whether `fused_attention` runs here (JAX) for queries of `dtype` and `head_dim` with
+    `dropout_rate`; dropout needs cuDNN and its XLA_FLAGS (`upstream/cudnn_attention_dropout.py`)."""
     if keras.backend.backend() != "jax":
         return False
     if dropout_rate == 0:
@@ -37,21 +25,13 @@ def fused_attention_available(dropout_rate: float = 0.0, dtype: str = "float32",
 
 
 def fused_attention(query, key, value, allowed, *, dropout_rate: float = 0.0, seed: int = 0):
-    """Softmax attention of `query` over `key`/`value`, each
-    `(batch, seq, heads, head_dim)`, scaled by `1/sqrt(head_dim)`: the context,
-    `(batch, queries, heads, head_dim)`, in `query`'s dtype.
+    """Softmax attention of `query` over `key`/`value`, each `(batch, seq, heads, head_dim)`, scaled by
+    `1/sqrt(head_dim)`: the context `(batch, queries, heads, head_dim)` in `query`'s dtype.
 
-    With `dropout_rate` (where `fused_attention_available` says it runs),
-    the probabilities are dropped inside cuDNN's kernel: `seed` (an int, one
-    per call site, fixed when the step is traced) and a counter that advances
-    at every execution of the compiled step choose the mask.
-
-    `allowed` is `(batch, keys)`, 1 for the real tokens, which must be each
-    row's first tokens (right padding, as `BertSegmentJoiner` makes): the keys'
-    lengths are passed, and cuDNN skips the padding; or `(batch, queries,
-    keys)`, 1 where a query may attend to a key (packed rows), passed as a mask.
-    A query with no allowed key (packed rows' padding) gets an output no loss
-    should read.
+    `allowed`: `(batch, keys)`, 1 for the real tokens, which must come first (right padding); or
+    `(batch, queries, keys)`, 1 where a query may attend to a key. A query with no allowed key gets
+    an output no loss should read. With `dropout_rate` (see `fused_attention_available`), `seed`
+    (an int per call site) and a counter advanced at every execution of the compiled step choose the mask.
     """
     import jax
     import jax.numpy as jnp
@@ -85,9 +65,7 @@ def fused_attention(query, key, value, allowed, *, dropout_rate: float = 0.0, se
 
 
 def split_token_major(qkv):
-    """Deprecated (2026-11-28): `tuple(keras.ops.unstack(qkv, 3, axis=2))`,
-    which this returns (the encoder block now computes query, key and value
-    as three products, `dense_product_blocks`)."""
+    """Deprecated: `tuple(keras.ops.unstack(qkv, 3, axis=2))`, which this returns."""
     from keras_bert3.renamed import warn_renamed
 
     warn_renamed("keras_bert3.ops.fused_attention.split_token_major", "keras.ops.unstack(qkv, 3, axis=2)")
@@ -95,14 +73,13 @@ def split_token_major(qkv):
 
 
 def _cudnn_runs(query) -> bool:
-    """cuDNN's flash attention takes this query (`_cudnn_takes`)."""
+    """cuDNN's flash attention takes this query."""
     return _cudnn_takes(keras.backend.standardize_dtype(query.dtype), query.shape[-1])
 
 
 def _cudnn_takes(dtype: str, head_dim: int) -> bool:
-    """cuDNN's flash attention takes queries of `dtype` and `head_dim`: on a
-    GPU, bfloat16 or float16, a head size that is a multiple of 8 and at most
-    256 (Hopper)."""
+    """cuDNN's flash attention takes queries of `dtype` and `head_dim`: a GPU, bfloat16 or float16,
+    a head size that is a multiple of 8 up to 256."""
     return _on_gpu() and dtype in ("bfloat16", "float16") and head_dim % 8 == 0 and head_dim <= 256
 
 
@@ -114,10 +91,7 @@ def _on_gpu() -> bool:
 
 
 def attention_reference(query, key, value, allowed):
-    """`fused_attention` written with `keras.ops` (the encoder block's own
-    arithmetic: float32 scores, masked keys lowered by 1e9): the oracle its
-    tests compare with.
-    """
+    """`fused_attention` with `keras.ops` (the encoder block's arithmetic): the tests' oracle."""
     from keras_bert3.ops.masked_softmax import masked_softmax_reference
 
     query, key, value = (ops.transpose(t, (0, 2, 1, 3)) for t in (query, key, value))

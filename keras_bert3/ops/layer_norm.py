@@ -1,18 +1,7 @@
-"""LayerNorm over the last axis at inference on TensorFlow, in the form that
-TensorFlow's oneDNN graph rewrite turns into one `_MklLayerNorm` kernel.
-
-Keras' LayerNorm is some ten TensorFlow ops (two means, a squared
-difference, rsqrt, products and sums), plus four casts in bfloat16, and a
-served model pays TensorFlow's per-op dispatch for each. The form here is
-the one Keras 2 wrote: the rows reshaped to one NCHW image with a channel
-per row, `FusedBatchNormV3` in training mode (so it normalizes each channel
-by its own mean and variance), then gamma and beta. On x86 TensorFlow
-builds (oneDNN on) the graph rewrite fuses that into a single kernel that
-reads bfloat16 and computes in float32; elsewhere `FusedBatchNormV3` runs as
-it is. Both are core TensorFlow ops, so a SavedModel holding them serves in
-TF Serving. Where TensorFlow sees a GPU or TPU the reference runs instead:
-this form is for the CPU kernels, and was neither tested nor measured on
-an accelerator's batch norm.
+"""LayerNorm over the last axis at inference on TensorFlow, in the form that TensorFlow's oneDNN graph
+rewrite turns into one `_MklLayerNorm` kernel (Keras' LayerNorm is some ten ops, each paying per-op
+dispatch): Keras 2's form, the rows as one NCHW image with a channel per row, `FusedBatchNormV3` in
+training mode, then gamma and beta. Core TensorFlow ops, so TF Serving serves it. CPUs only.
 """
 
 import keras
@@ -22,13 +11,9 @@ from keras_bert3.distribution.devices import accelerator_type
 
 
 def layer_norm(x, gamma, beta, epsilon, *, training):
-    """LayerNorm of `x` (rank 2 or 3) over its last axis, scaled by `gamma`
-    and shifted by `beta`, in `x`'s dtype: the values of
-    `layer_norm_reference`, as one fused kernel on TensorFlow on CPUs when
-    not training; the reference itself on other backends, on accelerators
-    and when training (the fused form's gradient is untested, and a training
-    step's large batches do not pay per-op dispatch the way one served
-    string does).
+    """LayerNorm of `x` (rank 2 or 3) over its last axis, scaled by `gamma` and shifted by `beta`, in
+    `x`'s dtype: `layer_norm_reference`'s values, fused on TensorFlow on CPUs when not training (the
+    fused form's gradient is untested); the reference itself elsewhere.
 
     Example:
     >>> layer_norm(np.ones((4, 8), "float32"), np.ones(8), np.zeros(8), 1e-12, training=False).shape
@@ -54,8 +39,7 @@ def layer_norm(x, gamma, beta, epsilon, *, training):
 
 
 def layer_norm_reference(x, gamma, beta, epsilon, training=None):
-    """Keras' LayerNorm over the last axis (computed in at least float32),
-    in `x`'s dtype.
+    """Keras' LayerNorm over the last axis (computed in at least float32), in `x`'s dtype.
 
     Example:
     >>> layer_norm_reference(np.ones((4, 8), "float32"), np.ones(8), np.zeros(8), 1e-12).shape

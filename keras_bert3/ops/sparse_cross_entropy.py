@@ -1,28 +1,16 @@
-"""Cross-entropy from logits over a wide vocabulary, with top-1 hits, in the
-formulation that is fastest on each backend (`bench/bench_mlm_loss.py` times
-both)."""
+"""Cross-entropy from logits over a wide vocabulary, with top-1 hits, in each backend's fastest form."""
 
 import keras
 from keras import ops
 
 
 def sparse_cross_entropy_with_hits(labels, logits):
-    """Per-row cross-entropy of int `labels` under `logits`, and 1.0 where the
-    label has the largest logit, else 0.0: the values of
-    `sparse_cross_entropy_with_hits_reference`, computed as
-    `gathered_cross_entropy_with_hits` on JAX (Keras' op builds a one-hot as
-    wide as the vocabulary, which XLA's CPU code runs slowly, as it does
-    `argmax`) and as the reference on TensorFlow (TensorFlow's fused kernel).
-
-    Args:
-        labels: int `(...)` class ids.
-        logits: float `(..., classes)`, the same leading shape.
-
-    Returns:
-        `(loss, hits)`, both float `(...)` in the logits' dtype.
+    """Per-row cross-entropy of int `labels` `(...)` under `logits` `(..., classes)`, and 1.0 where the
+    label has the largest logit: `(loss, hits)`, float `(...)` in the logits' dtype. On JAX
+    `gathered_cross_entropy_with_hits` (Keras' op builds a vocabulary-wide one-hot, slow in XLA on
+    CPUs; ties count as hits), else the reference.
 
     Example:
-    >>> import numpy as np
     >>> loss, hits = sparse_cross_entropy_with_hits(np.array([2]), np.array([[0.0, 1.0, 3.0]]))
     >>> float(loss[0]), float(hits[0])
     (0.1698..., 1.0)

@@ -7,15 +7,11 @@ from keras import ops
 
 
 def split_heads(qkv):
-    """`(batch, seq, 3, heads, head_dim)` -> three `(batch, heads, seq, head_dim)`:
-    the values of `split_heads_reference`.
-
-    On JAX the gradient is one transposed concatenation of the three
-    cotangents: JAX's own gradient of the split pads each to the full size
-    and adds them (three passes over a tensor three times as large).
+    """`(batch, seq, 3, heads, head_dim)` -> three `(batch, heads, seq, head_dim)`, as
+    `split_heads_reference`; on JAX with a gradient that stacks the three cotangents once
+    (JAX's own pads each to the full size and adds them).
 
     Example:
-    >>> import numpy as np
     >>> q, k, v = split_heads(np.zeros((2, 5, 3, 4, 8), "float32"))
     >>> tuple(q.shape)
     (2, 4, 5, 8)
@@ -36,8 +32,7 @@ def split_heads_reference(qkv):
 
 @functools.cache
 def _jax_split_heads():
-    """The JAX function with its custom gradient, built on first use (JAX is
-    imported only on that backend)."""
+    """The JAX function with its custom gradient, built on first use."""
     import jax
     import jax.numpy as jnp
 

@@ -1,12 +1,6 @@
-"""The layout in which an encoder block's dense layers see its tokens: one
-`(batch * seq, hidden)` matrix of token rows where that runs faster, the
-`(batch, seq, hidden)` tensor elsewhere.
-
-The dense layers, residuals and LayerNorms of a block act on each token
-alone, so either layout gives the same values. Rows are faster at inference
-(TensorFlow then fuses matmul, bias and GELU into one oneDNN op) and when
-training on JAX, not when training on TensorFlow
-(`bench/profile_pretraining_step.py` profiles the step).
+"""The layout of an encoder block's tokens for its per-token layers (the same values either way):
+`(batch * seq, hidden)` rows at inference (TensorFlow fuses matmul, bias and GELU then) and when
+training on JAX; `(batch, seq, hidden)` when training on TensorFlow.
 """
 
 import keras
@@ -14,8 +8,7 @@ from keras import ops
 
 
 def token_rows(x, *, training):
-    """`(batch, seq, hidden)` -> `(batch * seq, hidden)` where the dense layers
-    run faster on rows; elsewhere `x` as it is (`token_rows_reference`).
+    """`(batch, seq, hidden)` -> `(batch * seq, hidden)` where rows run faster, else `x` as it is;
     `from_token_rows` gives back the 3-D shape.
 
     Example:
@@ -38,8 +31,7 @@ def token_rows_reference(x, *, training=None):
 
 
 def from_token_rows(x, shape):
-    """`x`, from `token_rows` or a per-token function of its rows, in `shape`
-    `(batch, seq, hidden)`: reshaped if it is rows, else as it is.
+    """`x` (from `token_rows`, or a per-token function of it) in `shape` `(batch, seq, hidden)`.
 
     Example:
     >>> from_token_rows(np.ones((10, 8), "float32"), (2, 5, 8)).shape

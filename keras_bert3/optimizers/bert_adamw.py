@@ -10,16 +10,12 @@ from keras_bert3.upstream.replica_clipping import ClipAcrossReplicas
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
 class BertAdamW(WeightDecayExclusions, ClipAcrossReplicas, keras.optimizers.AdamW):
-    """`keras.optimizers.AdamW` with epsilon added to the bias-corrected
-    second moment, as `torch.optim.AdamW` does (the reference that Hugging
-    Face's BERT is trained with), and a replica-consistent `global_clipnorm`.
+    """`keras.optimizers.AdamW` with epsilon added to the bias-corrected second moment, as
+    `torch.optim.AdamW` does, and a replica-consistent `global_clipnorm`.
 
-    Keras adds epsilon to the uncorrected one, which makes the effective
-    epsilon `epsilon / sqrt(1 - beta_2 ** t)`: about 30 times BERT's 1e-6 on the
-    first step, still 3 times at step 50. The updates of parameters with small
-    gradients (most of the word embeddings) are damped while it is large, so
-    the early steps learn less than the reference: 50 steps at peak rate 1e-3
-    ended 6% above Hugging Face's loss before this (tests/models/bert_pretrainer_recipe_test.py).
+    Keras adds epsilon to the uncorrected moment, which makes the effective epsilon
+    `epsilon / sqrt(1 - beta_2 ** t)`, many times BERT's 1e-6 in the early steps: the updates of
+    parameters with small gradients (most word embeddings) are damped then.
 
     Example:
     >>> optimizer = BertAdamW(learning_rate=1e-4, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0)
@@ -31,5 +27,5 @@ class BertAdamW(WeightDecayExclusions, ClipAcrossReplicas, keras.optimizers.Adam
         super().__init__(*args, **kwargs)
 
     def update_step(self, gradient, variable, learning_rate):
-        # PyTorch's step (epsilon after the bias correction); one fused kernel on TensorFlow.
+        # PyTorch's step (epsilon after the bias correction).
         adam_update(self, gradient, variable, learning_rate, *adam_moments(self, variable))

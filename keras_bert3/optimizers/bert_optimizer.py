@@ -6,8 +6,7 @@ from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 from keras_bert3.optimizers.bert_adamw import BertAdamW
 from keras_bert3.optimizers.bert_lamb import BertLamb
 
-# Variables whose names contain these get no weight decay: LayerNorm scales and
-# offsets ("gamma", "beta") and every bias, as in google-research/bert.
+# No weight decay on LayerNorm ("gamma", "beta") and biases, as in google-research/bert.
 NO_WEIGHT_DECAY = ["gamma", "beta", "bias"]
 
 
@@ -23,25 +22,17 @@ def bert_optimizer(
 ) -> keras.optimizers.Optimizer:
     """AdamW (or LAMB) with BERT's settings.
 
-    Devlin et al. 2019, appendix A.2: Adam with beta_1 0.9, beta_2 0.999,
-    epsilon 1e-6 (added as PyTorch's AdamW adds it, see `BertAdamW`), L2
-    weight decay 0.01 (decoupled, not on LayerNorm or bias),
-    learning-rate warmup over the first 1% of steps (10,000 of 1M) then linear
-    decay, gradients clipped to global norm 1.0. `kind="lamb"` uses LAMB
-    (You et al. 2020) for large batches. Under TensorFlow strategies the
-    clipping uses the global gradient's norm (see `BertAdamW`).
+    Devlin et al. 2019, appendix A.2: Adam with beta_1 0.9, beta_2 0.999, epsilon 1e-6 (added as
+    PyTorch's AdamW adds it, see `BertAdamW`), decoupled weight decay 0.01 (not on LayerNorm or bias),
+    warmup over the first 1% of steps then linear decay, gradients clipped to global norm 1.0.
+    `kind="lamb"` uses LAMB (You et al. 2020) for large batches.
 
     Args:
-        learning_rate: float: the peak of BERT's schedule (linear warmup, then
-            linear decay to zero at `total_steps`). Or a schedule of your own,
-            used as it is (`total_steps` and `warmup_steps` are then ignored).
+        learning_rate: float: the peak of BERT's schedule. Or a schedule of your own, used as it is
+            (`total_steps` and `warmup_steps` are then ignored).
         total_steps: int. Length of the schedule (training steps).
         warmup_steps: int or None. Default: 1% of `total_steps`.
-        weight_decay: float.
-        kind: "adamw" or "lamb".
-        global_clipnorm: float or None. Clip the global gradient norm.
-        gradient_accumulation_steps: int or None. Sum gradients over this many
-            batches before each update (a larger effective batch).
+        gradient_accumulation_steps: int or None. Sum gradients over this many batches before each update.
 
     Example:
     >>> pretrainer.compile(optimizer=bert_optimizer(learning_rate=5e-4, total_steps=10_000))

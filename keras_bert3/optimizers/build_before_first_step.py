@@ -1,11 +1,5 @@
-"""Builds a model's optimizer before its first training step is traced.
-
-On TensorFlow without a distribution strategy, Keras creates the optimizer's
-variables (AdamW's moments) inside the first traced step, and `tf.function`
-then traces the whole step twice: once creating variables, once without.
-Building them eagerly first halves that work (the encoder is traced once
-instead of twice).
-"""
+"""Builds a model's optimizer before its first training step is traced: on TensorFlow without a
+strategy, Keras creates its variables inside the first step, which `tf.function` then traces twice."""
 
 import keras
 
@@ -13,12 +7,7 @@ from keras_bert3.upstream.multi_worker_fit import model_strategy
 
 
 def build_optimizer_before_first_step(model: keras.Model) -> None:
-    """Creates `model.optimizer`'s variables now, when Keras would create them while tracing.
-
-    Does nothing on JAX (Keras builds the optimizer before tracing there),
-    under a TensorFlow strategy (Keras builds it in the strategy's scope), or
-    when the optimizer is already built.
-    """
+    """Creates `model.optimizer`'s variables now; nothing on JAX, under a strategy, or when built."""
     optimizer = getattr(model, "optimizer", None)
     if keras.backend.backend() != "tensorflow" or optimizer is None or optimizer.built:
         return

@@ -8,17 +8,13 @@ from keras_bert3.upstream.compiled_state import learning_rate_schedule
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
 class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
-    """Rises linearly from 0 to `peak_learning_rate` over `warmup_steps`, then
-    falls linearly to `end_learning_rate` at `total_steps` and stays there.
-
-    As in google-research/bert `optimization.py` (warmup, then polynomial decay
-    of power 1). Keras has warmup only for cosine decay.
+    """Rises linearly from 0 to `peak_learning_rate` over `warmup_steps`, then falls linearly to
+    `end_learning_rate` at `total_steps` and stays there (google-research/bert `optimization.py`).
 
     Args:
         peak_learning_rate: float. The rate at the end of warmup.
         warmup_steps: int. Steps of linear warmup (0 for none).
         total_steps: int. Step at which the decay reaches `end_learning_rate`.
-        end_learning_rate: float.
 
     Example:
     >>> schedule = LinearWarmupLinearDecay(1e-4, warmup_steps=100, total_steps=1000)
@@ -50,9 +46,8 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
     @classmethod
     def sized_by_first_fit(cls, peak_learning_rate: float, warmup_ratio: float) -> "LinearWarmupLinearDecay":
-        """A schedule whose length is set by `size_to` (a task's first `fit`,
-        once it knows its epochs times batches), with `warmup_ratio` of it for
-        warmup; until then a placeholder of a million steps.
+        """A schedule whose length is set by `size_to` (a task's first `fit`), with `warmup_ratio` of it
+        for warmup; until then a placeholder of a million steps.
 
         Example:
         >>> schedule = LinearWarmupLinearDecay.sized_by_first_fit(5e-5, warmup_ratio=0.1)
@@ -64,8 +59,7 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         return schedule
 
     def size_to(self, total_steps: int) -> None:
-        """Sets the length of a schedule made by `sized_by_first_fit`, the first
-        time only (a later fit goes on with it); other schedules keep theirs."""
+        """Sets the length of a schedule of `sized_by_first_fit`, the first time only; others keep theirs."""
         if self.warmup_ratio_to_size is None or not total_steps:
             return
         self.total_steps = max(int(total_steps), 1)
@@ -89,8 +83,7 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
 
 def size_schedule_to_fit(optimizer, epochs: int, steps_per_epoch: int | None) -> None:
-    """Sizes `optimizer`'s schedule to a fit of `epochs` times `steps_per_epoch`
-    when it was made by `sized_by_first_fit` and no step has been taken yet."""
+    """Sizes a `sized_by_first_fit` schedule to `epochs` times `steps_per_epoch` before the first step."""
     inner = getattr(optimizer, "inner_optimizer", optimizer)  # Under loss scaling, the optimizer it wraps.
     schedule = learning_rate_schedule(inner)
     if isinstance(schedule, LinearWarmupLinearDecay) and int(optimizer.iterations) == 0 and steps_per_epoch:

@@ -2,12 +2,9 @@
 
 
 class WeightDecayExclusions:
-    """A Keras optimizer mixin: `no_weight_decay=[...]` names the variables
-    (by a part of their path, e.g. "gamma", "bias") that get no weight decay,
-    and the names are in `get_config`. Keras' own `exclude_from_weight_decay`
-    is kept outside the config, so an optimizer restored from a `.keras` file
-    or a config would decay LayerNorm and biases again.
-    """
+    """A Keras optimizer mixin: `no_weight_decay=[...]` names the variables (by a part of their path,
+    e.g. "bias") that get no weight decay, kept in `get_config`, where Keras'
+    `exclude_from_weight_decay` is not (a restored optimizer would decay them again)."""
 
     def __init__(self, *args, no_weight_decay=(), **kwargs):
         super().__init__(*args, **kwargs)

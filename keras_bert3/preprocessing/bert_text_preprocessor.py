@@ -1,5 +1,4 @@
-"""BertTextPreprocessor: raw strings (or pairs) to BERT inputs, padded only to
-the batch's own longest example (Hugging Face's dynamic padding)."""
+"""BertTextPreprocessor: strings (or pairs) to BERT inputs, padded to the batch's longest example."""
 
 import keras
 import tensorflow as tf
@@ -21,37 +20,23 @@ class BertTextPreprocessor(TaskPreprocessor):
     """Tokenizes a batch of texts into model inputs, padded to its longest example.
 
     Strings become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]` (Hugging
-    Face's "longest_first" truncation at `sequence_length`). The output is as
-    long as the longest example of the batch, rounded up to a multiple of
-    `pad_to_multiple_of` (so a compiled step sees a handful of shapes instead
-    of one per length), never longer than `sequence_length`: no computation on
-    padding to a fixed 512. Always TensorFlow ops: it runs in `tf.data` and
-    inside an exported SavedModel.
+    Face's "longest_first" truncation). The length is the batch's longest
+    example rounded up to `pad_to_multiple_of` (few compiled shapes), at most
+    `sequence_length`. TensorFlow ops only: it runs in `tf.data` and SavedModels.
 
     Args:
-        tokenizer: a `BertTokenizer`.
-        sequence_length: int. The longest tokenized example; longer texts are
-            truncated (a 100,000-character text is not an error).
-        pad_to_multiple_of: int. Round the batch length up to a multiple of
-            this (1: exactly the longest example).
-        sentence_pairs: bool. The inputs are pairs `(first, second)` of
-            strings; False: single strings.
-
-    Call args:
-        inputs: a string or `(batch,)` strings; for `sentence_pairs=True` a
-            tuple `(first, second)` of them.
+        sequence_length: int. The longest tokenized example; longer texts are truncated.
+        pad_to_multiple_of: int. 1: exactly the longest example.
+        sentence_pairs: bool. The inputs are tuples `(first, second)` of strings or `(batch,)` strings.
 
     Returns:
-        dict of int32 `(batch, length)` tensors `token_ids`, `segment_ids`,
-        `padding_mask` with `length <= sequence_length` (`(length,)` for one string).
+        dict of int32 `(batch, length)` `token_ids`, `segment_ids`, `padding_mask` (`(length,)` for one string).
 
     Examples:
     ```python
     preprocessor = keras_bert3.BertTextPreprocessor(tokenizer, sequence_length=128)
     preprocessor(["A short text.", "A somewhat longer text than the first."])["token_ids"].shape
     # (2, 16): 11 tokens, rounded up to a multiple of 16.
-    pairs = keras_bert3.BertTextPreprocessor(tokenizer, sentence_pairs=True)
-    pairs((["How old is it?"], ["About ten years."]))
     ```
     """
 

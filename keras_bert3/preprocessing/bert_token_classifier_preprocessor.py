@@ -1,6 +1,4 @@
-"""BertTokenClassifierPreprocessor: words (or whitespace-split strings) to BERT
-inputs, each word's label on its first WordPiece (Hugging Face's
-token-classification recipe), padded to the batch's longest example."""
+"""BertTokenClassifierPreprocessor: words to BERT inputs, each word's label on its first WordPiece."""
 
 import keras
 import tensorflow as tf
@@ -19,31 +17,22 @@ from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 class BertTokenClassifierPreprocessor(TaskPreprocessor):
     """Lays a batch of words out as `[CLS] pieces [SEP]` and aligns word labels.
 
-    Every word is tokenized on its own; its label goes to its first piece,
-    and later pieces, [CLS], [SEP] and padding get label -100 (ignored by the
-    loss and the metric), exactly as Hugging Face's
-    `tokenizer(words, is_split_into_words=True).word_ids()` recipe. Pieces
-    beyond `sequence_length - 2` are cut, and a word whose first piece is cut
-    loses its label. The output is as long as the batch's longest example,
-    rounded up to a multiple of `pad_to_multiple_of` (as
-    `BertTextPreprocessor`). TensorFlow ops only: it runs in `tf.data` and in
-    an exported SavedModel.
+    Each word is tokenized on its own and its label goes to its first piece;
+    other tokens get -100, as Hugging Face's `word_ids()` recipe. A word whose
+    first piece is cut at `sequence_length` loses its label. The output is
+    padded as `BertTextPreprocessor` pads. TensorFlow ops only.
 
     Args:
-        tokenizer: a `BertTokenizer`.
         sequence_length: int. The longest tokenized example.
-        pad_to_multiple_of: int. Round the batch length up to a multiple of this.
 
     Call args:
-        words: a string RaggedTensor `(batch, None)` of words, or `(batch,)`
-            strings, which are split at ASCII whitespace (`split_on_whitespace`).
+        words: a string RaggedTensor `(batch, None)`, or `(batch,)` strings split at ASCII whitespace.
         word_labels: optional int RaggedTensor `(batch, None)` like the words.
 
     Returns:
-        dict of int32 tensors: `token_ids`, `segment_ids`, `padding_mask`
-        `(batch, length)`; `word_positions` `(batch, max_words)`, the position
-        of each word's first piece, -1 for padding and for words without a
-        piece in the sequence; with `word_labels`, also `labels` `(batch, length)`.
+        dict of int32 `token_ids`, `segment_ids`, `padding_mask` (and with
+        `word_labels`, `labels`) `(batch, length)`; `word_positions`
+        `(batch, max_words)`, each word's first piece or -1.
 
     Examples:
     ```python
@@ -52,7 +41,6 @@ class BertTokenClassifierPreprocessor(TaskPreprocessor):
     out = preprocessor(words, tf.ragged.constant([[0, 1, 0]]))
     out["word_positions"]  # [[1, 2, 5]]: "call", then "os" "." "walk", then "first" "."
     out["labels"]          # [[-100, 0, 1, -100, -100, 0, -100, -100, ...]]
-    preprocessor(tf.constant(["Call os.walk first."]))  # Split at whitespace.
     ```
     """
 
@@ -75,8 +63,7 @@ class BertTokenClassifierPreprocessor(TaskPreprocessor):
 
     @staticmethod
     def as_words(words) -> tf.RaggedTensor:
-        """A string RaggedTensor `(batch, None)`; `(batch,)` strings are split at
-        whitespace; Python or numpy word lists become ragged (`word_batch`)."""
+        """Words as a string RaggedTensor `(batch, None)`; `(batch,)` strings are split at whitespace."""
         if isinstance(words, tf.RaggedTensor):
             return words
         if isinstance(words, tf.Tensor):

@@ -1,17 +1,7 @@
-"""Few batch shapes for compiled steps: XLA (every JAX step; TensorFlow's with
-`jit_compile=True`) compiles one program per input shape, so batches of raw
-texts are padded to one of a few lengths (`length_buckets`), and a last,
-partial batch is filled up with empty rows rather than given a shape of its
-own. A `fit` then compiles at most one step program per bucket, whatever the
-texts' lengths.
-
-An empty row has an all-zero `padding_mask` (a real row always holds
-[CLS]), so the model knows it: `real_rows` finds them, and `BertTask` gives
-them zero weight in its losses and metrics (`row_weights`).
-
-`FixedShapeBatches` is the one adapter a task applies to its batches,
-fixed or not.
-"""
+"""Few batch shapes for compiled steps: XLA compiles one program per input shape,
+so batches are padded to one of a few lengths (`length_buckets`) and a partial
+batch is filled with empty rows. An empty row has an all-zero `padding_mask`
+(a real row always holds [CLS]); `row_weights` gives it zero weight."""
 
 import dataclasses
 
@@ -19,22 +9,14 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_bert3.preprocessing.word_piece_alignment import IGNORED_LABEL  # Empty rows' per-token labels.
+from keras_bert3.preprocessing.word_piece_alignment import IGNORED_LABEL
 
 
 def default_length_buckets(sequence_length: int, accelerator: str) -> tuple[int, ...]:
-    """The lengths `BertTask.compile(length_buckets="auto")` pads batches to on
-    `accelerator` ("cpu", "gpu" or "tpu", as `devices.accelerator_type` says).
+    """The lengths of `length_buckets="auto"` on `accelerator` ("cpu", "gpu" or "tpu").
 
-    On a GPU or TPU, `sequence_length` alone: one program to compile. There a
-    fine-tuning step of a short batch costs little less than one of the full
-    length (the chip waits on kernel launches more than on arithmetic), while
-    every further program costs many seconds of compilation before the first
-    epoch can end.
-
-    On a CPU, three lengths, each half the next and a multiple of 8 where it
-    can be: a step's cost grows with its length, and compiling is quick.
-    """
+    On a GPU or TPU, `sequence_length` alone: a short step costs nearly a full one, and
+    compiling is slow. On a CPU, three lengths, each half the next (multiples of 8)."""
     buckets = {int(sequence_length)}
     if accelerator == "cpu":
         for halvings in (1, 2):
@@ -44,9 +26,7 @@ def default_length_buckets(sequence_length: int, accelerator: str) -> tuple[int,
 
 
 def check_length_buckets(buckets, sequence_length: int) -> tuple[int, ...]:
-    """`buckets` as a sorted tuple of ints, refused (ValueError) unless they
-    are positive and the largest covers `sequence_length`.
-    """
+    """`buckets` sorted; `ValueError` unless positive and the largest covers `sequence_length`."""
     try:
         buckets = tuple(sorted({int(length) for length in buckets}))
     except (TypeError, ValueError):
@@ -63,10 +43,7 @@ def check_length_buckets(buckets, sequence_length: int) -> tuple[int, ...]:
 
 
 def task_length_buckets(setting, sequence_length: int) -> tuple[int, ...] | None:
-    """The lengths of `BertTask.compile(length_buckets=setting)`: "auto" gives
-    `default_length_buckets` for this machine's accelerator, None none (shapes
-    as they come), a list those lengths (`check_length_buckets`).
-    """
+    """The lengths of `length_buckets=setting`: "auto", None (shapes as they come) or a list."""
     if setting == "auto":
         from keras_bert3.distribution.devices import accelerator_type
 
@@ -75,8 +52,7 @@ def task_length_buckets(setting, sequence_length: int) -> tuple[int, ...] | None
 
 
 def bucket_width(width, buckets: tuple[int, ...]):
-    """The smallest of `buckets` at least `width` (a scalar int tensor), or
-    `width` itself when it exceeds them all."""
+    """The smallest of `buckets` at least `width` (a scalar int tensor), else `width`."""
     candidates = tf.constant(buckets + (2**30,), tf.int32)
     width = tf.cast(width, tf.int32)
     chosen = tf.gather(candidates, tf.searchsorted(candidates, tf.reshape(width, [1]))[0])
@@ -86,21 +62,14 @@ def bucket_width(width, buckets: tuple[int, ...]):
 def fixed_shape_batches(
     dataset: tf.data.Dataset, *, batch_size: int | None, buckets: tuple[int, ...]
 ) -> tf.data.Dataset:
-    """Batches `inputs`, `(inputs, targets)` or `(inputs, targets,
-    sample_weight)` of a task's pipeline, each padded to `batch_size` rows
-    (empty rows; a larger batch to a multiple of `batch_size`; None: rows as
-    they are) and to the smallest bucket at least its length.
-
-    `inputs` and per-token targets (rank 2: `(batch, length)`) are padded
-    along the length, inputs with 0 and targets with -100; per-example
-    targets and weights (rank 1) get 0 in empty rows.
-    """
+    """A task pipeline's batches padded with empty rows to a multiple of `batch_size`
+    (None: rows as they are) and to the smallest bucket at least their length.
+    Inputs are padded with 0, per-token targets with -100, per-example targets and weights with 0."""
 
     def pad(*element):
         inputs, rest = element[0], element[1:]
         width = tf.shape(inputs["padding_mask"])[1]
         target_width = bucket_width(width, buckets)
-        # Up to `batch_size` rows, or its next multiple for a larger batch (a dataset batched by its user).
         rows = 0 if batch_size is None else -tf.shape(inputs["padding_mask"])[0] % batch_size
 
         def padded(tensor, value):
@@ -117,10 +86,7 @@ def fixed_shape_batches(
 
 
 def fixed_shape_specs(element_spec, *, batch_size: int, buckets: tuple[int, ...]) -> list:
-    """The batches `fixed_shape_batches` can yield, one per bucket: `element_spec`
-    (a task pipeline's, as `KerasTensor`s) with `batch_size` rows and the
-    bucket's length wherever the length is open.
-    """
+    """The batches `fixed_shape_batches` can yield, as `KerasTensor`s, one per bucket."""
 
     def shaped(spec, length):
         shape = [batch_size] + [length if size is None else size for size in spec.shape[1:]]
@@ -130,9 +96,7 @@ def fixed_shape_specs(element_spec, *, batch_size: int, buckets: tuple[int, ...]
 
 
 def fixed_shape_arrays(model_inputs: dict, *, batch_size: int, buckets: tuple[int, ...]) -> dict:
-    """One batch of numpy model inputs `(n <= batch_size, length)` padded as
-    `fixed_shape_batches` pads: to `batch_size` rows and a bucket's length.
-    """
+    """Numpy model inputs `(n <= batch_size, length)` padded as `fixed_shape_batches` pads."""
     rows, width = np.shape(model_inputs["padding_mask"])
     target = next((length for length in buckets if length >= width), width)
     return {
@@ -143,10 +107,7 @@ def fixed_shape_arrays(model_inputs: dict, *, batch_size: int, buckets: tuple[in
 
 @dataclasses.dataclass(frozen=True)
 class FixedShapeBatches:
-    """How a task's batches are shaped: padded to `buckets` and filled with
-    empty rows (`fixed_shape_batches`), or, with `buckets` None, as they come
-    (every method then passes its input through).
-    """
+    """How a task's batches are shaped: padded to `buckets`, or with `buckets` None as they come."""
 
     buckets: tuple[int, ...] | None = None
 
@@ -184,17 +145,14 @@ def real_rows(inputs: dict):
 
 
 def row_weights(inputs: dict, sample_weight=None, *, rescale: bool):
-    """Loss weights `(batch,)` that leave empty rows out: 0 for them, and for
-    real rows `sample_weight` (or 1), times `batch / real rows` when `rescale`
-    (a mean over the batch then equals the mean over its real rows, as Keras'
-    default "sum_over_batch_size" reduction divides by the batch). Without
-    empty rows the weights are `sample_weight`, or exactly 1."""
+    """Loss weights `(batch,)`: 0 for empty rows, `sample_weight` (or 1) for real ones,
+    times `batch / real rows` when `rescale` (so "sum_over_batch_size" averages real rows)."""
     real = real_rows(inputs)
     weights = real
     if sample_weight is not None:
         sample_weight = keras.ops.cast(sample_weight, "float32")
         while len(weights.shape) < len(sample_weight.shape):
-            weights = keras.ops.expand_dims(weights, -1)  # Per-token weights: the row's mark on each token.
+            weights = keras.ops.expand_dims(weights, -1)
         weights = weights * sample_weight
     if rescale:
         count = keras.ops.sum(real)

@@ -1,6 +1,4 @@
-"""Labelled texts from a CSV or JSON-lines file, as `keras-bert3 finetune`
-reads them: every row checked, and every problem named with the file and line
-it is on, before any model is built."""
+"""Labelled texts from a CSV or JSON-lines file, each problem named with its file and line."""
 
 import csv
 import json
@@ -9,18 +7,10 @@ import unicodedata
 
 
 def read_labelled_file(path: str, text_column: str, label_column: str, second_column: str | None = None):
-    """Texts (and second texts, for pairs) and raw labels of a CSV or JSON-lines
-    file (by extension: `.csv`, `.jsonl`/`.json`).
+    """`(texts, second_texts or None, labels as strings)` of a `.csv` or `.jsonl`/`.json` file.
 
-    Refused with a `ValueError` naming the file and line: an empty file, a
-    column the file lacks, a row whose text or label is missing or empty, a
-    line that is not valid JSON (or not a JSON object), and labels that
-    differ only by case or spaces (`"pos"`, `" pos"`, `"Pos"`: one class or
-    several?), which the file must settle.
-
-    Returns:
-        `(texts, second_texts or None, labels)`, labels as strings.
-    """
+    `ValueError` names the file and line of: no rows, a missing column, an empty text or label,
+    a line that is not a JSON object, labels that differ only by case or spaces."""
     columns = [name for name in (text_column, second_column, label_column) if name is not None]
     rows = list(file_rows(path))  # (line, row)
     if not rows:
@@ -45,8 +35,7 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
 
 
 def file_rows(path: str):
-    """`(line number, dict)` for each data row of the file; a file that is
-    not UTF-8 is refused naming the line and column of its first bad byte."""
+    """`(line number, dict)` per data row; non-UTF-8 is refused naming its first bad byte."""
     try:
         yield from _decoded_rows(path)
     except UnicodeDecodeError:
@@ -54,8 +43,7 @@ def file_rows(path: str):
 
 
 def decoded_lines(path: str):
-    """`(line number, text without its line break)` for each line of a UTF-8
-    file; one that is not UTF-8 is refused as `read_labelled_file` refuses it."""
+    """`(line number, text without its line break)` per line of a UTF-8 file."""
     try:
         with open(path, encoding="utf-8", newline="") as f:
             for line, text in enumerate(f, start=1):
@@ -91,8 +79,7 @@ def _decoded_rows(path: str):
 
 
 def json_lines(path: str):
-    """`(line number, dict)` for each non-blank line of a JSON-lines file; a
-    line that is not a JSON object, or a file that is not UTF-8, is refused naming the line."""
+    """`(line number, dict)` per non-blank line; a line that is not a JSON object is refused."""
     for line, text in decoded_lines(path):
         if not text.strip():
             continue

@@ -1,7 +1,4 @@
-"""Batches of SQuAD-style examples for extractive question answering: each
-example's question and passage become one or more windows (a document
-stride, `QuestionAnsweringPreprocessor`), labelled with the answer's start and
-end tokens, in batches padded to their longest window."""
+"""Batches of SQuAD-style examples, windowed and labelled with the answer's start and end tokens."""
 
 import numpy as np
 import tensorflow as tf
@@ -14,12 +11,8 @@ SQUAD_FIELDS = ("question", "context", "answer_text", "answer_start")
 
 
 def squad_examples(x) -> dict[str, list]:
-    """Checks SQuAD-style examples and returns them as a dict of lists.
-
-    `x`: a dict of equal-length lists `question`, `context`, `answer_text`,
-    `answer_start`, or a list of dicts with those keys. Raises a ValueError
-    naming the example when an answer is not where `answer_start` says.
-    """
+    """SQuAD-style examples (a dict of lists or a list of dicts) checked, as a dict of lists;
+    `ValueError` names the example when an answer is not at its `answer_start`."""
     if isinstance(x, (list, tuple)) and x and isinstance(x[0], dict):
         x = {field: [example.get(field) for example in x] for field in SQUAD_FIELDS}
     if not isinstance(x, dict) or any(field not in x for field in SQUAD_FIELDS):
@@ -74,32 +67,22 @@ def question_answering_dataset(
 ) -> tf.data.Dataset:
     """Batches `(inputs, labels)` of SQuAD-style examples for `BertQuestionAnswerer`.
 
-    Every example is windowed and tokenized once, by `preprocessor`; a
-    window's labels are the answer's start and end tokens, or [CLS] (0) when
-    the window does not hold the answer (`QuestionAnsweringPreprocessor.labels`).
-    Batches keep the windows' order (shuffled with `shuffle`, anew each
-    epoch) and are padded to their longest window, rounded up to the
-    preprocessor's `pad_to_multiple_of`.
+    A window's labels are the answer's start and end tokens, or [CLS] (0) when
+    it does not hold the answer. Batches are padded to their longest window.
 
     Args:
-        x: a dict of lists `question`, `context`, `answer_text`,
-            `answer_start` (the answer's first character in the context), or
-            a list of such dicts (checked by `squad_examples`).
+        x: a dict of lists `question`, `context`, `answer_text`, `answer_start`
+            (the answer's first character in the context), or a list of such dicts.
         preprocessor: a `QuestionAnsweringPreprocessor`.
         batch_size: int. Windows per batch.
-        shuffle: bool. Shuffle the windows (for training).
-        seed: int or None. Shuffle seed.
 
     Returns:
-        A `tf.data.Dataset` of `(model_inputs, labels)`: `model_inputs` the dict of int32
-        `(batch, length)` BERT inputs, `labels` a dict of int32 `(batch,)`
-        `start_logits` and `end_logits` (the answer's token positions).
+        `(model_inputs, labels)`: int32 `(batch, length)` inputs, and int32
+        `(batch,)` `start_logits` and `end_logits` token positions.
 
     Example:
     ```python
-    train = question_answering_dataset({"question": qs, "context": cs, "answer_text": ts, "answer_start": ss},
-                                       preprocessor=qa.preprocessor, shuffle=True)
-    qa.fit(train, epochs=2)
+    qa.fit(question_answering_dataset(examples, preprocessor=qa.preprocessor, shuffle=True), epochs=2)
     ```
     """
     examples = squad_examples(x)

@@ -1,14 +1,7 @@
 """QuestionAnsweringPreprocessor: question and passage strings to BERT windows
-`[CLS] question [SEP] passage-window [SEP]` (Devlin et al. 2019, section 4.2,
-SQuAD), the answer labels of each window, and the best answer span back.
-
-Windows follow Hugging Face fast tokenizers' `return_overflowing_tokens=True,
-stride=doc_stride, truncation="only_second"` (the layout of `transformers`'
-question-answering pipeline and of its `prepare_train_features` example):
-consecutive windows share `doc_stride` passage tokens. Decoding follows the
-pipeline too. All TensorFlow ops, so the same code runs for `fit`, `predict`
-and inside an exported SavedModel.
-"""
+`[CLS] question [SEP] passage-window [SEP]` (Devlin et al. 2019, section 4.2),
+their answer labels, and the best answer span back, as Hugging Face's question-answering
+pipeline (`return_overflowing_tokens=True, stride=doc_stride, truncation="only_second"`)."""
 
 import keras
 import tensorflow as tf
@@ -17,8 +10,7 @@ from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.preprocessing.task_preprocessor import TaskPreprocessor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
-# Masked logits, as the pipeline: exp(-10000 - max) is exactly 0 in float32.
-MASKED_LOGIT = -10000.0
+MASKED_LOGIT = -10000.0  # As the pipeline: exp(-10000 - max) is exactly 0 in float32.
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -26,36 +18,23 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
     """Splits (question, passage) pairs into windows with a document stride.
 
     The question is cut to `max_query_length` tokens (as google-research/bert
-    `run_squad.py`; Hugging Face would raise instead). The passage gets the
-    rest of `sequence_length` (`sequence_length - 3 - question tokens`
-    tokens a window); window `i` starts at passage token `i * (window -
-    doc_stride)` and the last window is the first that reaches the passage's
-    end, exactly Hugging Face's overflowing windows. At most `max_windows`
-    windows are made per example: the passage tokens after them are dropped
-    (a 100,000-character passage is truncated, not an error; the default
-    covers about 9,000 passage tokens at the default lengths).
-
-    Every window is padded only to the batch's longest window (rounded up to
-    `pad_to_multiple_of`). Offsets are characters of the original passage
-    (see `BertTokenizer.tokenize_with_offsets`).
+    `run_squad.py`); the passage fills the rest of each window, and passage
+    tokens beyond `max_windows` windows are dropped. Offsets are characters of
+    the original passage.
 
     Args:
-        tokenizer: a `BertTokenizer`.
         sequence_length: int. Tokens a window (the pipeline's `max_seq_len`).
         doc_stride: int. Passage tokens shared by consecutive windows.
-        max_query_length: int. Longer questions are truncated.
-        max_windows: int. Windows per example at most.
         pad_to_multiple_of: int. Round the padded length up to a multiple of this.
 
     Call args:
         inputs: a tuple `(questions, contexts)` of `(batch,)` strings.
 
     Returns:
-        dict of `(windows, length)` int32 tensors: `token_ids`, `segment_ids`,
-        `padding_mask`; `token_start`, `token_end` (the characters of the
-        passage each token comes from, -1 off the passage) and `word_start`,
-        `word_end` (the same for the token's whole word); and `example_index`
-        int32 `(windows,)`: the input example of each window.
+        dict of int32 `(windows, length)`: `token_ids`, `segment_ids`,
+        `padding_mask`, `token_start`, `token_end`, `word_start`, `word_end`
+        (passage characters of the token or its word, -1 off the passage);
+        and `example_index` `(windows,)`, each window's input example.
 
     Examples:
     ```python
@@ -154,21 +133,9 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
         return {name: value if name == "example_index" else value[:, :padded] for name, value in features.items()}
 
     def labels(self, features: dict, answer_starts, answer_ends) -> tuple[tf.Tensor, tf.Tensor]:
-        """Start and end token positions `(windows,)` of each example's answer.
-
-        The answer is the characters `[answer_start, answer_end)` of its
-        passage. Its start is the last passage token starting at or before
-        `answer_start`, its end the first ending at or after `answer_end`
-        (Hugging Face's `prepare_train_features`); a window that does not hold
-        the whole answer points at [CLS] (position 0), as SQuAD 2.0.
-
-        Args:
-            features: the output of `call`.
-            answer_starts, answer_ends: int `(batch,)` character offsets.
-
-        Returns:
-            Two int32 tensors `(windows,)`.
-        """
+        """Start and end token positions, int32 `(windows,)`, of answers at characters
+        `[answer_starts, answer_ends)` `(batch,)`, as Hugging Face's `prepare_train_features`;
+        a window without the whole answer points at [CLS] (0)."""
         index = features["example_index"]
         answer_start = tf.gather(tf.cast(answer_starts, tf.int32), index)[:, None]
         answer_end = tf.gather(tf.cast(answer_ends, tf.int32), index)[:, None]
@@ -189,27 +156,14 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
     def best_spans(self, features: dict, start_logits, end_logits, contexts, *, max_answer_length: int = 15) -> dict:
         """The best answer of each example over all its windows.
 
-        As Hugging Face's question-answering pipeline (`select_starts_ends`,
-        `decode_spans`, `align_to_words=True`): in each window, logits off the
-        passage (except [CLS]) are masked, start and end probabilities are
-        the softmax over the window, [CLS] is then zeroed; a span scores
-        `p_start * p_end` with `start <= end < start + max_answer_length`,
-        both in the passage; the best span of the best window wins (the first
-        on ties). The answer is expanded to whole words and cut from the
-        original passage.
+        As Hugging Face's pipeline (`select_starts_ends`, `decode_spans`,
+        `align_to_words=True`): a span scores `p_start * p_end` (softmax over
+        the window, off-passage masked) with `start <= end < start + max_answer_length`;
+        the best wins (the first on ties), expanded to whole words.
 
-        Args:
-            features: the output of `call`.
-            start_logits, end_logits: float `(windows, length)`.
-            contexts: the `(batch,)` passage strings given to `call`.
-            max_answer_length: int. Tokens an answer spans at most.
-
-        Returns:
-            dict: `answer` string `(batch,)`, `start` and `end` int32 `(batch,)`
-            (characters: `context[start:end] == answer`), `score` float32
-            `(batch,)`. An example whose passage has no tokens gets "" at 0
-            with score 0.
-        """
+        `start_logits`, `end_logits`: float `(windows, length)`; `contexts`: the passages
+        given to `call`. Returns a dict of `(batch,)` `answer` strings, `start`, `end` int32
+        characters (`context[start:end] == answer`) and float32 `score` (0 and "" without passage tokens)."""
         passage = features["token_start"] >= 0  # (windows, length)
         length = tf.shape(passage)[1]
         is_cls = tf.range(length)[None, :] == 0

@@ -1,20 +1,14 @@
-"""Ragged token rows: tokenize once, pad per batch. Each example's model
-inputs are kept as a variable-length row (its real tokens, no padding) and
-padded when its batch is formed. `fit` then tokenizes a text once however many epochs it runs, and a
-batch is padded only to its own longest example."""
+"""Ragged token rows: inputs kept unpadded, so a text is tokenized once and padded per batch."""
 
 import tensorflow as tf
 
 from keras_bert3.preprocessing.batch_by_length import batch_by_length
 
-PAD_VALUES = {"labels": -100}  # Token labels the loss skips; other columns pad with 0.
+PAD_VALUES = {"labels": -100}  # Other columns pad with 0.
 
 
 def as_rows(inputs: dict, names) -> dict:
-    """Model inputs (int `(batch, length)` tensors) -> a ragged row per example for each
-    of `names` (its first `length` entries, `length` read off `padding_mask`),
-    plus the int32 `length` itself.
-    """
+    """Model inputs `(batch, length)` -> a ragged row per example for each of `names`, plus int32 `length`."""
     lengths = tf.reduce_sum(tf.cast(inputs["padding_mask"], tf.int32), axis=-1)
     return dict({name: tf.RaggedTensor.from_tensor(inputs[name], lengths=lengths) for name in names}, length=lengths)
 
@@ -27,11 +21,8 @@ def concat_rows(chunks: list) -> dict:
 def padded_batches(
     dataset, names, *, batch_size: int, multiple: int, sequence_length: int, bucket: bool, shuffle: bool, seed=None
 ):
-    """Unbatched examples (`as_rows` columns and any per-example columns, e.g.
-    `label`) -> batches with `names` padded to the batch's longest `length`
-    rounded up to `multiple` (at most `sequence_length`), as the preprocessors'
-    `trim_to_longest` pads, and a `padding_mask`. With `bucket`, batches group
-    similar lengths (`batch_by_length`); otherwise they keep the order."""
+    """Unbatched `as_rows` examples -> batches with `names` padded as `trim_to_longest`
+    pads, plus a `padding_mask`; with `bucket`, grouped by length (`batch_by_length`)."""
     if bucket:
         dataset = batch_by_length(dataset, batch_size, shuffle=shuffle, seed=seed)
     else:
@@ -51,8 +42,7 @@ def padded_batches(
 
 
 def inputs_and_targets(columns: dict, target: str):
-    """A padded batch -> `inputs`, `(inputs, targets)` or `(inputs, targets,
-    sample_weight)`, as Keras' `fit` takes them; `target` names the targets' column."""
+    """A padded batch -> `inputs`, `(inputs, targets)` or `(inputs, targets, sample_weight)` for `fit`."""
     inputs = {name: columns[name] for name in ("token_ids", "segment_ids", "padding_mask")}
     if target not in columns:
         return inputs

@@ -1,7 +1,4 @@
-"""Questions, passages and answers from a SQuAD v1.1 or v2.0 JSON file, as
-`keras-bert3 finetune --task question-answerer` and `evaluate` read them:
-every question checked, and every problem named with the file and the
-question's place in it, before any model is built."""
+"""Questions, passages and answers from a SQuAD v1.1 or v2.0 JSON file, each problem named."""
 
 import dataclasses
 import json
@@ -11,9 +8,7 @@ from keras_bert3.preprocessing.labelled_files import decoded_lines
 
 @dataclasses.dataclass
 class SquadQuestions:
-    """One entry per question: its `id`, `question` and `context`, its
-    reference `answers` (texts; several in SQuAD's dev sets; none for a v2.0
-    question without an answer) and their `answer_starts` (characters)."""
+    """One entry per question; `answers` may be several or none (v2.0), `answer_starts` in characters."""
 
     id: list[str] = dataclasses.field(default_factory=list)
     question: list[str] = dataclasses.field(default_factory=list)
@@ -25,8 +20,7 @@ class SquadQuestions:
         return len(self.id)
 
     def training_examples(self) -> tuple[dict, int]:
-        """The answered questions as `BertQuestionAnswerer.fit` takes them (each
-        with its first answer), and how many unanswerable ones were left out."""
+        """The answered questions for `BertQuestionAnswerer.fit` (first answer each), and how many were left out."""
         answered = [i for i, answers in enumerate(self.answers) if answers]
         examples = {
             "question": [self.question[i] for i in answered],
@@ -38,15 +32,9 @@ class SquadQuestions:
 
 
 def read_squad_file(path: str) -> SquadQuestions:
-    """The questions of a SQuAD JSON file (`{"data": [{"paragraphs":
-    [{"context": ..., "qas": [{"id", "question", "answers": [{"text",
-    "answer_start"}], "is_impossible"}]}]}]}`, v1.1 or v2.0).
-
-    Refused with a `ValueError` naming the file and the question (its place
-    and id): a file that is not such JSON, a question or context that is
-    empty, an answer that is not at its `answer_start` in the context.
-    """
-    text = "".join(line + "\n" for _, line in decoded_lines(path))  # UTF-8 checked, naming the line.
+    """The questions of a SQuAD JSON file; `ValueError` names the question's place and id
+    for a file that is not SQuAD JSON, an empty question or context, or a misplaced answer."""
+    text = "".join(line + "\n" for _, line in decoded_lines(path))
     try:
         data = json.loads(text)
     except json.JSONDecodeError as error:

@@ -1,7 +1,4 @@
-"""Tagged sentences from a CoNLL or JSON-lines file, as `keras-bert3
-finetune --task token-classifier` reads them: every sentence checked, and
-every problem named with the file and line it is on, before any model is
-built."""
+"""Tagged sentences from a CoNLL or JSON-lines file, each problem named with its file and line."""
 
 import dataclasses
 import json
@@ -13,8 +10,7 @@ from keras_bert3.preprocessing.labelled_files import json_lines
 
 @dataclasses.dataclass
 class TaggedSentences:
-    """Sentences as word lists, their tags as strings (one a word), and the
-    line of the file each sentence starts on."""
+    """Sentences as word lists, their tags (one a word), and the line each starts on."""
 
     words: list[list[str]]
     tags: list[list[str]]
@@ -22,17 +18,10 @@ class TaggedSentences:
 
 
 def read_tagged_file(path: str, tag_column: int = -1) -> TaggedSentences:
-    """The sentences of a CoNLL file (a word and its tags per line, columns
-    split at whitespace, a blank line between sentences, `-DOCSTART-` lines
-    skipped; the tag in column `tag_column`, the last by default, as in
-    CoNLL-2003's NER column) or of a JSON-lines file (`.jsonl`/`.json`: an
-    object per line with lists `tokens` and `tags`).
-
-    Refused with a `ValueError` naming the file and line: no sentence, a line
-    without the tag column, a JSON line that is not an object with lists
-    `tokens` and `tags` of one length, and tags that differ only by case or
-    spaces.
-    """
+    """The sentences of a CoNLL file (a word and its tags per line, blank lines between
+    sentences, the tag in column `tag_column`) or of a JSON-lines file (lists `tokens`, `tags`).
+    `ValueError` names the file and line of: no sentence, a missing tag column, a bad JSON
+    line, tags that differ only by case or spaces."""
     reader = _json_sentences if path.endswith((".jsonl", ".json")) else _conll_sentences
     sentences = TaggedSentences([], [], [])
     for line, words, tags in reader(path, tag_column):

@@ -1,6 +1,4 @@
-"""Batches of raw texts (and labels) for BERT tasks, bucketed by length so
-that each batch, padded to its own longest example, carries little padding.
-Each text is tokenized once (`ragged_rows`), however many epochs read it."""
+"""Batches of raw texts (and labels) for BERT tasks, bucketed by length, tokenized once."""
 
 import numpy as np
 import tensorflow as tf
@@ -13,7 +11,7 @@ from keras_bert3.preprocessing.text_inputs import python_texts
 from keras_bert3.data.without_autotune import without_autotune
 
 TOKENIZE_CHUNK = 4096  # Texts tokenized per call.
-ROWS = ("token_ids", "segment_ids")  # Tokenized per text; `padding_mask` follows from the length.
+ROWS = ("token_ids", "segment_ids")  # `padding_mask` follows from the length.
 
 
 def _as_string_array(texts) -> np.ndarray:
@@ -39,8 +37,7 @@ def text_arrays(x, preprocessor) -> tuple:
 
 
 def tokenized_texts(arrays: tuple, preprocessor) -> dict:
-    """`text_arrays` tokenized once, `TOKENIZE_CHUNK` texts a call:
-    the `as_rows` columns (a ragged row of real tokens per text, and its length)."""
+    """`text_arrays` tokenized once into `as_rows` columns, `TOKENIZE_CHUNK` texts a call."""
     chunks = []
     for start in range(0, max(len(arrays[0]), 1), TOKENIZE_CHUNK):
         texts = tuple(tf.constant(a[start : start + TOKENIZE_CHUNK], tf.string) for a in arrays)
@@ -78,36 +75,23 @@ def text_classification_dataset(
 ) -> tf.data.Dataset:
     """Batches `(inputs, labels[, sample_weight])` of texts for BERT tasks.
 
-    Texts are tokenized once, by `preprocessor`. With
-    `bucket=True`, texts of similar token length go into the same batch
-    (`batch_by_length`: chunks of 64 batches sorted by length, then cut), and
-    each batch is padded to its own longest example (rounded up to the
-    preprocessor's `pad_to_multiple_of`), as `preprocessor` pads. With
-    `shuffle=True` the texts are shuffled before grouping and the batches
-    after, anew each epoch.
+    With `bucket`, texts of similar token length share a batch, padded to its
+    longest example as `preprocessor` pads.
 
     Args:
-        x: a list of texts, a tuple `(first_texts, second_texts)` for pair
-            tasks, or a `tf.data.Dataset` of unbatched texts / `(text, label)`
-            (bucketed too) or of batches (only preprocessed).
+        x: a list of texts, a tuple `(first_texts, second_texts)`, or a `tf.data.Dataset`
+            of unbatched texts / `(text, label)` (bucketed too) or of batches (only preprocessed).
         y: optional integer labels `(n,)`, for lists of texts.
         preprocessor: a `BertTextPreprocessor`.
-        batch_size: int. Examples per batch (the last of a bucket may be smaller).
-        shuffle: bool. Shuffle (for training).
         bucket: bool. Group by length; False keeps the order (for predict).
         num_classes: int or None. Check that labels lie in `[0, num_classes)`.
-        sample_weight: optional floats `(n,)`.
-        seed: int or None. Shuffle seed.
 
     Returns:
-        A `tf.data.Dataset` of `model_inputs` or `(model_inputs, labels[, sample_weight])`,
-        `model_inputs` the dict of int32 `(batch, length)` BERT inputs.
+        `model_inputs` or `(model_inputs, labels[, sample_weight])`, int32 `(batch, length)` inputs.
 
     Example:
     ```python
-    train = text_classification_dataset(texts, labels, preprocessor=classifier.preprocessor,
-                                        batch_size=32, shuffle=True)
-    classifier.fit(train, epochs=3)
+    classifier.fit(text_classification_dataset(texts, labels, preprocessor=classifier.preprocessor, shuffle=True))
     ```
     """
     if isinstance(x, tf.data.Dataset):
@@ -148,7 +132,7 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
         )
     first_spec = first_spec[0] if isinstance(first_spec, tuple) else first_spec
 
-    @tf.autograph.experimental.do_not_convert  # Traced as written (no Python control flow on tensors).
+    @tf.autograph.experimental.do_not_convert
     def to_columns(*element):
         if has_targets:
             texts, rest = element[0], element[1:]
@@ -170,8 +154,7 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
         return columns
 
     dataset = dataset.map(to_columns)
-    if getattr(first_spec, "shape", None) is not None and first_spec.shape.rank == 1:
-        # Already batched: keep the batches, pad each to its longest example.
+    if getattr(first_spec, "shape", None) is not None and first_spec.shape.rank == 1:  # Already batched.
         return without_autotune(
             dataset.map(lambda c: _pack(c, preprocessor), num_parallel_calls=tf.data.AUTOTUNE).prefetch(2)
         )
@@ -188,7 +171,7 @@ def _from_dataset(dataset, preprocessor, batch_size, shuffle, bucket, num_classe
 
 
 def _batches(dataset, preprocessor, batch_size, shuffle, bucket, seed):
-    """Examples of `as_rows` columns -> padded batches `model_inputs` or `(model_inputs, labels[, sample_weight])`."""
+    """Examples of `as_rows` columns -> padded batches for `fit`."""
     batches = padded_batches(
         dataset,
         ROWS,

@@ -1,17 +1,11 @@
-"""Texts as Keras users pass them to a task's `fit`, `evaluate` and `predict`:
-lists, numpy arrays, or `tf.string` tensors."""
+"""Texts as users pass them to a task: lists, numpy arrays or `tf.string` tensors."""
 
 import tensorflow as tf
 
 
 def python_texts(texts, *, decode: bool = False):
-    """A `tf.string` tensor (or ragged tensor of words) as nested lists of
-    `bytes`, or with `decode` of `str` (UTF-8, invalid bytes replaced);
-    anything else is returned as given, for the task's own checks.
-
-    A scalar tensor gives one string, which the tasks refuse as they refuse a
-    bare `str` ("wrap a single text in a list").
-    """
+    """A `tf.string` (ragged) tensor as nested lists of `bytes` (of `str` with
+    `decode`, invalid UTF-8 replaced); anything else is returned as given."""
     if isinstance(texts, (tf.Tensor, tf.RaggedTensor)):
         if texts.dtype != tf.string:
             raise TypeError(

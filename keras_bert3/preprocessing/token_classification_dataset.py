@@ -1,7 +1,4 @@
-"""Batches of words and word labels for token classification (tagging),
-bucketed by length so that each batch, padded to its own longest example,
-carries little padding. Each sentence is tokenized once (`ragged_rows`),
-however many epochs read it."""
+"""Batches of words and word labels for token classification, bucketed by length, tokenized once."""
 
 import numpy as np
 import tensorflow as tf
@@ -18,13 +15,7 @@ TOKENIZE_CHUNK = 4096  # Sentences tokenized per call.
 
 
 def word_batch(x) -> tf.RaggedTensor:
-    """Sentences as a string RaggedTensor `(n, None)` of words.
-
-    `x` is a list of word lists (pre-split, as CoNLL files or Hugging Face's
-    `is_split_into_words=True`) or a list of strings (split at ASCII
-    whitespace by `split_on_whitespace`, as the exported model does); numpy
-    arrays and `tf.string` tensors (ragged for word lists) of the same.
-    """
+    """Sentences (word lists, or strings split at ASCII whitespace) as a string RaggedTensor `(n, None)`."""
     x = python_texts(x)
     if isinstance(x, (str, bytes)):
         raise TypeError("Expected a list of sentences (word lists or strings); wrap a single one in a list.")
@@ -45,8 +36,7 @@ def word_batch(x) -> tf.RaggedTensor:
 
 
 def check_word_labels(words: tf.RaggedTensor, labels, num_labels: int | None) -> tf.RaggedTensor:
-    """Word labels as an int32 RaggedTensor like `words`, checked: one label a
-    word, each in `[0, num_labels)`."""
+    """Word labels as an int32 RaggedTensor like `words`, checked: one a word, in `[0, num_labels)`."""
     labels = [np.asarray(sentence).reshape(-1) for sentence in labels]
     counts = words.row_lengths().numpy()
     if len(labels) != len(counts):
@@ -83,34 +73,23 @@ def token_classification_dataset(
 ) -> tf.data.Dataset:
     """Batches `(inputs, labels[, sample_weight])` of sentences for `BertTokenClassifier`.
 
-    Each sentence's word labels go to the first WordPiece of each word; the
-    other tokens get -100 (see `BertTokenClassifierPreprocessor`). Sentences
-    are tokenized once. With `bucket=True`, sentences of similar token length share a batch
-    (`batch_by_length`: sorted in chunks of 64 batches, every batch full but
-    the last); each batch is padded to its own longest example. With
-    `shuffle=True` sentences are shuffled before bucketing and batches after,
-    anew each epoch.
+    Word labels go to each word's first WordPiece, -100 elsewhere. With
+    `bucket`, sentences of similar token length share a batch, padded to its longest.
 
     Args:
         x: a list of word lists, or a list of strings (split at whitespace).
         y: optional word labels, one list of ints per sentence (one per word).
         preprocessor: a `BertTokenClassifierPreprocessor`.
-        batch_size: int. Sentences per batch.
-        shuffle: bool. Shuffle (for training).
-        bucket: bool. Group by length; False keeps the order.
         num_labels: int or None. Check that labels lie in `[0, num_labels)`.
-        sample_weight: optional floats `(n,)`, one weight per sentence.
-        seed: int or None. Shuffle seed.
+        sample_weight: optional floats `(n,)`, one per sentence.
 
     Returns:
-        A `tf.data.Dataset` of `model_inputs` or `(model_inputs, labels[, sample_weight])`:
-        `model_inputs` the dict of int32 `(batch, length)` BERT inputs, `labels`
-        int32 `(batch, length)`, `sample_weight` float32 `(batch,)`.
+        `model_inputs` or `(model_inputs, labels[, sample_weight])`: int32
+        `(batch, length)` inputs and labels, float32 `(batch,)` weights.
 
     Example:
     ```python
-    train = token_classification_dataset(words, tags, preprocessor=tagger.preprocessor, shuffle=True)
-    tagger.fit(train, epochs=3)
+    tagger.fit(token_classification_dataset(words, tags, preprocessor=tagger.preprocessor, shuffle=True))
     ```
     """
     words = word_batch(x)

@@ -1,5 +1,4 @@
-"""Moved to `keras_bert3.data.without_autotune` (the pretraining pipelines use
-it too); this name works for one more release, with a `DeprecationWarning`."""
+"""Moved to `keras_bert3.data.without_autotune`; this name warns for one more release."""
 
 from keras_bert3.data.without_autotune import without_autotune  # noqa: F401
 from keras_bert3.renamed import warn_renamed

@@ -1,9 +1,5 @@
-"""Hugging Face BERT checkpoints (config.json + safetensors + vocab.txt): read
-into a `BertBackbone` and written from one.
-
-Weights are read from safetensors only; PyTorch `.bin` files are pickles and
-are refused (unpickling runs arbitrary code).
-"""
+"""Hugging Face BERT checkpoints (config.json + safetensors + vocab.txt), read and written.
+PyTorch `.bin` pickles are refused: unpickling runs arbitrary code."""
 
 import json
 import os
@@ -18,8 +14,7 @@ HF_WEIGHTS_INDEX_FILE = "model.safetensors.index.json"
 HF_VOCABULARY_FILE = "vocab.txt"
 HF_TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 PICKLED_WEIGHTS_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
-# Our activation names as Hugging Face `hidden_act` values.
-HUGGING_FACE_NAMES = {
+HUGGING_FACE_NAMES = {  # Our activation -> Hugging Face's `hidden_act`.
     "gelu": "gelu",
     "gelu_approximate": "gelu_pytorch_tanh",
     "relu": "relu",
@@ -99,9 +94,7 @@ def huggingface_config_from_backbone(backbone) -> dict:
 
 
 class SafetensorsCheckpoint:
-    """Reads the tensors of a Hugging Face BERT checkpoint by their
-    `BertModel` names, whatever prefix (`bert.`) or LayerNorm naming
-    (`gamma`/`beta`) the checkpoint uses."""
+    """A Hugging Face checkpoint's tensors by `BertModel` name, whatever the prefix or LayerNorm naming."""
 
     def __init__(self, preset_dir: str):
         from safetensors import safe_open
@@ -112,7 +105,7 @@ class SafetensorsCheckpoint:
         for path in files:
             try:
                 self._handles.append(safe_open(path, framework="numpy"))
-            except Exception as error:  # safetensors raises its own SafetensorError, and OSError.
+            except Exception as error:  # SafetensorError, or OSError.
                 raise ValueError(
                     f"{path} cannot be read as safetensors ({error}): it is truncated or damaged, or not a "
                     "safetensors file. Download or copy it again."
@@ -185,9 +178,7 @@ def assign(variable, value: np.ndarray, name: str) -> None:
 
 
 def weight_map(backbone):
-    """Yields `(variable, huggingface_names, to_keras, to_huggingface)` for every
-    backbone variable: `to_keras` turns the listed Hugging Face tensors into the
-    variable's value and `to_huggingface` does the reverse."""
+    """`(variable, huggingface_names, to_keras, to_huggingface)` converters for every backbone variable."""
 
     def same(tensors):
         return tensors[0]
@@ -263,11 +254,8 @@ def load_backbone_from_huggingface(preset_dir: str, cls, **overrides):
 
 def read_huggingface_dense_head(preset_dir: str, architecture: str, prefix: str):
     """`(kernel (hidden, units), bias (units,))` of a task head in a Hugging Face
-    checkpoint of `architecture` (e.g. "BertForTokenClassification", prefix
-    "classifier."), or None: not a Hugging Face checkpoint, another
-    architecture (a `BertForSequenceClassification`'s classifier sits on the
-    pooled output, a `BertForTokenClassification`'s on every token), or no head.
-    """
+    checkpoint of `architecture` (e.g. "BertForTokenClassification"), or None:
+    another architecture's head sits elsewhere (pooled output or every token)."""
     if not is_huggingface_checkpoint(preset_dir):
         return None
     if architecture not in read_huggingface_config(preset_dir).get("architectures", []):
@@ -279,13 +267,12 @@ def read_huggingface_dense_head(preset_dir: str, architecture: str, prefix: str)
 
 
 def load_huggingface_heads(preset_dir: str, masked_lm_head=None, next_sentence_head=None) -> list[str]:
-    """Copies the pretraining heads of a `BertForPreTraining` (or
-    `BertForMaskedLM`) checkpoint into our layers, where the checkpoint has them.
+    """Copies the pretraining heads of a `BertForPreTraining` (or `BertForMaskedLM`)
+    checkpoint, where it has them, into built layers; returns the names loaded.
 
-    `masked_lm_head` is a built `BertMaskedLMHead` (its output projection is the
-    backbone's token embedding, already loaded); `next_sentence_head` a built
-    `keras.layers.Dense(2)` on the pooled output. Returns the names of the heads
-    that were found and loaded ("masked_lm", "next_sentence").
+    Args:
+        masked_lm_head: a `BertMaskedLMHead` (its projection is the token embedding, loaded with the backbone).
+        next_sentence_head: a `keras.layers.Dense(2)` on the pooled output.
     """
     checkpoint = SafetensorsCheckpoint(preset_dir)
     loaded = []
@@ -313,11 +300,8 @@ def load_huggingface_heads(preset_dir: str, masked_lm_head=None, next_sentence_h
 def export_backbone_to_huggingface(backbone, output_dir: str, *, vocabulary=None, lowercase=None):
     """Writes `backbone` as a Hugging Face `BertModel` checkpoint directory.
 
-    `vocabulary` (a list of tokens, a `BertTokenizer`, or None) is written as
-    vocab.txt, and `lowercase` into tokenizer_config.json, so that
-    `transformers.BertModel.from_pretrained(output_dir)` and
-    `BertTokenizerFast.from_pretrained(output_dir)` both load it.
-    """
+    `vocabulary` (tokens or a `BertTokenizer`) and `lowercase` are written too, so
+    that `transformers`' `BertModel` and `BertTokenizerFast` both load the directory."""
     from safetensors.numpy import save_file
 
     os.makedirs(output_dir, exist_ok=True)

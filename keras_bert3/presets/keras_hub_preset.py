@@ -1,6 +1,4 @@
-"""keras-hub BERT presets (a directory written by keras-hub's `save_to_preset`,
-or downloaded from Kaggle): loaded with keras-hub itself, then copied into a
-`BertBackbone` with keras-hub's tanh GELU, so the outputs stay the same."""
+"""keras-hub BERT presets, loaded with keras-hub and copied into a `BertBackbone` (tanh GELU)."""
 
 import json
 import os
@@ -50,8 +48,7 @@ def load_backbone_from_keras_hub(preset_dir: str, cls, **overrides):
         dropout=theirs.dropout,
         max_sequence_length=theirs.max_sequence_length,
         num_segments=theirs.num_segments,
-        # keras-hub's BERT always uses the tanh GELU and epsilon 1e-12.
-        activation="gelu_approximate",
+        activation="gelu_approximate",  # keras-hub's BERT always uses these two.
         layer_norm_epsilon=1e-12,
     )
     config.update(overrides)
@@ -81,16 +78,14 @@ def copy_embeddings(embeddings, theirs) -> None:
 
 
 def copy_encoder_block(block, transformer_layer, hidden: int) -> None:
-    """A keras-hub `TransformerEncoder` into our `BertEncoderBlock`: its three
-    attention projections become our one fused `qkv_dense`."""
+    """A keras-hub `TransformerEncoder` into our `BertEncoderBlock`, Q/K/V fused into `qkv_dense`."""
     from keras_bert3.upstream.keras_hub_encoder_parts import transformer_encoder_parts
 
     parts = transformer_encoder_parts(transformer_layer)
     attention = parts["attention"]
     name = transformer_layer.name
     qkv = (attention.query_dense, attention.key_dense, attention.value_dense)
-    # keras-hub kernels are (hidden, heads, head_dim); ours is (hidden, 3 * hidden).
-    copy(
+    copy(  # keras-hub kernels are (hidden, heads, head_dim); ours is (hidden, 3 * hidden).
         block.qkv_dense.kernel,
         np.concatenate([np.reshape(d.kernel, (hidden, hidden)) for d in qkv], axis=1),
         f"{name} query/key/value kernels",

@@ -1,5 +1,4 @@
-"""`from_preset`: turns a preset handle into a local directory and reads it in
-whichever format it is (keras_bert3, Hugging Face, keras-hub)."""
+"""`from_preset`: a preset handle to a local directory, read in its format (keras_bert3, Hugging Face, keras-hub)."""
 
 import os
 
@@ -13,8 +12,7 @@ from keras_bert3.presets.preset_format import load_backbone_from_keras_bert3_pre
 HF_SCHEME = "hf://"
 KAGGLE_SCHEME = "kaggle://"
 
-# Pretrained checkpoints known by name, and where they are published.
-KNOWN_PRESETS = {
+KNOWN_PRESETS = {  # Pretrained checkpoints known by name, and where they are published.
     "bert_tiny_uncased": "hf://google/bert_uncased_L-2_H-128_A-2",
     "bert_mini_uncased": "hf://google/bert_uncased_L-4_H-256_A-4",
     "bert_small_uncased": "hf://google/bert_uncased_L-4_H-512_A-8",
@@ -27,8 +25,7 @@ KNOWN_PRESETS = {
     "all_minilm_l6_v2": "hf://sentence-transformers/all-MiniLM-L6-v2",
 }
 
-# Files a Hugging Face BERT checkpoint needs here; the rest is not downloaded.
-HF_FILES = [
+HF_FILES = [  # Files a Hugging Face BERT checkpoint needs; the rest is not downloaded.
     "config.json",
     "model.safetensors",
     "model.safetensors.index.json",
@@ -41,8 +38,7 @@ HF_FILES = [
 
 
 def offline() -> bool:
-    """True when the user asked for no network (`KERAS_BERT3_OFFLINE=1` or
-    `HF_HUB_OFFLINE=1`)."""
+    """True when the user asked for no network (`KERAS_BERT3_OFFLINE=1` or `HF_HUB_OFFLINE=1`)."""
     return any(
         os.environ.get(name, "").lower() in ("1", "true", "yes") for name in ("KERAS_BERT3_OFFLINE", "HF_HUB_OFFLINE")
     )
@@ -76,8 +72,7 @@ def download(handle: str) -> str:
 
 
 def resolve_preset(preset: str) -> str:
-    """Returns a local directory for `preset` (a path, a remote handle or a
-    name in `KNOWN_PRESETS`), downloading it if needed."""
+    """A local directory for `preset` (a path, a handle or a `KNOWN_PRESETS` name), downloaded if needed."""
     preset = os.fspath(preset)
     if os.path.isdir(preset):
         return preset

@@ -1,5 +1,4 @@
-"""Pretrainer presets: a backbone preset plus the pretraining heads, so that
-task models load the backbone and pretraining can continue with the heads."""
+"""Pretrainer presets: a backbone preset plus the pretraining heads' weights."""
 
 import os
 
@@ -42,8 +41,7 @@ def save_pretrainer(pretrainer, preset_dir: str, tokenizer=None) -> None:
 
 
 def load_pretrainer(preset: str, *, cls, backbone_cls, nsp: bool, packed: bool = False, **backbone_overrides):
-    """A `cls` (the pretrainer class) on a `backbone_cls` loaded from `preset`,
-    with the pretraining heads the preset has (ours, or a Hugging Face one's)."""
+    """A pretrainer `cls` on a backbone from `preset`, with the heads it has (ours or Hugging Face's)."""
     preset_dir = resolve_preset(preset)
     pretrainer = cls(backbone_cls.from_preset(preset_dir, **backbone_overrides), nsp=nsp, packed=packed)
     heads_path = os.path.join(preset_dir, HEADS_WEIGHTS_FILE)

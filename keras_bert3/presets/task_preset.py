@@ -1,10 +1,5 @@
-"""Task presets: a backbone preset (with its tokenizer) plus a task's head and
-settings, so that `Task.from_preset(dir)` restores a fine-tuned model; and
-the loader behind every task's `from_preset` (`load_task`).
-
-    task.json               the task's class and config (num_classes, dropout, ...)
-    task_head.weights.h5    the head's weights, by variable path
-"""
+"""Task presets: a backbone preset plus `task.json` (the task's class and config) and
+`task_head.weights.h5` (the head's weights by path); and `load_task`, behind `from_preset`."""
 
 import inspect
 import os
@@ -46,16 +41,14 @@ def save_task(task, preset_dir: str, *, config: dict, head_layers) -> None:
 
 
 def registered_name(task_cls) -> str:
-    """The name Keras registered `task_cls` under (e.g. "keras_bert3>BertClassifier"),
-    by which a preset names its task."""
+    """The name Keras registered `task_cls` under (e.g. "keras_bert3>BertClassifier")."""
     import keras
 
     return keras.saving.get_registered_name(task_cls)
 
 
 def stored_task_class(preset_dir: str):
-    """The registered task class a fine-tuned preset names (presets written
-    before 2026-11-28 name keras_bert3's own by class name), or None."""
+    """The registered task class a fine-tuned preset names (older ones: by class name), or None."""
     import keras
 
     stored = read_json(os.path.join(preset_dir, TASK_CONFIG_FILE))
@@ -109,10 +102,8 @@ def task_settings(task_cls) -> dict:
 
 
 def load_task(preset: str, *head_size, cls, backbone_cls, **kwargs):
-    """A `cls` (a `BertTask` subclass, described by its `spec`) on a
-    `backbone_cls` loaded from `preset`: a new head on a backbone preset, the
-    fine-tuned head and settings of a task preset, or the trained head of a
-    Hugging Face checkpoint of the task's architecture (see `BertTask.from_preset`)."""
+    """A `BertTask` subclass `cls` loaded from `preset`: a new head on a backbone, a task
+    preset's fine-tuned head, or a Hugging Face head (see `BertTask.from_preset`)."""
     spec = cls.spec
     size_name, unit = spec.head_size_argument or (None, None)
     if head_size:
@@ -172,8 +163,7 @@ def _check_fine_tuned_settings(preset: str, cls, stored: dict, given: dict) -> N
 
 
 def _preset_settings(cls, backbone, stored: dict, given: dict) -> dict:
-    """The task's `preset_settings`: the constructors' defaults (the sequence
-    length at most the backbone's), then the stored ones, then those given."""
+    """The task's `preset_settings`: defaults (capped at the backbone's length), then stored, then given."""
     defaults = task_settings(cls)
     settings = {name: defaults[name] for name in cls.spec.preset_settings}
     if "sequence_length" in settings:
@@ -184,10 +174,7 @@ def _preset_settings(cls, backbone, stored: dict, given: dict) -> dict:
 
 
 def head_size_of(preset: str, name: str, given: int | None, trained: int | None, task: str, unit: str) -> int:
-    """The output size of a task loaded from `preset`: `given` (the
-    `num_classes=` or `num_labels=` argument, `name`) or the `trained` head's,
-    which must agree when both are there.
-    """
+    """The head's output size: `given` (the `name` argument) or the `trained` head's; both must agree."""
     if trained and given is not None and int(given) != int(trained):
         raise ValueError(
             f"{name}={given}, but the preset {preset!r} is a {task} trained for {trained} {unit}. Omit "

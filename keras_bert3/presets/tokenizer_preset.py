@@ -1,5 +1,4 @@
-"""Tokenizer presets: a vocabulary plus casing, read from keras_bert3,
-Hugging Face or keras-hub directories, and written in the keras_bert3 format."""
+"""Tokenizer presets (vocabulary and casing): read from keras_bert3, Hugging Face or keras-hub."""
 
 import os
 
@@ -20,8 +19,7 @@ from keras_bert3.presets.preset_format import write_json
 from keras_bert3.presets.preset_format import write_metadata
 from keras_bert3.presets.preset_loader import resolve_preset
 
-# Hugging Face special-token settings and our argument names.
-HF_SPECIAL_TOKENS = {
+HF_SPECIAL_TOKENS = {  # Hugging Face's setting -> our argument.
     "cls_token": "cls_token",
     "sep_token": "sep_token",
     "pad_token": "pad_token",
@@ -53,8 +51,7 @@ def _require(path: str, what: str, preset_dir: str) -> str:
 
 
 def _huggingface_settings(preset_dir: str) -> dict:
-    """Casing and special tokens from tokenizer_config.json, or else from the
-    normalizer in tokenizer.json; Hugging Face's default is lower-casing."""
+    """Casing (tokenizer_config.json, else tokenizer.json's normalizer) and special tokens."""
     settings = {}
     path = os.path.join(preset_dir, HF_TOKENIZER_CONFIG_FILE)
     config = read_json(path) if os.path.isfile(path) else {}

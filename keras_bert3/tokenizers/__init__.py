@@ -16,4 +16,4 @@ __all__ = [
 
 from keras_bert3.renamed import old_names  # noqa: E402
 
-__getattr__ = old_names(__name__, {"BertPacker": ("BertSegmentJoiner", BertSegmentJoiner)})  # Renamed on 2026-11-28.
+__getattr__ = old_names(__name__, {"BertPacker": ("BertSegmentJoiner", BertSegmentJoiner)})

@@ -1,9 +1,5 @@
-"""BERT text normalization and word splitting as TensorFlow graph ops.
-
-Reproduces Hugging Face `tokenizers`' `BertNormalizer` + `BertPreTokenizer`
-(the front half of `BertTokenizerFast`) from the per-code-point table in
-`unicode_table.py`.
-"""
+"""BERT text normalization and word splitting as TensorFlow graph ops: Hugging Face's
+`BertNormalizer` + `BertPreTokenizer`, from the per-code-point table of `unicode_table.py`."""
 
 import numpy as np
 import tensorflow as tf
@@ -17,26 +13,16 @@ _SPACE = 32
 class BertNormalizer:
     """Normalizes strings and splits them into words exactly as Hugging Face BERT does.
 
-    Each string is decoded to code points (invalid UTF-8 becomes U+FFFD, which
-    is then removed, as Hugging Face removes U+FFFD). Each code point is looked
-    up in the table: two `tf.searchsorted` calls over constant arrays, then one
-    `tf.gather` of a fixed-width row of output code points padded with -1. The
-    valid cells are re-encoded to UTF-8 and split on spaces. Everything is
-    vectorised graph ops on constants (no lookup-table resources), so it runs in
-    `tf.data`, in `tf.function` and in an exported SavedModel.
+    Code points are looked up in the table with `tf.searchsorted` and `tf.gather`
+    over constants (no lookup-table resources), so it runs in `tf.data` and SavedModels.
 
     Args:
-        lowercase: bool. Lowercase the text (per code point, as Hugging Face).
-        strip_accents: bool or None. Strip accents (NFD, then drop Mn marks,
-            before lowercasing). None means the same as `lowercase`.
+        strip_accents: bool or None. NFD, then drop Mn marks, before lowercasing.
+            None means the same as `lowercase`.
 
     Examples:
-
-    >>> normalizer = BertNormalizer(lowercase=True)
-    >>> normalizer.split_words(tf.constant(["Héllo, wörld…"])).to_list()
+    >>> BertNormalizer(lowercase=True).split_words(tf.constant(["Héllo, wörld…"])).to_list()
     [[b'hello', b',', b'world', b'\\xe2\\x80\\xa6']]
-    >>> normalizer.normalize(tf.constant(["Straße\\u200b 東京"])).numpy()
-    array([b'stra\\xc3\\x9fe  \\xe6\\x9d\\xb1  \\xe4\\xba\\xac '], dtype=object)
     """
 
     def __init__(self, *, lowercase: bool = True, strip_accents: bool | None = None):
@@ -58,15 +44,7 @@ class BertNormalizer:
         self._rows = np.concatenate([templates, explicit]).astype(np.int32)  # (rules + keys, width)
 
     def normalize_code_points(self, code_points: tf.Tensor) -> tf.Tensor:
-        """Maps code points to their normalized output.
-
-        Args:
-            code_points: int32 tensor `(n,)`.
-
-        Returns:
-            int32 tensor `(n, width)`: each row holds the output code points of
-            one input code point, 32 (space) between words, padded with -1.
-        """
+        """int32 code points `(n,)` to their outputs `(n, width)`: 32 (space) between words, padded with -1."""
         code_points = tf.cast(code_points, tf.int32)
         run_starts = tf.constant(self._run_starts)
         run_index = tf.searchsorted(run_starts, code_points, side="right") - 1
@@ -79,14 +57,7 @@ class BertNormalizer:
         return tf.where(block == _PLACEHOLDER, code_points[:, None], block)
 
     def normalize(self, strings: tf.Tensor) -> tf.Tensor:
-        """Normalizes a 1-D batch of strings; words end up separated by spaces.
-
-        Args:
-            strings: tf.string tensor `(batch,)`.
-
-        Returns:
-            tf.string tensor `(batch,)`. Splitting it on spaces gives the words.
-        """
+        """Normalizes tf.string `(batch,)`; words end up separated by spaces."""
         decoded = tf.strings.unicode_decode(strings, "UTF-8", errors="replace")  # (batch, None)
         block = self.normalize_code_points(decoded.flat_values)  # (chars, width)
         valid = block >= 0
@@ -97,39 +68,14 @@ class BertNormalizer:
         return tf.strings.unicode_encode(output, "UTF-8")
 
     def split_words(self, strings: tf.Tensor) -> tf.RaggedTensor:
-        """Normalizes a 1-D batch of strings and splits it into words.
-
-        Args:
-            strings: tf.string tensor `(batch,)`.
-
-        Returns:
-            tf.string RaggedTensor `(batch, None)` of words.
-        """
+        """Normalizes tf.string `(batch,)` and splits it into words `(batch, None)`."""
         # After normalization every ASCII whitespace byte is a plain space.
         return tf.strings.split(self.normalize(strings))
 
     def split_words_with_sources(self, strings: tf.Tensor) -> tuple[tf.RaggedTensor, tf.RaggedTensor]:
-        """As `split_words`, plus where each character of each word comes from.
-
-        Every output character comes from exactly one input code point (the
-        table maps code points one at a time), so a word's characters point
-        back into the original string.
-
-        Args:
-            strings: tf.string tensor `(batch,)`.
-
-        Returns:
-            words: tf.string RaggedTensor `(batch, None)`, as `split_words`.
-            sources: int32 RaggedTensor `(batch, None, None)`: for each
-                character (code point) of each word, the index of the code
-                point of the input string it comes from (invalid UTF-8 counts
-                as one U+FFFD code point per invalid sequence).
-
-        Example:
-        >>> words, sources = BertNormalizer().split_words_with_sources(tf.constant(["Hé, 東京"]))
-        >>> sources.to_list()
-        [[[0, 1], [2], [4], [5]]]
-        """
+        """As `split_words`, plus `sources`: int32 `(batch, None, None)`, for each
+        character of each word the index of the input code point it comes from
+        (an invalid UTF-8 sequence counts as one)."""
         decoded = tf.strings.unicode_decode(strings, "UTF-8", errors="replace")  # (batch, chars)
         block = self.normalize_code_points(decoded.flat_values)  # (chars, width)
         char_rows = tf.cast(decoded.value_rowids(), tf.int32)

@@ -6,21 +6,10 @@ import tensorflow as tf
 
 
 def longest_first_lengths(first_lengths: tf.Tensor, second_lengths: tf.Tensor, budget: int):
-    """Lengths each segment keeps under Hugging Face's "longest_first" pair truncation.
+    """Lengths `(batch,)` each segment keeps under Hugging Face's "longest_first" pair truncation.
 
-    Follows Rust `tokenizers` `truncate_encodings`: with n1 the shorter and n2
-    the longer length, n2 keeps `n1` if `n1 > budget` else `max(n1, budget - n1)`;
-    if then `n1 + n2 > budget`, the shorter keeps `budget // 2` and the longer
-    `budget // 2 + budget % 2`.
-
-    Args:
-        first_lengths: int tensor `(batch,)`.
-        second_lengths: int tensor `(batch,)`.
-        budget: int. Tokens left for both segments (sequence length - 3).
-
-    Returns:
-        Two int tensors `(batch,)`: the kept lengths (never above the input lengths).
-    """
+    Follows Rust `tokenizers` `truncate_encodings`; `budget` is the tokens left
+    for both segments (sequence length - 3)."""
     shorter = tf.minimum(first_lengths, second_lengths)
     longer_keep = tf.where(shorter > budget, shorter, tf.maximum(shorter, budget - shorter))
     both = shorter + longer_keep > budget
@@ -37,37 +26,24 @@ class BertSegmentJoiner(StringInputLayer):
     """Joins one or two segments of token ids into fixed-length BERT inputs.
 
     Single segments become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]`,
-    padded with `pad_token_id` to `sequence_length`. Too long inputs are cut
-    from the end exactly as Hugging Face `truncation="longest_first"` does
-    (`keras_hub.layers.MultiSegmentPacker`'s round robin differs: it gives an
+    padded to `sequence_length`. Too long inputs are cut as Hugging Face's
+    `truncation="longest_first"` (`keras_hub.layers.MultiSegmentPacker` gives an
     odd leftover token to the first segment, Hugging Face to the longer one).
-    Always TensorFlow ops, usable in `tf.data`.
 
     Args:
-        sequence_length: int. Length of the output (>= 3 for pairs,
-            >= 2 for single segments).
-        cls_token_id: int. Id of [CLS].
-        sep_token_id: int. Id of [SEP].
-        pad_token_id: int. Id of [PAD].
-        **kwargs: passed to `keras.layers.Layer`.
+        sequence_length: int. Length of the output (>= 3 for pairs, >= 2 for single segments).
 
     Call args:
-        first: int ids, RaggedTensor `(batch, None)` or dense `(tokens,)` for one example.
-        second: optional, same form as `first`.
+        first, second (optional): int ids, ragged `(batch, None)` or dense `(tokens,)` for one example.
 
     Returns:
-        dict of int32 tensors `(batch, sequence_length)` (or `(sequence_length,)`):
-        `token_ids`, `segment_ids` (0 for `[CLS] a [SEP]`, 1 for `b [SEP]`) and
-        `padding_mask` (1 on tokens, 0 on padding).
+        dict of int32 `token_ids`, `segment_ids`, `padding_mask` `(batch, sequence_length)` (or unbatched).
 
     Examples:
-
     >>> joiner = BertSegmentJoiner(sequence_length=7, cls_token_id=2, sep_token_id=3, pad_token_id=0)
     >>> out = joiner(tf.ragged.constant([[10, 11, 12, 13]]), tf.ragged.constant([[20, 21]]))
     >>> out["token_ids"].numpy()
     array([[ 2, 10, 11,  3, 20, 21,  3]], dtype=int32)
-    >>> out["segment_ids"].numpy()
-    array([[0, 0, 0, 0, 1, 1, 1]], dtype=int32)
     """
 
     def __init__(
@@ -138,7 +114,7 @@ class BertSegmentJoiner(StringInputLayer):
         return config
 
 
-# The layer's name before it was renamed (BertPacker): configs saved under it still load.
+# Configs saved under the layer's old name still load.
 keras.saving.get_custom_objects()["keras_bert3>BertPacker"] = BertSegmentJoiner
 
 

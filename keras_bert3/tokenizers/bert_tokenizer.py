@@ -1,10 +1,5 @@
-"""BERT WordPiece tokenizer as TensorFlow graph ops, id-for-id equal to Hugging Face.
-
-Follows Hugging Face `BertTokenizerFast` (Rust `tokenizers`): `BertNormalizer`,
-`BertPreTokenizer`, then greedy longest-match-first WordPiece with `##`
-continuation pieces (Devlin et al., 2019, "BERT: Pre-training of Deep
-Bidirectional Transformers for Language Understanding").
-"""
+"""BERT WordPiece tokenizer as TensorFlow graph ops, id-for-id equal to Hugging Face's
+`BertTokenizerFast` (Devlin et al., 2019: greedy longest-match-first WordPiece)."""
 
 import os
 import re
@@ -45,64 +40,30 @@ def load_vocabulary(vocabulary: str | os.PathLike | list[str] | tuple[str, ...])
 class BertTokenizer(StringInputLayer):
     """BERT WordPiece tokenizer that runs as TensorFlow ops and matches Hugging Face exactly.
 
-    Strings are normalized and split into words by `BertNormalizer` (a
-    per-code-point table probed from Hugging Face `tokenizers`), words longer
-    than `max_word_chars` characters become the unknown token, and the rest go
-    through tf-text's `FastWordpieceTokenizer` (greedy longest match first; a
-    word with any unmatched piece becomes one unknown token). The ids equal
-    `transformers.BertTokenizerFast(vocab_file, do_lower_case=lowercase,
-    strip_accents=strip_accents)(text, add_special_tokens=False)`.
-
-    It always runs TensorFlow ops (whatever the Keras backend), so it works in
-    `tf.data.Dataset.map`, in `tf.function` and in an exported SavedModel.
-
-    This is a `StringInputLayer` (a Keras layer that takes strings) rather than a
-    `keras_hub.tokenizers.Tokenizer`: the keras-hub base runs a separate pure
-    Python path on eager calls and carries preset machinery; here one TF path
-    serves every call, so eager and graph results cannot drift apart.
-
-    As Hugging Face, special token strings inside the text (e.g. "a [MASK]")
-    are matched in the raw text (case-sensitive, longest first) and give their
-    special id; set `special_tokens_in_strings=False` to tokenize them as text.
-
-    One difference from Hugging Face remains (it never shows in natural text):
-    with `strip_accents=True`, adjacent combining spacing marks of different
-    combining classes are not canonically reordered (see `unicode_table.py`).
+    The ids equal `transformers.BertTokenizerFast(vocab_file,
+    do_lower_case=lowercase, strip_accents=strip_accents)(text,
+    add_special_tokens=False)`. Words go through `BertNormalizer`, then tf-text's
+    `FastWordpieceTokenizer`. One TF path serves eager and graph calls alike
+    (unlike a `keras_hub` tokenizer), so it runs in `tf.data` and SavedModels.
+    With `strip_accents=True`, rare combining spacing marks are not reordered
+    (see `unicode_table.py`).
 
     Args:
-        vocabulary: list of str, or path to a vocab.txt with one token a line.
-            The line number is the id.
-        lowercase: bool. Lowercase the text (`do_lower_case`). True for
-            "uncased" checkpoints.
-        strip_accents: bool or None. Strip accents. None means the same as
-            `lowercase` (Hugging Face semantics).
-        max_word_chars: int. Words with more characters (after
-            normalization) become the unknown token, as Hugging Face's
-            `max_input_chars_per_word`.
-        cls_token, sep_token, pad_token, mask_token, unk_token: str. The
-            special token strings; each must be in the vocabulary.
-        special_tokens_in_strings: bool. Map special token strings found in
-            the input text to their ids (Hugging Face behaviour).
-        **kwargs: passed to `keras.layers.Layer` (e.g. `name`).
+        vocabulary: list of str, or path to a vocab.txt (the line number is the id).
+        lowercase: bool. `do_lower_case`; True for "uncased" checkpoints.
+        strip_accents: bool or None. None means the same as `lowercase`.
+        max_word_chars: int. Longer words (after normalization) become the
+            unknown token (`max_input_chars_per_word`).
+        cls_token, sep_token, pad_token, mask_token, unk_token: str. Each must be in the vocabulary.
+        special_tokens_in_strings: bool. Map special token strings in the text
+            (case-sensitive, longest first) to their ids, as Hugging Face.
 
     Examples:
-
-    >>> vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-    ...          "the", "qu", "##ick", "fox", "!"]
-    >>> tokenizer = BertTokenizer(vocab)
+    >>> tokenizer = BertTokenizer(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "qu", "##ick", "fox", "!"])
     >>> tokenizer("The QUICK fox!").numpy()
     array([5, 6, 7, 8, 9], dtype=int32)
-    >>> tokenizer(["The fox", "Quick? Wolf"]).to_list()
-    [[5, 8], [6, 7, 1, 1]]
     >>> tokenizer.detokenize([5, 6, 7, 8, 9]).numpy()
     b'the quick fox!'
-    >>> inputs = tokenizer.join_segments(["The fox"], ["quick!"], sequence_length=8)
-    >>> inputs["token_ids"].numpy()
-    array([[2, 5, 8, 3, 6, 7, 9, 3]], dtype=int32)
-
-    From a checkpoint's vocab.txt, cased:
-
-    >>> tokenizer = BertTokenizer("vocab.txt", lowercase=False)  # doctest: +SKIP
     """
 
     def __init__(
@@ -133,8 +94,7 @@ class BertTokenizer(StringInputLayer):
         self.unk_token = unk_token
         self.special_tokens_in_strings = bool(special_tokens_in_strings)
 
-        # The first occurrence of a duplicated token wins, as in tf-text.
-        self._token_to_id = {}
+        self._token_to_id = {}  # The first of a duplicated token wins, as in tf-text.
         for i, token in enumerate(self.vocabulary):
             self._token_to_id.setdefault(token, i)
         special = {
@@ -151,15 +111,14 @@ class BertTokenizer(StringInputLayer):
         self.mask_token_id = self._token_to_id[mask_token]
         self.unk_token_id = self._token_to_id[unk_token]
 
-        self._special_tokens = sorted(set(special.values()), key=len, reverse=True)
-        # Longest first, as Hugging Face's leftmost-longest match.
+        self._special_tokens = sorted(set(special.values()), key=len, reverse=True)  # Leftmost-longest match.
         self._special_pattern = "|".join(re.escape(token) for token in self._special_tokens)
         self._normalizer = BertNormalizer(lowercase=self.lowercase, strip_accents=strip_accents)
         self._wordpiece = self._fast_wordpiece()
         self.built = True
 
     def _check_special_tokens(self, special: dict[str, str]) -> None:
-        """Raises a clear error naming the special tokens (argument: token) the vocabulary lacks."""
+        """Raises a `ValueError` naming the special tokens the vocabulary lacks."""
         missing = [f"{name}={token!r}" for name, token in special.items() if token not in self._token_to_id]
         if missing:
             raise ValueError(
@@ -174,8 +133,7 @@ class BertTokenizer(StringInputLayer):
         return tf_text.FastWordpieceTokenizer(
             vocab=self.vocabulary,
             suffix_indicator="##",
-            # tf-text counts bytes; the character limit is applied before.
-            max_bytes_per_word=4 * self.max_word_chars,
+            max_bytes_per_word=4 * self.max_word_chars,  # The character limit is applied before.
             token_out_type=tf.int32,
             unknown_token=self.unk_token,
             no_pretokenization=True,
@@ -209,19 +167,11 @@ class BertTokenizer(StringInputLayer):
 
     @property
     def special_tokens_in_text(self) -> list[str]:
-        """The special token strings matched inside the text (longest first),
-        none if `special_tokens_in_strings` is False."""
+        """The special token strings matched inside the text (longest first), if any."""
         return list(self._special_tokens) if self.special_tokens_in_strings else []
 
     def split_words(self, inputs) -> tf.RaggedTensor:
-        """Normalizes strings and splits them into words (Hugging Face pre-tokens).
-
-        Args:
-            inputs: tf.string scalar or `(batch,)` tensor, or Python str / list of str.
-
-        Returns:
-            tf.string tensor `(words,)` for a scalar, RaggedTensor `(batch, None)` for a batch.
-        """
+        """Strings to words (Hugging Face pre-tokens): `(words,)` for a scalar, `(batch, None)` for a batch."""
         strings, scalar = self._to_batch(inputs)
         words = self._split_words(strings)
         return words[0] if scalar else words
@@ -245,14 +195,7 @@ class BertTokenizer(StringInputLayer):
         )
 
     def tokenize(self, inputs) -> tf.Tensor | tf.RaggedTensor:
-        """Strings to WordPiece ids (no special tokens added).
-
-        Args:
-            inputs: tf.string scalar or `(batch,)` tensor, or Python str / list of str.
-
-        Returns:
-            int32 tensor `(tokens,)` for a scalar, RaggedTensor `(batch, None)` for a batch.
-        """
+        """Strings to WordPiece ids (no special tokens added): int32 `(tokens,)` or ragged `(batch, None)`."""
         strings, scalar = self._to_batch(inputs)
         words = self._split_words(strings)  # (batch, None)
         flat_words = words.flat_values
@@ -265,34 +208,11 @@ class BertTokenizer(StringInputLayer):
         return ids[0] if scalar else ids
 
     def tokenize_with_offsets(self, inputs, *, word_offsets: bool = False):
-        """Strings to WordPiece ids and where each piece is in the ORIGINAL string.
+        """Strings to WordPiece ids and where each piece is in the original string.
 
-        Offsets count characters (Unicode code points, as Python `str`
-        indices), not bytes: `text[start:end]` is the piece's source, as
-        Hugging Face fast tokenizers' `return_offsets_mapping=True`. A piece
-        covering part of a character that normalization expanded (e.g. "ﬁ"
-        lower-cased to two letters) spans that whole character; removed
-        characters (accents stripped off a decomposed letter, control
-        characters) belong to no piece; a word too long for WordPiece
-        ([UNK]) spans the whole word. Invalid UTF-8 is counted as one U+FFFD
-        character per invalid sequence (`tf.strings.unicode_decode`'s
-        "replace"), so offsets then index the decoded text.
-
-        Args:
-            inputs: tf.string scalar or `(batch,)` tensor, or Python str / list of str.
-            word_offsets: bool. Also return the span of the word (Hugging Face
-                pre-token: whitespace-separated, punctuation and CJK characters
-                alone) that each piece belongs to.
-
-        Returns:
-            `(ids, starts, ends)`, int32 tensors `(tokens,)` for a scalar or
-            RaggedTensors `(batch, None)`; with `word_offsets=True` also
-            `word_starts, word_ends` of the same shape.
-
-        Example:
-        >>> ids, starts, ends = tokenizer.tokenize_with_offsets("Héllo, wörld")
-        >>> starts.numpy(), ends.numpy()  # "héllo" "," "wörld" (a piece each)
-        (array([0, 5, 7], dtype=int32), array([ 5,  6, 12], dtype=int32))
+        Returns `(ids, starts, ends)` (and with `word_offsets` the span of each piece's
+        word), int32 `(tokens,)` for a scalar or ragged `(batch, None)`. Offsets count
+        characters: `text[start:end]` is the piece's source (`return_offsets_mapping=True`).
         """
         strings, scalar = self._to_batch(inputs)
         words, sources = self._split_words_with_sources(strings)  # (batch, words), (batch, words, chars)
@@ -372,18 +292,10 @@ class BertTokenizer(StringInputLayer):
         return self.tokenize(inputs)
 
     def detokenize(self, inputs) -> tf.Tensor:
-        """Ids back to text: tokens joined by spaces, " ##" removed, then Hugging Face's clean-up.
+        """Ids `(tokens,)` or `(batch, None)` back to text: a scalar, or `(batch,)` strings.
 
-        The clean-up removes the space before `. ? ! ,` and before `n't 'm 's 've 're`
-        (as `decode(..., clean_up_tokenization_spaces=True)`). Special tokens are
-        kept; lowercasing, stripped accents and [UNK] words cannot be undone.
-
-        Args:
-            inputs: int tensor `(tokens,)` or `(batch, None)` (dense or ragged).
-
-        Returns:
-            tf.string scalar for `(tokens,)`, `(batch,)` tensor for a batch.
-        """
+        As `decode(..., clean_up_tokenization_spaces=True)`: special tokens are
+        kept; lowercasing, stripped accents and [UNK] words cannot be undone."""
         if not isinstance(inputs, (tf.Tensor, tf.RaggedTensor)):
             inputs = tf.ragged.constant(inputs) if _is_nested_ragged(inputs) else tf.convert_to_tensor(inputs)
         tokens = tf.gather(tf.constant(self.vocabulary), tf.cast(inputs, tf.int32))
@@ -394,19 +306,8 @@ class BertTokenizer(StringInputLayer):
         return text
 
     def join_segments(self, first, second=None, *, sequence_length: int = 512) -> dict[str, tf.Tensor]:
-        """Tokenizes strings (or pairs) and joins them as `[CLS] a [SEP] (b [SEP])`.
-
-        Truncation is Hugging Face's "longest_first"; see `BertSegmentJoiner`.
-
-        Args:
-            first: strings, scalar or `(batch,)`.
-            second: optional strings of the same shape (the pair's second segment).
-            sequence_length: int. Output length, padded with [PAD].
-
-        Returns:
-            dict of int32 tensors `token_ids`, `segment_ids`, `padding_mask`, each
-            `(sequence_length,)` for scalars or `(batch, sequence_length)`.
-        """
+        """Tokenizes strings (or pairs) and joins them as `BertSegmentJoiner` does: int32
+        `token_ids`, `segment_ids`, `padding_mask` `(batch, sequence_length)` (or unbatched)."""
         joiner = BertSegmentJoiner(
             sequence_length=sequence_length,
             cls_token_id=self.cls_token_id,
@@ -424,25 +325,15 @@ class BertTokenizer(StringInputLayer):
 
     @classmethod
     def from_preset(cls, preset: str, **kwargs) -> "BertTokenizer":
-        """Loads the vocabulary and casing of a preset: a keras_bert3 preset,
-        a Hugging Face BERT directory (`vocab.txt`; `do_lower_case` and
-        `strip_accents` from `tokenizer_config.json`), a keras-hub BERT preset,
-        or a remote handle / known name (see `BertBackbone.from_preset`).
-        `kwargs` override the config.
-
-        Example:
-        >>> tokenizer = BertTokenizer.from_preset("path/to/all-MiniLM-L6-v2")  # doctest: +SKIP
-        """
+        """Loads the vocabulary and casing of a preset: keras_bert3, a Hugging Face
+        BERT directory, keras-hub, or a handle (see `BertBackbone.from_preset`).
+        `kwargs` override the config."""
         from keras_bert3.presets.tokenizer_preset import load_tokenizer
 
         return load_tokenizer(preset, cls=cls, **kwargs)
 
     def save_to_preset(self, preset_dir: str) -> None:
-        """Writes `vocabulary.txt` and `tokenizer.json` into a keras_bert3 preset directory.
-
-        Example:
-        >>> tokenizer.save_to_preset("my_bert")  # doctest: +SKIP
-        """
+        """Writes `vocabulary.txt` and `tokenizer.json` into a keras_bert3 preset directory."""
         from keras_bert3.presets.tokenizer_preset import save_tokenizer
 
         save_tokenizer(self, preset_dir)

@@ -1,36 +1,13 @@
 """Per-code-point table of what Hugging Face's BERT normalizer and pre-tokenizer do.
 
-Hugging Face `tokenizers` (Rust) normalizes BERT input with `BertNormalizer`
-(clean text, pad CJK characters, strip accents, lowercase) and then splits it
-with `BertPreTokenizer` (split on whitespace, isolate punctuation). Both act on
-one code point at a time, so their combined effect is a function from a code
-point to a short string in which a space separates words. This module stores
-that function for all 0x110000 code points, for the four combinations of
-`lowercase` and `strip_accents`, in `bert_unicode_table.json.gz`.
+Both act on one code point at a time, so together they map each code point to a
+short string (a space separating words): `KEEP`, `REMOVE`, `SPACE`, `ISOLATE`
+(a word of its own), or an explicit output. The table is probed from the installed
+`tokenizers` (`unicodedata` and ICU disagree with it); regenerate it with
+`python -m keras_bert3.tokenizers.unicode_table`.
 
-The table is derived by probing the installed `tokenizers` package (never from
-Python's `unicodedata` or ICU, which disagree with it on many code points).
-Regenerate it with:
-
-    python -m keras_bert3.tokenizers.unicode_table
-
-Each code point falls under one rule:
-
-- `KEEP`: it stays as it is, inside the current word.
-- `REMOVE`: it is dropped (control characters, U+200B, U+FEFF, U+FFFD...).
-- `SPACE`: it becomes a word separator (whitespace).
-- `ISOLATE`: it becomes a word of its own (punctuation, CJK ideographs).
-- an explicit output: any other string (lowercased, accents stripped, or a
-  canonical decomposition), stored as code points with 32 (space) between
-  words.
-
-Known limit (not per code point, so not in the table): with
-`strip_accents=True` Hugging Face applies NFD to the whole string, whose
-canonical reordering can swap two adjacent combining *spacing* marks (category
-Mc, which are not stripped) of different nonzero combining classes, e.g.
-U+1D16D U+1D165 (musical symbols) or U+302E after U+0F39-like viramas. Such
-sequences do not occur in natural text; this table keeps them in input order.
-"""
+Known limit: with `strip_accents=True` Hugging Face's whole-string NFD can reorder
+adjacent combining spacing marks (Mc); the table keeps input order."""
 
 import dataclasses
 import gzip
@@ -57,16 +34,9 @@ def _key(lowercase: bool, strip_accents: bool) -> str:
 class UnicodeTable:
     """The normalizer table for one (lowercase, strip_accents) combination.
 
-    Args:
-        run_starts: int32 array `(num_runs,)`, sorted, `run_starts[0] == 0`.
-            Code points in `[run_starts[i], run_starts[i + 1])` follow
-            `run_rules[i]` unless they have an explicit output.
-        run_rules: int32 array `(num_runs,)` of `KEEP`, `REMOVE`, `SPACE` or
-            `ISOLATE`.
-        explicit_code_points: int32 array `(num_explicit,)`, sorted.
-        explicit_outputs: int32 array `(num_explicit, width)`: the output code
-            points of each explicit code point, 32 between words, padded with -1.
-    """
+    Code points in `[run_starts[i], run_starts[i + 1])` follow `run_rules[i]`
+    unless listed in the sorted `explicit_code_points`, whose `explicit_outputs`
+    rows hold output code points, 32 between words, padded with -1."""
 
     run_starts: np.ndarray
     run_rules: np.ndarray
@@ -91,17 +61,10 @@ _CACHE = {}
 
 
 def load_unicode_table(lowercase: bool = True, strip_accents: bool | None = None) -> UnicodeTable:
-    """Loads the packaged table for one normalizer configuration.
-
-    Args:
-        lowercase: bool. Whether text is lowercased.
-        strip_accents: bool or None. Whether accents are stripped; None means
-            the same as `lowercase` (Hugging Face semantics).
+    """Loads the packaged table for one normalizer configuration (`strip_accents` None: as `lowercase`).
 
     Examples:
-
-    >>> table = load_unicode_table(lowercase=False)
-    >>> table.output(ord("!"))
+    >>> load_unicode_table(lowercase=False).output(ord("!"))
     ' ! '
     """
     if strip_accents is None:
@@ -132,11 +95,8 @@ def _all_code_points():
 
 
 def hf_output(normalizer, pre_tokenizer, text: str) -> str:
-    """Hugging Face's normalized, pre-tokenized `text`, words joined by spaces,
-    with a leading/trailing space where the text starts/ends a word boundary.
-
-    `text` is wrapped in "a" ... "a" so that a separator at either end shows.
-    """
+    """Hugging Face's normalized, pre-tokenized `text`, words joined by spaces
+    (wrapped in "a" ... "a" so that a separator at either end shows)."""
     normalized = normalizer.normalize_str(text)
     words = pre_tokenizer.pre_tokenize_str("a" + normalized + "a")
     return " ".join(w for w, _ in words)[1:-1]
@@ -167,8 +127,7 @@ def _build_entry(lowercase: bool, strip_accents: bool) -> dict:
         elif out == f" {ch} ":
             rules[c] = ISOLATE
         else:
-            # Collapse space runs (they only separate words) but keep one at
-            # each end, as it matters for joining with neighbours.
+            # Collapse space runs but keep one at each end (it matters for joining neighbours).
             words = [w for w in out.split(" ") if w]
             explicit[c] = (" " if out.startswith(" ") else "") + " ".join(words) + (" " if out.endswith(" ") else "")
     # Explicit code points and surrogates join the run before them.

@@ -23,36 +23,23 @@ def learn_wordpiece_vocabulary(
 ) -> list[str]:
     """Learns a WordPiece vocabulary for `BertTokenizer`.
 
-    The text is normalized and split into words by `BertNormalizer` (the same
-    code `BertTokenizer` runs, so the same words as Hugging Face), words longer
-    than `max_word_chars` are dropped (they tokenize to [UNK] anyway), and the
-    word counts go to `keras_hub.tokenizers.compute_word_piece_vocabulary`
-    (tf-text's WordPiece learner) with its own splitting and normalization off.
+    Words are split by `BertNormalizer` (as `BertTokenizer` splits them) and
+    counted by `keras_hub.tokenizers.compute_word_piece_vocabulary` (tf-text's
+    learner); words over `max_word_chars` are left out (they would be [UNK]).
 
     Args:
-        data: strings (a list, tuple or other iterable) or a `tf.data.Dataset`
-            of tf.string scalars or batches.
+        data: an iterable of strings, or a `tf.data.Dataset` of tf.string scalars or batches.
         vocabulary_size: int. Maximum vocabulary size, reserved tokens included.
-        lowercase: bool. Lowercase the text (use the same value for the tokenizer).
-        strip_accents: bool or None. Strip accents; None means the same as `lowercase`.
-        max_word_chars: int. Longer words are left out of the counts.
+        strip_accents: bool or None. None means the same as `lowercase`.
         reserved_tokens: strings put first, in this order (ids 0, 1, ...).
-            Defaults to `[PAD] [UNK] [CLS] [SEP] [MASK]`.
-        vocabulary_output_file: optional path; the vocabulary is also written
-            there as a vocab.txt (one token a line).
-        batch_size: int. Strings normalized per step.
+        vocabulary_output_file: optional path to also write a vocab.txt to.
 
     Returns:
-        The vocabulary, a list of strings (reserved tokens, then characters
-        and word pieces, "##" marking continuation pieces).
+        A list of strings: reserved tokens, then pieces ("##" marks continuations).
 
     Examples:
-
-    >>> vocab = learn_wordpiece_vocabulary(
-    ...     ["The quick brown fox.", "The lazy dog!"], vocabulary_size=40)
-    >>> vocab[:5]
+    >>> learn_wordpiece_vocabulary(["The quick brown fox.", "The lazy dog!"], vocabulary_size=40)[:5]
     ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
-    >>> tokenizer = BertTokenizer(vocab)  # doctest: +SKIP
     """
     if not isinstance(data, tf.data.Dataset):
         data = tf.data.Dataset.from_tensor_slices(tf.constant(list(data), dtype=tf.string))
@@ -65,8 +52,7 @@ def learn_wordpiece_vocabulary(
         return tf.boolean_mask(words, tf.strings.length(words, unit="UTF8_CHAR") <= max_word_chars)
 
     words = data.map(split, num_parallel_calls=tf.data.AUTOTUNE)
-    # Imported here, where it is used: keras_hub takes half a second to import,
-    # which every process that imports keras_bert3 would otherwise pay.
+    # Imported here: keras_hub is slow to import, and most processes never need it.
     from keras_hub.tokenizers import compute_word_piece_vocabulary
 
     vocabulary = compute_word_piece_vocabulary(

@@ -9,15 +9,10 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class DeferredSignals:
-    """While its `with` block runs, SIGTERM and SIGINT are recorded in
-    `received` (the first one's number; None before) instead of ending the
-    process; `ResumableBackup(stop_on=...)` then writes a checkpoint at the
-    end of the step under way and raises `TrainingStopped`. A second SIGINT
-    ends the process at once (KeyboardInterrupt), as pressing Ctrl-C twice
-    should; more SIGTERMs change nothing. The previous handlers come back
-    when the block ends. Outside the main thread (where Python cannot handle
-    signals) it holds nothing back.
-    """
+    """While its `with` block runs, SIGTERM and SIGINT are recorded in `received`
+    (the first one's number; None before) instead of ending the process, for
+    `ResumableBackup(stop_on=...)`. A second SIGINT raises KeyboardInterrupt, as
+    Ctrl-C twice should. Outside the main thread it holds nothing back."""
 
     def __init__(self, signals=STOP_SIGNALS):
         self.signals = tuple(signals)
@@ -43,9 +38,8 @@ class DeferredSignals:
 
 
 class TrainingStopped(Exception):
-    """Training stopped at a signal after writing a checkpoint; the process
-    should exit with `exit_code` (128 + the signal's number, as a shell
-    reports a process the signal ended)."""
+    """Training stopped at a signal after writing a checkpoint; the process should
+    exit with `exit_code`, 128 + the signal's number, as a shell reports it."""
 
     def __init__(self, signal_number: int, step: int, checkpoint: str):
         self.signal_number = signal_number

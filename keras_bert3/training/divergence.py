@@ -2,13 +2,10 @@
 
 
 class TrainingDiverged(FloatingPointError):
-    """Training diverged at `step`: `what` happened (the loss became NaN, an
-    update left NaN in the weights). The message names the last checkpoint
-    (`checkpoint`, at `checkpoint_step`), whose weights are finite, and says
-    that lowering the learning rate and running again resumes from it; or
-    that there is none, and a rerun starts over; or (`blown_up`: why) that
-    its weights, though finite, are blown up too, and to remove it.
-    """
+    """Training diverged at `step`: `what` happened. The message names the last
+    checkpoint (`checkpoint`, at `checkpoint_step`) to resume from with a lower
+    learning rate, or says that there is none, or (`blown_up`: why) that its
+    weights are blown up too and to remove it."""
 
     def __init__(
         self,

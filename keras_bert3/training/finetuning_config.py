@@ -1,6 +1,5 @@
-"""What `keras-bert3 finetune` does, in one place: `FinetuningConfig`'s
-fields are its flags (name, type, default, help), as `PretrainingConfig`'s
-are `pretrain`'s (`data/setting_fields.py`)."""
+"""What `keras-bert3 finetune` does: `FinetuningConfig`'s fields are its flags (name, type,
+default, help), as `PretrainingConfig`'s are `pretrain`'s (`data/setting_fields.py`)."""
 
 import dataclasses
 
@@ -19,10 +18,8 @@ TASKS = ("classifier", "token-classifier", "question-answerer")
 
 @dataclasses.dataclass(frozen=True)
 class FinetuningConfig:
-    """A task fine-tuned on a labelled file; each field is a `keras-bert3
-    finetune` flag (`--text-column` for `text_column`); the column fields
-    are `evaluate`'s and `predict`'s flags too.
-    """
+    """A task fine-tuned on a labelled file; each field is a `keras-bert3 finetune`
+    flag, and the column fields are `evaluate`'s and `predict`'s too."""
 
     task: str = setting("classifier", "what to fine-tune", choices=TASKS)
     preset: str = setting(None, "the pretrained preset (any BertBackbone.from_preset source)")

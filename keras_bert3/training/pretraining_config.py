@@ -1,13 +1,7 @@
-"""What a pretraining run does, in one place: `PretrainingConfig`'s fields are
-the `keras-bert3 pretrain` flags (name, type, default, help), and the fields a
-resumed run must keep (`RESUME_FIELDS`) are marked on them. The settings of
-the data pipeline are its fields `pairing`, `masking` and `batching`, whole
-`PairingConfig`, `MaskingConfig` and `BatchingConfig` (one settings tree:
-each of their fields is a flag too). The command builds its flags from the
-tree (`add_flags`) and the config from its flags (`from_flags`); `validate`
-refuses values a run cannot use, naming the flag. The flat keywords and
-attributes of 2026-11-28 (`batch_size`, `nsp`, ...) still work for a
-release, with a `DeprecationWarning`."""
+"""What a pretraining run does: `PretrainingConfig`'s fields, and its data configs',
+are the `keras-bert3 pretrain` flags and mark what a resumed run must keep
+(`RESUME_FIELDS`). The flat keywords and attributes of 2026-11-28 (`batch_size`,
+`nsp`, ...) still work for a release, with a `DeprecationWarning`."""
 
 import argparse
 import dataclasses
@@ -28,9 +22,8 @@ from keras_bert3.training.finetuning_config import CHOSEN_PRECISIONS
 
 @dataclasses.dataclass(frozen=True)
 class PretrainingConfig:
-    """What a pretraining run does; each field, and each field of its data
-    configs, is a `keras-bert3 pretrain` flag (`--batch-size` for
-    `batching.batch_size`), whose help says what it means.
+    """What a pretraining run does; each field, and each field of its data configs,
+    is a `keras-bert3 pretrain` flag (`--batch-size` for `batching.batch_size`).
 
     Example:
     >>> config = PretrainingConfig(output="runs/tiny", corpus="corpus/*.txt", steps=300,
@@ -90,12 +83,7 @@ class PretrainingConfig:
         return getattr(getattr(self, part), field)
 
     def validate(self) -> None:
-        """Refuses, before any corpus is read or model built, values a run
-        cannot use, each with the flag it came from and what to give instead.
-
-        Example:
-        >>> PretrainingConfig(output="run", corpus="c.txt", batch_size=0).validate()  # ValueError: --batch-size 0 ...
-        """
+        """Refuses values a run cannot use, naming the flag, before any corpus is read."""
         problems = [] if self.output else ["no --output: give the run's directory"]
         problems += [] if self.corpus else ["no --corpus: give files, a glob or a directory of prepared shards"]
         for name in ("steps", "checkpoint_every", "vocabulary_size"):
@@ -121,9 +109,8 @@ OLD_ATTRIBUTES = {
 }
 PretrainingConfig.__init__ = takes_old_keywords(PretrainingConfig.__init__)  # Their keywords too.
 
-# Settings a resumed run must keep, by field name, those of the data configs
-# included (a checkpoint's epochs count steps of `checkpoint_every`: the data
-# stream resumes from their product).
+# Settings a resumed run must keep, the data configs' included (its stream
+# resumes from epochs times `checkpoint_every`).
 RESUME_FIELDS = tuple(field.name for field, _ in flat_fields(PretrainingConfig) if field.metadata["resume"])
 
 

@@ -94,9 +94,8 @@ def _is_prepared(corpus) -> bool:
 
 
 def trim_history(path: str, epochs: int) -> None:
-    """Keeps `history.csv`'s rows of the first `epochs` epochs, those the
-    checkpoint a run resumes from holds: a run killed after logging an epoch
-    but before its checkpoint was complete logs it again, once."""
+    """Keeps `history.csv`'s rows of the first `epochs` epochs, those of the
+    checkpoint a run resumes from, so that an epoch logged after it is logged once."""
     if not os.path.isfile(path):
         return
     with open(path, newline="", encoding="utf-8") as f:
@@ -118,8 +117,7 @@ def trim_history(path: str, epochs: int) -> None:
 
 
 class ReportSkippedData(keras.callbacks.Callback):
-    """One line at an epoch's end, where the data pipeline skipped or repaired
-    a kind of thing it had not before (`DataCounters.log_skips`)."""
+    """Logs a line at an epoch's end where the data pipeline skipped a new kind of thing."""
 
     def __init__(self, counters):
         super().__init__()
@@ -130,8 +128,7 @@ class ReportSkippedData(keras.callbacks.Callback):
 
 
 class _LogStep(keras.callbacks.Callback):
-    """Adds the optimizer step and the learning rate in force to each epoch's
-    logs (for the CSV and the plot)."""
+    """Adds the optimizer step and learning rate to each epoch's logs (for the CSV and the plot)."""
 
     def on_epoch_end(self, epoch, logs=None):
         if logs is not None:
@@ -141,8 +138,7 @@ class _LogStep(keras.callbacks.Callback):
 
 
 class _StopAtStep(keras.callbacks.Callback):
-    """Ends `fit` after `steps` optimizer steps: where --checkpoint-every does
-    not divide --steps, the last epoch (and checkpoint interval) is shorter."""
+    """Ends `fit` after `steps` optimizer steps (the last epoch may be shorter)."""
 
     def __init__(self, steps: int):
         super().__init__()
@@ -161,11 +157,9 @@ class _StopAtStep(keras.callbacks.Callback):
 
 
 def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
-    """Runs (or resumes) a pretraining run; returns the history of this call.
-
-    The run holds `<output>/run.lock` while it lives: a second run on the same
-    output is refused. SIGTERM and SIGINT during training end it at the end of
-    the step under way, with a checkpoint of that step (`TrainingStopped`).
+    """Runs (or resumes) a pretraining run; returns the history of this call. A
+    second run on the same output is refused (`<output>/run.lock`); SIGTERM and
+    SIGINT end it after the step under way, with a checkpoint (`TrainingStopped`).
 
     Example:
     >>> pretrain(PretrainingConfig(output="runs/tiny", steps=300))
@@ -185,8 +179,7 @@ def _locked_run(config: PretrainingConfig, verbose) -> dict:
     keras.utils.set_random_seed(config.seed)
     corpus = config.corpus
 
-    # The model is built and trained under the distribution (a no-op for "none");
-    # entered first, as MultiWorkerMirroredStrategy must start before any TF op runs.
+    # Entered first: MultiWorkerMirroredStrategy must start before any TF op runs.
     with distribution_scope(config.strategy, devices=config.devices) as replicas:
         if config.batching.batch_size % replicas:
             raise ValueError(
@@ -200,8 +193,7 @@ def _locked_run(config: PretrainingConfig, verbose) -> dict:
             check_text_files(expand_files(corpus))  # Before the vocabulary is learnt on it.
         tokenizer = _tokenizer(config, corpus)
         if resume_position(os.path.join(config.output, BACKUP_DIR)) == (0, 0):
-            # Before the model is built. A resumed run skips it: its checkpoint was
-            # trained on batches of this corpus (`_check_resume` holds it to the same settings).
+            # A resumed run skips it: its checkpoint was trained on this corpus.
             with _damaged_shards_named(corpus):
                 _check_makes_a_batch(config, tokenizer, corpus)
         return _train(config, tokenizer, corpus, verbose)
@@ -217,19 +209,10 @@ def training_stream(
     input_context=None,
     counters=None,
 ):
-    """This worker's training batches from optimizer step `start_step` on:
-    exactly what an uninterrupted run reads from that step (so a resumed run
-    goes on with the examples and masks it would have seen), given the same
-    TensorFlow global seed (`pretrain` sets it from `config.seed`).
-
-    The stream is deterministic for the seed; resuming replays it up to
-    `start_step` without training (at the input pipeline's rate, e.g. 20,000
-    examples/s: a minute per million examples skipped). Served by a `tf.data`
-    service (`config.data_service`), the stream is not reproducible (workers
-    race for the files), so nothing is replayed: a resumed run reads anew.
-    `counters` (a `DataCounters`, for a corpus of text files read here) counts
-    what the stream reads and skips.
-    """
+    """This worker's training batches from optimizer step `start_step` on: what an
+    uninterrupted run reads from that step (same TensorFlow global seed), replayed
+    without training. A `tf.data` service stream is not reproducible: a resumed run
+    reads it anew. `counters` (a `DataCounters`) counts what is read and skipped."""
     dataset = one_pass(config, tokenizer, corpus, batch_size, input_context=input_context, counters=counters)
     # A step takes one batch from each of this worker's replicas.
     per_step = (
@@ -255,8 +238,7 @@ def one_pass(config: PretrainingConfig, tokenizer, corpus: str, batch_size: int,
 
 
 def _check_makes_a_batch(config: PretrainingConfig, tokenizer, corpus: str) -> None:
-    """Refuses, before the model is built, a corpus whose pass cannot make one
-    batch (too little text, or one document for next sentence prediction)."""
+    """Refuses, before the model is built, a corpus whose pass makes no batch."""
     import tensorflow as tf
 
     if config.data_service is not None:  # Read by the service's workers, not here.
@@ -276,8 +258,7 @@ def _check_makes_a_batch(config: PretrainingConfig, tokenizer, corpus: str) -> N
 
 
 def assertion_text(error) -> str:
-    """The message of a `tf.debugging.Assert` inside a TensorFlow error (the
-    first line of the error where it holds none)."""
+    """The message of a `tf.debugging.Assert` in a TensorFlow error (else its first line)."""
     import re
 
     found = re.search(r"assertion failed: \[(.*?)\]\s*(\[\[|$)", error.message, re.DOTALL)
@@ -285,8 +266,7 @@ def assertion_text(error) -> str:
 
 
 def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
-    """Builds (or loads) the pretrainer, fits it from the last checkpoint to
-    `config.steps`, and writes the preset and the plot."""
+    """Builds (or loads) the pretrainer, fits it to `config.steps`, writes the preset and plot."""
     pretrainer = _pretrainer(config, tokenizer)
     backup_dir = os.path.join(config.output, BACKUP_DIR)
     epochs_done, batches_done = resume_position(backup_dir)
@@ -325,9 +305,8 @@ def _train(config: PretrainingConfig, tokenizer, corpus: str, verbose) -> dict:
 
 
 def _pretrainer(config: PretrainingConfig, tokenizer):
-    """A new model of `config.model` for the tokenizer, or `config.preset`'s,
-    compiled with the run's recipe; refused where the tokenizer's ids do not
-    fit its embedding."""
+    """A new `config.model` for the tokenizer, or `config.preset`'s, compiled with the
+    run's recipe; refused where the tokenizer's ids do not fit its embedding."""
     from keras_bert3.models.bert_backbone import BertBackbone
     from keras_bert3.models.bert_backbone import check_vocabulary_sizes
     from keras_bert3.models.bert_pretrainer import BertPretrainer
@@ -356,9 +335,8 @@ def _pretrainer(config: PretrainingConfig, tokenizer):
 
 
 def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start_step: int, stop, nan_stop, verbose):
-    """`pretrainer.fit` on the training stream from `start_step`, with the
-    run's callbacks: NaN stop, history row, TensorBoard, checkpoint (and the
-    checkpoint at a signal `stop` received)."""
+    """`pretrainer.fit` on the training stream from `start_step`, with the run's
+    callbacks (`stop`: the `DeferredSignals` whose signal ends it with a checkpoint)."""
     from keras_bert3.data.data_counters import DataCounters
     from keras_bert3.distribution.worker_input import worker_dataset
 
@@ -376,9 +354,7 @@ def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start
         _LogStep(),
         keras.callbacks.CSVLogger(os.path.join(config.output, HISTORY_FILE), append=True),
         keras.callbacks.TensorBoard(os.path.join(config.output, "logs")),
-        ResumableBackup(
-            backup_dir, stop_on=stop
-        ),  # After the CSV row: `trim_history` drops a row its checkpoint lacks.
+        ResumableBackup(backup_dir, stop_on=stop),  # After CSVLogger (`trim_history`).
     ] + ([ReportSkippedData(counters)] if counters is not None else [])
     return pretrainer.fit(
         worker_dataset(make_dataset, config.batching.batch_size),
@@ -391,12 +367,9 @@ def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start
 
 @contextlib.contextmanager
 def _blown_up_checkpoints_named(config: PretrainingConfig, tokenizer):
-    """Yields the run's `StopOnNaN`. Where the run diverges and the loss that
-    the last checkpoint's weights gave (at the first step after it) is not
-    finite, or over twice an untrained model's (the log of the vocabulary
-    size, and of 2 for next sentence prediction), `TrainingDiverged` says to
-    remove that checkpoint: resumed from, it would diverge again, whatever
-    the learning rate."""
+    """Yields the run's `StopOnNaN`. Where the run diverges and the last checkpoint's
+    weights gave a loss that is not finite or over twice an untrained model's,
+    `TrainingDiverged` says to remove it (resumed from, it would diverge again)."""
     backup_dir = os.path.join(config.output, BACKUP_DIR)
     nan_stop = StopOnNaN(backup_dir)
     try:
@@ -415,8 +388,7 @@ def _blown_up_checkpoints_named(config: PretrainingConfig, tokenizer):
 
 @contextlib.contextmanager
 def _damaged_shards_named(corpus):
-    """Turns a prepared corpus's unreadable record (TensorFlow's
-    `DataLossError`, which names no file) into a `ValueError` naming the shard."""
+    """Names the shard of a prepared corpus's unreadable record (`DataLossError` names none)."""
     import tensorflow as tf
 
     try:
@@ -438,9 +410,7 @@ def _damaged_shards_named(corpus):
 
 @contextlib.contextmanager
 def _full_disk_named(output: str, backup_dir: str):
-    """Names the run's folder and its last checkpoint where a write of the
-    run's own files (history, logs) found the disk full; Python's message
-    names no file."""
+    """Names the run's folder and last checkpoint where its own files found the disk full."""
     try:
         yield
     except WriteFailed:

@@ -1,36 +1,14 @@
-"""Checkpoints that survive a kill at any instant, a full disk and a
-diverging run, and the exact resume from them.
+"""Checkpoints that survive a kill at any instant, a full disk and a diverging
+run, and the exact resume from them.
 
-At each epoch's end `ResumableBackup` writes one checkpoint folder,
-`<backup_dir>/checkpoint-<epochs done>`, and when a stop is asked (a
-SIGTERM from a scheduler, Ctrl-C: `DeferredSignals`) one at the end of the
-step under way, `checkpoint-<epochs done>+<batches done of the next>`. Each
-holds everything a resumed `fit` needs to go on as if never stopped:
-
-- `model.weights.h5`: the model's weights and its optimizer's state;
-- `random_state.npz`: the model's random state (dropout's seed generators,
-  which `model.weights` leaves out), so a resumed run draws the dropout masks
-  an uninterrupted one would;
-- `metric_states.npz`: the metrics' running sums, so that the epoch a
-  mid-epoch checkpoint cuts reports the mean over all its batches;
-- `training_metadata.json`: the epochs and batches done and the optimizer's step.
-
-A checkpoint is written only when every weight and optimizer variable is
-finite; otherwise the run stops (`TrainingDiverged`) naming the last
-checkpoint, which is finite. The folder is written under a temporary name
-beside it, every file flushed to disk, then renamed in one step (a rename
-within a folder is atomic), and only then is the previous checkpoint
-removed. A process killed at any instant, in the middle of a multi-gigabyte
-write included, leaves the new checkpoint complete or the previous one
-untouched; the next run removes the half-written temporary folder. A write
-that fails (a full disk) removes the temporary folder and raises
-`WriteFailed` naming the checkpoint. Workers that share the folder write
-identical checkpoints; the first rename wins and the others' copies are dropped.
-
-Unlike `keras.callbacks.BackupAndRestore`, which rewrites one weights file in
-place (a kill during the write leaves it empty and the run lost), saves no
-random state, and resumes a mid-epoch save from the epoch's start.
-"""
+A checkpoint is a folder, `<backup_dir>/checkpoint-<epochs>[+<batches>]`, of
+weights and optimizer state, the seed generators' states (which `model.weights`
+leaves out), the metrics' running sums, and the epochs, batches and step done.
+It is written only where every variable is finite (else `TrainingDiverged`),
+under a temporary name, flushed and renamed in one step before the previous one
+is removed: a kill at any instant leaves one complete checkpoint (where
+`keras.callbacks.BackupAndRestore` rewrites its file in place). Workers sharing
+the folder write identical checkpoints; the first rename wins."""
 
 import json
 import logging
@@ -62,23 +40,13 @@ logger = logging.getLogger("keras_bert3.training")
 
 
 class ResumableBackup(keras.callbacks.Callback):
-    """Resumes `fit` from the newest checkpoint in `backup_dir` (weights,
-    optimizer, random state, epoch and batch), and writes a checkpoint there
-    at each epoch's end that a kill at any instant cannot damage. Checkpoints
-    are kept when training ends: the same `fit` run again after it finished
-    does nothing more.
-
-    With `stop_on` (a `DeferredSignals` around `fit`), a signal it received
-    ends training at the end of the step under way: a checkpoint of that step
-    is written and `TrainingStopped` raised. A `fit` resumed from such a
-    checkpoint runs the rest of the cut epoch (its metrics the mean over the
-    whole epoch), then whole epochs: the same history and weights as a `fit`
-    never stopped, given the same batches (the caller's data must go on from
-    the checkpoint's batch: `checkpoint_position`).
-
-    Place it after callbacks that must act on an epoch before it is saved
-    (`StopOnNaN`, `CSVLogger`). A checkpoint that cannot be read is refused
-    with a `ValueError` naming it; nothing starts over silently.
+    """Resumes `fit` from the newest checkpoint in `backup_dir` and writes one there
+    at each epoch's end (see the module docstring); a finished `fit` run again does
+    nothing. With `stop_on` (a `DeferredSignals` around `fit`), a signal ends
+    training after the step under way, with a checkpoint and `TrainingStopped`;
+    resumed, the run gives the history and weights of one never stopped, given the
+    data from `checkpoint_position` on. Place it after `StopOnNaN` and `CSVLogger`.
+    A checkpoint that cannot be read raises a `ValueError` naming it.
 
     Example:
     >>> with DeferredSignals() as stop:
@@ -112,8 +80,7 @@ class ResumableBackup(keras.callbacks.Callback):
             path = write_checkpoint(self.model, self.backup_dir, self._epoch, done)
             raise TrainingStopped(self.stop_on.received, optimizer_step(self.model), path)
         if self._cut_epoch() and steps is not None and done >= steps:
-            # The epoch a mid-epoch checkpoint cut ends here; Keras' loop goes on
-            # to the next epoch as `on_epoch_end` clears the flag again.
+            # The cut epoch ends here; `on_epoch_end` clears the flag for the next.
             self.model.stop_training = self._ends_early = True
 
     def on_epoch_end(self, epoch, logs=None):
@@ -140,8 +107,7 @@ def random_state_variables(model: keras.Model) -> list:
 
 
 def checkpoint_position(path: str) -> tuple[int, int]:
-    """(epochs, batches) done at the checkpoint folder `path`: epochs whole,
-    and batches of the next epoch (0 at an epoch's end)."""
+    """(epochs, batches) done at the checkpoint folder `path` (batches of the next epoch)."""
     found = CHECKPOINT_NAME.match(os.path.basename(path))
     return int(found.group(1)), int(found.group(2) or 0)
 
@@ -151,9 +117,8 @@ def checkpoint_name(epochs: int, batches: int = 0) -> str:
 
 
 def latest_checkpoint(backup_dir: str) -> str | None:
-    """The newest complete checkpoint folder in `backup_dir`, or None.
-    Refuses (ValueError) a folder holding only a checkpoint of the layout
-    before this one (one `latest.weights.h5`), rather than start over beside it."""
+    """The newest complete checkpoint folder in `backup_dir`, or None. Refuses
+    (ValueError) a folder holding only an earlier layout's `latest.weights.h5`."""
     names = [name for name in _listing(backup_dir) if CHECKPOINT_NAME.match(name)]
     if not names and os.path.isfile(os.path.join(backup_dir, "latest.weights.h5")):
         raise ValueError(
@@ -182,11 +147,9 @@ def checkpoint_step(path: str | None) -> int | None:
 
 
 def write_checkpoint(model: keras.Model, backup_dir: str, epochs: int, batches: int = 0) -> str:
-    """Writes `<backup_dir>/checkpoint-<epochs>[+<batches>]` atomically (see
-    the module's docstring), then removes older checkpoints; returns its path.
-    Raises `TrainingDiverged`, writing nothing, where a weight or optimizer
-    variable is not finite, and `WriteFailed`, leaving nothing, where the
-    folder cannot be written."""
+    """Writes `<backup_dir>/checkpoint-<epochs>[+<batches>]` atomically, removes older
+    ones and returns its path; raises `TrainingDiverged` where a variable is not
+    finite, `WriteFailed` where the folder cannot be written, leaving nothing."""
     check_finite(model, backup_dir)
     final = os.path.join(backup_dir, checkpoint_name(epochs, batches))
     writer = f"{socket.gethostname()}.{os.getpid()}"  # Workers on other hosts may share the folder.
@@ -213,8 +176,7 @@ def write_checkpoint(model: keras.Model, backup_dir: str, epochs: int, batches: 
 
 
 def check_finite(model: keras.Model, backup_dir: str) -> None:
-    """Raises `TrainingDiverged` naming the last checkpoint where a weight or
-    optimizer variable holds NaN or an infinity."""
+    """Raises `TrainingDiverged` where a weight or optimizer variable is not finite."""
     variables = [
         v
         for v in model.weights + (model.optimizer.variables if model.optimizer is not None else [])
@@ -252,8 +214,7 @@ def _save_arrays(path: str, variables: list) -> None:
 
 
 def commit_checkpoint(partial: str, final: str) -> None:
-    """Renames the complete folder `partial` to `final` in one step; where
-    another worker sharing the folder already did, drops `partial`."""
+    """Renames the complete folder `partial` to `final`, or drops it where another worker did."""
     try:
         os.rename(partial, final)
     except OSError:
@@ -272,11 +233,9 @@ def remove_older_checkpoints(backup_dir: str, position: tuple[int, int]) -> None
 
 
 def restore_checkpoint(model: keras.Model, backup_dir: str) -> tuple[tuple[int, int], list | None]:
-    """Loads the newest complete checkpoint of `backup_dir` into `model`
-    (weights, optimizer state, random state) and returns its (epochs,
-    batches) and its metric states (for `restore_metric_states`); ((0, 0),
-    None) where there is none. Removes half-written checkpoints left by a
-    killed run. Raises ValueError, naming the checkpoint, where it cannot be read."""
+    """Loads the newest complete checkpoint of `backup_dir` into `model`, removing
+    half-written ones; returns its (epochs, batches) and metric states, or
+    ((0, 0), None). Raises ValueError, naming it, where it cannot be read."""
     for name in _listing(backup_dir):
         if name.endswith(PARTIAL_SUFFIX):
             shutil.rmtree(os.path.join(backup_dir, name), ignore_errors=True)
@@ -312,11 +271,8 @@ def _load_arrays(path: str) -> list:
 
 
 def restore_metric_states(model: keras.Model, states: list) -> None:
-    """Sets the metrics' running sums to a mid-epoch checkpoint's, so that
-    the epoch it cut reports the mean over all its batches. Metrics Keras
-    builds at the first step (those passed to `compile`) do not exist yet at
-    that point: then the epoch's metrics cover the batches after the
-    checkpoint only, and a warning says so."""
+    """Sets the metrics' running sums to a mid-epoch checkpoint's; metrics that
+    Keras builds at the first step do not exist yet, and a warning says so."""
     variables = model.metrics_variables
     if len(variables) != len(states):
         logger.warning(

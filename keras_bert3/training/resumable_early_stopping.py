@@ -11,17 +11,11 @@ BEST_WEIGHTS_PREFIX = "best-epoch-"
 
 
 class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
-    """`keras.callbacks.EarlyStopping` on `monitor` whose state survives a
-    stop and resume: it starts each `fit` by replaying the monitored values
-    of the epochs `history_csv` (a `CSVLogger` file) already holds, and it
-    keeps the best epoch's weights in `<folder>/best-epoch-<n>.weights.h5`
-    (written under a temporary name, then renamed) instead of in memory.
-    `best_weights_file()` names them for the run's end.
-
-    Place it after `ResumableBackup`: an epoch's checkpoint is then written
-    before its best weights, so a run killed between the two finds the best
-    epoch's weights in the checkpoint it resumes from, and writes them then.
-    """
+    """`keras.callbacks.EarlyStopping` on `monitor` that survives a stop and resume:
+    each `fit` replays the values `history_csv` (a `CSVLogger` file) holds, and the
+    best weights are kept in `<folder>/best-epoch-<n>.weights.h5`, not in memory.
+    Place it after `ResumableBackup`: a run killed between the two then finds the
+    best epoch's weights in the checkpoint it resumes from."""
 
     def __init__(self, history_csv: str, folder: str, *, monitor: str, mode: str, patience: int):
         super().__init__(monitor=monitor, mode=mode, patience=patience)

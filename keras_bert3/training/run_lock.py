@@ -16,21 +16,11 @@ LOCK_FILE = "run.lock"
 
 @contextlib.contextmanager
 def run_lock(folder: str, *, flag: str = "--output"):
-    """Holds `<folder>/run.lock` for the block, or refuses (`ValueError`, one
-    line naming the running one's host, pid and start) where another run
-    holds it.
-
-    The lock is an exclusive `flock` on the file, which the kernel releases
-    when its process ends, however it ends: a run killed with SIGKILL leaves
-    no stale lock, and the file's contents (host, pid, start, command) only
-    name the holder. Where the file system has no `flock` (some network and
-    FUSE mounts), the contents decide instead: a lock of this host whose
-    process is gone is stale and taken over; one of another host is refused,
-    with the command that removes it.
-
-    The file stays when the run ends (removing a file others may be waiting
-    on would let two runs lock two files).
-    """
+    """Holds `<folder>/run.lock` for the block, or refuses (`ValueError` naming the
+    running one's host, pid and start) where another run holds it. An exclusive
+    `flock` leaves no stale lock after a kill; without `flock` (some network and
+    FUSE mounts) a lock of this host whose process is gone is taken over. The file
+    stays when the run ends: removing it would let two runs lock two files."""
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, LOCK_FILE)
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

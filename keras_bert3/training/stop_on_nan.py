@@ -12,17 +12,10 @@ from keras_bert3.training.resumable_backup import optimizer_step
 
 
 class StopOnNaN(keras.callbacks.Callback):
-    """Raises `TrainingDiverged` (a `FloatingPointError`) naming the step and
-    the last checkpoint in `checkpoint_dir` when the loss is not finite.
-
-    Unlike `keras.callbacks.TerminateOnNaN`, which lets the epoch end (and so
-    lets a checkpoint callback save the broken weights), this raises at once.
-    A loss can be finite while its update is not: `ResumableBackup` checks the
-    weights themselves before it writes a checkpoint.
-
-    Args:
-        checkpoint_dir: str or None. Where `ResumableBackup` writes; its
-            newest checkpoint is named in the message.
+    """Raises `TrainingDiverged` (a `FloatingPointError`) naming the step, and the
+    newest checkpoint in `checkpoint_dir` (where `ResumableBackup` writes) if given,
+    when the loss is not finite: at once, unlike `keras.callbacks.TerminateOnNaN`,
+    so no checkpoint callback saves the broken weights.
 
     Example:
     >>> model.fit(dataset, callbacks=[StopOnNaN("run/backup"), ResumableBackup("run/backup")])
@@ -31,8 +24,7 @@ class StopOnNaN(keras.callbacks.Callback):
     def __init__(self, checkpoint_dir: str | None = None):
         super().__init__()
         self.checkpoint_dir = checkpoint_dir
-        # The loss of the first step of the epoch under way: computed with the
-        # weights of the checkpoint written at the epoch before's end.
+        # The epoch's first loss: that of the last checkpoint's weights.
         self.loss_at_last_checkpoint = None
 
     def on_epoch_begin(self, epoch, logs=None):

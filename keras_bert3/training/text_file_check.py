@@ -1,12 +1,6 @@
-"""Refuses corpus files that are not text (a program, an archive, an image,
-given as a corpus by mistake) before anything trains on them.
-
-The pipeline itself reads any bytes: invalid UTF-8 is repaired sentence by
-sentence (`DataCounters.invalid_utf8_sentences`), so a binary file would
-train without a word. Here the start of each file (of a sample of at most
-`MAX_FILES` files) is read, and a file whose lines are mostly not text is
-refused, named, with what it holds instead.
-"""
+"""Refuses corpus files that are not text (a program, an archive, an image)
+before anything trains on them: the pipeline repairs invalid UTF-8 sentence by
+sentence, so a binary file would otherwise train without a word."""
 
 import codecs
 
@@ -18,9 +12,7 @@ MOSTLY = 0.5  # A file with more than this share of lines not text is refused.
 
 
 def check_text_files(paths: list[str]) -> None:
-    """Raises ValueError naming the files (of a sample of `paths`) whose lines
-    are mostly not text: invalid UTF-8, NUL or other control bytes.
-    """
+    """Raises ValueError naming the files (of a sample of `paths`) whose lines are mostly not text."""
     step = max(1, -(-len(paths) // MAX_FILES))
     problems = [(path, problem) for path in paths[::step] if (problem := text_problem(path))]
     if problems:

@@ -4,17 +4,8 @@ import csv
 
 
 def plot_training_curves(history_csv: str, png_path: str, *, title: str = "BERT pretraining") -> str:
-    """Reads a `keras.callbacks.CSVLogger` file and writes a two-panel PNG:
-    losses on the left, accuracies on the right, against the step.
-
-    Args:
-        history_csv: path of the CSV (one row per epoch, a `step` column if
-            present, else the epoch).
-        png_path: where to write the PNG.
-        title: the figure's title.
-
-    Returns:
-        `png_path`.
+    """Reads a `keras.callbacks.CSVLogger` file and writes a two-panel PNG, losses
+    and accuracies against the step (else the epoch); returns `png_path`.
 
     Example:
     >>> plot_training_curves("run/history.csv", "run/training_curves.png")

@@ -1,10 +1,7 @@
-"""Adam's moment slots of one variable, for an `update_step` written anew
-(`BertAdamW`). Keras keeps them in private lists indexed by a private
-method; keras' own Adam and AdamW read them the same way.
+"""Adam's moment slots of one variable, for `BertAdamW`'s own `update_step`.
 
-Private APIs: `keras.optimizers.Adam._momentums`, `._velocities` (set in
-`build`) and `Optimizer._get_variable_index`.
-"""
+Private APIs (Keras): `keras.optimizers.Adam._momentums`, `._velocities` (set in
+`build`) and `Optimizer._get_variable_index`, read as Keras' own Adam reads them."""
 
 import keras
 

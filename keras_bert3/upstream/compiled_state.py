@@ -1,25 +1,16 @@
-"""What Keras keeps where no public API gives it: the loss tracker of a
-compiled model (the `Mean` metric that `metrics` lists for the loss, which a
-task replaces with one that counts real rows only), the learning-rate
-schedule object of an optimizer (`learning_rate` gives its current value),
-which a schedule sized by the first fit is resized through, the build of
-a compiled model's metrics, which TensorFlow's `fit` defers to its first step,
-and the epoch a `fit` under way starts at.
+"""What Keras keeps where no public API gives it: a compiled model's loss
+tracker, an optimizer's schedule object, the build of compiled metrics (which
+TensorFlow's `fit` defers to its first step), and the epoch a `fit` starts at.
 
-Private APIs: `keras.Model._loss_tracker` (set in `Trainer.__init__` and
-`compile`), `keras.optimizers.Optimizer._learning_rate` (set in its
-`__init__`), `keras.Model._symbolic_build` (the trainer's build of model,
-loss and metrics on symbolic inputs) and `keras.Model._initial_epoch` (set in
-`Trainer.__init__`; `fit` reads it after its callbacks' `on_train_begin`, where
-`keras.callbacks.BackupAndRestore` sets it).
-"""
+Private APIs (Keras): `Model._loss_tracker` (set in `Trainer.__init__` and
+`compile`), `Optimizer._learning_rate` (set in `__init__`), `Model._symbolic_build`
+and `Model._initial_epoch` (read by `fit` after its callbacks' `on_train_begin`)."""
 
 import keras
 
 from keras_bert3.upstream.private_api import require_private
 
-# Both are set in `__init__`: checked on the object given (building one at
-# import would start TensorFlow's runtime, which processes configure first).
+# Checked on the object given: building one at import would start TensorFlow's runtime.
 
 
 def loss_tracker(model: keras.Model):
@@ -35,12 +26,9 @@ def learning_rate_schedule(optimizer: keras.optimizers.Optimizer):
 
 
 def build_compiled_metrics(model: keras.Model, batch_spec) -> None:
-    """Builds `model`'s compiled metrics (and loss) for batches of
-    `batch_spec` (a structure of objects with `shape` and `dtype`, e.g. a
-    `tf.data` dataset's `element_spec`: `(inputs, labels)`), without running
-    a step; a metric's state can then be set before the first step (a
-    mid-epoch resume).
-    """
+    """Builds `model`'s compiled metrics and loss for batches of `batch_spec`
+    (objects with `shape` and `dtype`, e.g. a dataset's `element_spec`) without a
+    step, so that their state can be set before the first (a mid-epoch resume)."""
     require_private(model, "_symbolic_build", package=keras, why="metric states restored before the first step")
     # Unknown sizes as 1: JAX's shape inference needs sizes, and the metrics' state does not depend on them.
     symbolic = lambda spec: keras.KerasTensor([1 if d is None else d for d in spec.shape], spec.dtype.name)  # noqa: E731
@@ -48,8 +36,6 @@ def build_compiled_metrics(model: keras.Model, batch_spec) -> None:
 
 
 def start_fit_at_epoch(model: keras.Model, epoch: int) -> None:
-    """Makes the `fit` under way start at `epoch`; call it from a callback's
-    `on_train_begin`, as `keras.callbacks.BackupAndRestore` resumes.
-    """
+    """Makes the `fit` under way start at `epoch`; call it from `on_train_begin`."""
     require_private(model, "_initial_epoch", package=keras, why="a fit resumed from a checkpoint's epoch")
     model._initial_epoch = epoch

@@ -1,31 +1,17 @@
-"""cuDNN's flash attention with dropout on the attention probabilities, through
-JAX's private cuDNN module: JAX's public `jax.nn.dot_product_attention` has no
-dropout.
+"""cuDNN's flash attention with dropout on the attention probabilities (JAX's
+public `jax.nn.dot_product_attention` has none).
 
-The private function takes `dropout_rate` and a `seed` that is fixed when the
-step is traced. XLA's cuDNN thunk keeps, for each call site, a random-number
-offset that advances at every execution, so every step draws a new mask; the
-backward call, executed once a step as well, regenerates its forward call's
-mask from the same seed and offset. `bench/gpu_pretraining_step.py`'s
-`check-fused` row checks both on a GPU: masks change from step to step, the
-backward pass uses the forward pass's mask, and the keep rate is the one
-asked for.
+The `seed` is fixed at trace time; XLA's cuDNN thunk advances a per-call-site
+offset at every execution, so each step draws a new mask, the backward call
+regenerates it (`bench/gpu_pretraining_step.py check-fused`), and each
+data-parallel replica drops the same positions. XLA aborts the process ("Check
+failed: local_device_ordinal.has_value()") where it records such a call into a
+CUDA command buffer, as by default: dropout runs here only where XLA_FLAGS
+leaves cuDNN out of them (`leave_cudnn_out_of_command_buffers`).
 
-Each device of a data-parallel step keeps its own offset from the same seed,
-so in one step every replica drops the same positions of its own examples.
-
-XLA (jax 0.11.2) aborts the process when it records such a call into a CUDA
-command buffer ("Check failed: local_device_ordinal.has_value()" in
-`CudnnGraph::PackOperands`), which it does by default; run outside command
-buffers, each execution advances the offset as above. So the kernel's dropout
-is used only where XLA_FLAGS leaves cuDNN out of command buffers
-(`dropout_runs_in_cudnn`); `leave_cudnn_out_of_command_buffers` sets that
-flag before JAX starts, as `keras-bert3` commands do.
-
-Private API: `jax._src.cudnn.fused_attention_stablehlo.dot_product_attention`
+Private APIs (JAX): `jax._src.cudnn.fused_attention_stablehlo.dot_product_attention`
 (its `seed` and `dropout_rate` keywords) and `MaskType`;
-`jax._src.xla_bridge.backends_are_initialized`.
-"""
+`jax._src.xla_bridge.backends_are_initialized`."""
 
 import inspect
 import os
@@ -52,12 +38,9 @@ for _keyword in ("seed", "dropout_rate"):
 
 
 def cudnn_attention_with_dropout(query, key, value, allowed, *, dropout_rate: float, seed: int):
-    """`fused_attention`'s context with `dropout_rate` of the probabilities
-    dropped inside cuDNN's kernel: `query`, `key`, `value`
-    `(batch, seq, heads, head_dim)` in bfloat16 or float16 on a GPU; `allowed`
-    `(batch, keys)` (right padding: the keys' lengths) or
-    `(batch, queries, keys)` (a mask).
-    """
+    """`fused_attention`'s context with `dropout_rate` of the probabilities dropped
+    in cuDNN: `query`, `key`, `value` `(batch, seq, heads, head_dim)`, bfloat16 or
+    float16 on a GPU; `allowed` `(batch, keys)` (right padding) or `(batch, queries, keys)`."""
     batch, queries = query.shape[0], query.shape[1]
     scale = 1.0 / query.shape[-1] ** 0.5
     if allowed.ndim == 2:
@@ -79,10 +62,8 @@ def cudnn_attention_with_dropout(query, key, value, allowed, *, dropout_rate: fl
 
 
 def dropout_runs_in_cudnn() -> bool:
-    """Whether XLA_FLAGS keeps cuDNN's calls out of XLA's command buffers
-    (its `--xla_gpu_enable_command_buffer` leaves out `CUDNN`): only then can
-    the attention kernel drop probabilities without aborting the process.
-    """
+    """Whether XLA_FLAGS' `--xla_gpu_enable_command_buffer` leaves out `CUDNN`,
+    without which the kernel's dropout aborts the process."""
     values = [
         flag.split("=", 1)[1]
         for flag in os.environ.get("XLA_FLAGS", "").split()
@@ -98,11 +79,9 @@ def dropout_runs_in_cudnn() -> bool:
 
 
 def leave_cudnn_out_of_command_buffers() -> bool:
-    """Adds `--xla_gpu_enable_command_buffer=-CUDNN` to XLA_FLAGS where no
-    command-buffer flag is set and JAX has not started its backends yet (XLA
-    reads its flags then); whether cuDNN's calls now stay out of command
-    buffers (`dropout_runs_in_cudnn`).
-    """
+    """Adds `--xla_gpu_enable_command_buffer=-CUDNN` to XLA_FLAGS unless a
+    command-buffer flag is set or JAX's backends have started (XLA reads its flags
+    then); returns `dropout_runs_in_cudnn()`."""
     flags = os.environ.get("XLA_FLAGS", "")
     if COMMAND_BUFFER_FLAG not in flags and not xla_bridge.backends_are_initialized():
         os.environ["XLA_FLAGS"] = f"{flags} {COMMAND_BUFFER_FLAG}=-CUDNN".strip()

@@ -1,16 +1,8 @@
-"""Stopping a `tf.data` service dispatcher or worker in bounded time.
+"""Stopping a `tf.data` service server in bounded time: TensorFlow stops one only
+in its destructor, and a worker's stop waits for its tasks.
 
-TensorFlow stops a server only in its destructor (`DispatchServer.__del__`,
-`WorkerServer.__del__`), and a worker's stop waits for the tasks it is still
-running: after a trainer read one batch of a large corpus and left, a worker
-was seen taking 40 s to stop on 2 busy cores. `stop_within` stops the server
-and, if that takes longer than the grace period, ends the process anyway:
-a worker holds nothing that is lost, and a dispatcher with a `work_dir`
-journals each change as it makes it.
-
-Private API: `tf.data.experimental.service.DispatchServer._stop()` and
-`WorkerServer._stop()` (tensorflow/python/data/experimental/service/server_lib.py).
-"""
+Private API (TensorFlow): `tf.data.experimental.service.DispatchServer._stop()`
+and `WorkerServer._stop()` (tensorflow/python/data/experimental/service/server_lib.py)."""
 
 import logging
 import os
@@ -30,9 +22,9 @@ for _server_class in (tf.data.experimental.service.DispatchServer, tf.data.exper
 
 
 def stop_within(server, seconds: float, name: str) -> None:
-    """Stops `server`; if it has not stopped after `seconds`, says so and ends
-    the process with exit code 0 (Python's own exit would wait on it again).
-    """
+    """Stops `server`, or after `seconds` logs it and ends the process with exit code
+    0: a worker holds nothing that is lost, a dispatcher with a `work_dir` journals
+    each change, and Python's own exit would wait on the server again."""
     stopping = threading.Thread(target=server._stop, name=f"stop {name}", daemon=True)
     stopping.start()
     stopping.join(seconds)

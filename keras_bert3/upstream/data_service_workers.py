@@ -1,16 +1,9 @@
-"""The workers registered with a `tf.data` service dispatcher.
+"""The workers registered with a `tf.data` service dispatcher (a job on a
+dispatcher without workers waits for one forever, silently).
 
-A job on a dispatcher without workers waits for one forever, silently: a
-trainer started before (or without) its workers hangs in its first step.
-TensorFlow does not expose the dispatcher's worker list to Python, so this
-asks for it over the dispatcher's own gRPC method, `GetWorkers` of
-`tensorflow.data.DispatcherService` (tensorflow/core/data/service/dispatcher.proto;
-its Python bindings are not shipped in the wheel, hence the two messages
-declared here, field for field).
-
-Private API: the dispatcher's internal gRPC protocol. tests/upstream/ checks
-it against a real dispatcher, with and without a worker.
-"""
+Private API (TensorFlow): the dispatcher's internal gRPC method `GetWorkers` of
+`tensorflow.data.DispatcherService` (tensorflow/core/data/service/dispatcher.proto),
+whose messages are declared here: the wheel ships no Python bindings for them."""
 
 import grpc
 from google.protobuf import descriptor_pb2
@@ -21,8 +14,7 @@ GET_WORKERS = "/tensorflow.data.DispatcherService/GetWorkers"
 
 
 def _messages():
-    """`GetWorkersRequest` and `GetWorkersResponse` of dispatcher.proto, in a
-    pool of their own (so they never clash with TensorFlow's)."""
+    """`GetWorkersRequest` and `GetWorkersResponse`, in a pool of their own (never clashing with TensorFlow's)."""
     file = descriptor_pb2.FileDescriptorProto(
         name="keras_bert3_dispatcher_workers.proto", package="tensorflow.data", syntax="proto3"
     )
@@ -60,12 +52,8 @@ _REQUEST, _RESPONSE = _messages()
 
 
 def registered_workers(address: str, timeout: float = 5.0) -> list[str]:
-    """The addresses of the workers registered with the dispatcher at
-    "host:port".
-
-    Raises:
-        grpc.RpcError: the dispatcher did not answer within `timeout` seconds.
-    """
+    """The addresses of the workers registered with the dispatcher at "host:port";
+    `grpc.RpcError` where it does not answer within `timeout` seconds."""
     with grpc.insecure_channel(address) as channel:
         get_workers = channel.unary_unary(
             GET_WORKERS, request_serializer=_REQUEST.SerializeToString, response_deserializer=_RESPONSE.FromString

@@ -1,12 +1,9 @@
 """The sublayers of a keras-hub `TransformerEncoder`, whose weights a keras-hub
-BERT preset holds. keras-hub exposes them only as private attributes (its own
-checkpoint converters read them the same way, e.g.
-keras_hub/src/utils/transformers/convert_bert.py).
+BERT preset holds (keras-hub's own checkpoint converters read them the same way).
 
-Private APIs: `keras_hub.layers.TransformerEncoder._self_attention_layer`,
+Private APIs (keras-hub): `keras_hub.layers.TransformerEncoder._self_attention_layer`,
 `._self_attention_layer_norm`, `._feedforward_intermediate_dense`,
-`._feedforward_output_dense`, `._feedforward_layer_norm` (set in `build`).
-"""
+`._feedforward_output_dense`, `._feedforward_layer_norm` (set in `build`)."""
 
 import keras_hub
 
@@ -22,10 +19,7 @@ PARTS = {
 
 
 def transformer_encoder_parts(layer: keras_hub.layers.TransformerEncoder) -> dict:
-    """`{part: sublayer}` of a built keras-hub `TransformerEncoder`, named as
-    ours are (`attention`, `attention_layer_norm`, `intermediate_dense`,
-    `output_dense`, `output_layer_norm`).
-    """
+    """`{part: sublayer}` of a built keras-hub `TransformerEncoder`, under our names (`PARTS`' keys)."""
     for name in PARTS.values():
         require_private(layer, name, package=keras_hub, why="importing keras-hub BERT presets")
     return {part: getattr(layer, name) for part, name in PARTS.items()}

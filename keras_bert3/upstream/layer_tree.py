@@ -1,9 +1,6 @@
-"""Every layer inside a model, nested ones included. Keras has no public walk
-over the layers that layers create for themselves (a `BertEncoderBlock`'s
-dense layers); `Model.layers` lists the top level only.
+"""Every layer inside a model, nested ones included: `Model.layers` lists the top level only.
 
-Private API: `keras.layers.Layer._flatten_layers`.
-"""
+Private API (Keras): `keras.layers.Layer._flatten_layers`."""
 
 import keras
 

@@ -1,16 +1,11 @@
-"""`fit` and `evaluate` under `MultiWorkerMirroredStrategy` with more than one
-worker, which fail for every Keras 3 model there (keras-team/keras#20585):
-
-- Keras' TensorFlow trainer builds the model from one batch that it first
-  averages with `strategy.reduce`, which cannot reduce a dict of tensors
-  across workers (`Model._maybe_symbolic_build`);
-- it averages each replica's logs with `strategy.reduce("MEAN", value, axis=0)`,
-  which fails on scalars there.
+"""`fit` and `evaluate` under `MultiWorkerMirroredStrategy` with several workers
+(keras-team/keras#20585): Keras' TensorFlow trainer builds the model from a
+batch that `strategy.reduce` cannot reduce across workers (a dict), and
+reduces each replica's logs on axis 0, which fails on scalars.
 
 Private APIs: `Model._maybe_symbolic_build(iterator, data_batch)` and
 `Model._distribute_strategy` (Keras' TensorFlow trainer), and
-`StrategyExtended._in_multi_worker_mode()` (TensorFlow).
-"""
+`StrategyExtended._in_multi_worker_mode()` (TensorFlow)."""
 
 import keras
 from keras import ops
@@ -26,9 +21,8 @@ if keras.backend.backend() == "tensorflow":
 
 
 def model_strategy(model: keras.Model):
-    """The `tf.distribute` strategy `model` was created under, or None (no
-    strategy, or JAX). Keras' public `distribute_strategy` falls back to the
-    current scope's, so it cannot tell."""
+    """The `tf.distribute` strategy `model` was created under, or None; Keras'
+    public `distribute_strategy` falls back to the current scope's."""
     return getattr(model, "_distribute_strategy", None)
 
 
@@ -39,9 +33,7 @@ def in_multi_worker_mode(model: keras.Model) -> bool:
 
 
 class MultiWorkerFit:
-    """A mixin for a `keras.Model` whose `fit` and `evaluate` must run under
-    `MultiWorkerMirroredStrategy`; elsewhere it changes nothing.
-    """
+    """A `keras.Model` mixin: `fit` and `evaluate` that run under `MultiWorkerMirroredStrategy`."""
 
     def _maybe_symbolic_build(self, iterator=None, data_batch=None):
         # The build needs only shapes and dtypes: this worker's first replica's part of the batch.
@@ -63,7 +55,7 @@ class MultiWorkerFit:
         return self._reducible_across_workers(super().test_step(*args, **kwargs))
 
     def _reducible_across_workers(self, logs):
-        # Scalars get a length-1 axis, which Keras' reduction accepts (JAX steps, which return state too, pass as they are).
+        # Scalars get a length-1 axis, which Keras' reduction accepts (JAX steps, returning state too, pass unchanged).
         if not in_multi_worker_mode(self):
             return logs
         return {name: ops.reshape(value, (1,)) for name, value in logs.items()}

@@ -1,13 +1,9 @@
-"""Whether TensorFlow runs its CPU ops on oneDNN: built with it (x86 builds
-are) and turned on. `TF_ENABLE_ONEDNN_OPTS=1` or `0` decides; unset, Linux
-builds turn it on only on CPUs with AVX512_VNNI, AVX512_BF16, AVX_VNNI or
-AMX (TensorFlow's `DefaultOneDnnPolicy`): not on AVX2-only CPUs.
+"""Whether TensorFlow runs its CPU ops on oneDNN: built with it (x86 builds are)
+and on, by `TF_ENABLE_ONEDNN_OPTS=1` or, unset, on Linux where the CPU has
+AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX (TensorFlow's `DefaultOneDnnPolicy`).
 
-Private API: `tensorflow.python.util._pywrap_util_port.IsMklEnabled`, what
-TensorFlow's own tests ask; no public API says whether oneDNN is on. The
-ops that take oneDNN's fused kernels at inference (`ops/layer_norm.py`,
-`ops/masked_softmax.py`) take them only where it is.
-"""
+Private API (TensorFlow): `tensorflow.python.util._pywrap_util_port.IsMklEnabled`
+(no public API says; TensorFlow's own tests ask it)."""
 
 import tensorflow as tf
 from tensorflow.python.util import _pywrap_util_port

@@ -1,18 +1,10 @@
-"""The import-time guard of the fenced modules: the private attribute is
-still there, or a clear error names the version and what to do."""
+"""The import-time guard of the fenced modules."""
 
 
 def require_private(owner, name: str, *, package, why: str) -> None:
-    """Raises `ImportError` when `owner` lacks `name` (at import, or when a
-    fenced class is first built, for attributes set in `__init__`).
-
-    Args:
-        owner: the upstream class, module or (for attributes set in
-            `__init__`) a fresh instance that should have `name`.
-        name: the private attribute keras_bert3 relies on.
-        package: the upstream package (its `__version__` goes in the message).
-        why: what keras_bert3 uses it for, with the upstream issue link.
-    """
+    """Raises `ImportError`, naming `package`'s version and `why` keras_bert3 uses
+    it, when `owner` (a class or module, or a fresh instance for attributes set
+    in `__init__`) lacks `name`."""
     if hasattr(owner, name):
         return
     kind = owner if isinstance(owner, type) else type(owner)

@@ -1,10 +1,8 @@
 """`global_clipnorm` on the gradient summed over replicas under TensorFlow
-strategies: Keras 3 clips each replica's share on its own, so the replicas
-clip by different norms and their updates are not the single-device update.
+strategies, where Keras 3 clips each replica's share by its own norm.
 
-Private API: `keras.optimizers.Optimizer._clip_gradients(grads)`, the hook
-through which `apply_gradients` clips (keras-team/keras, keras/src/optimizers/base_optimizer.py).
-"""
+Private API (Keras): `keras.optimizers.Optimizer._clip_gradients(grads)`, the hook
+through which `apply_gradients` clips (keras/src/optimizers/base_optimizer.py)."""
 
 import keras
 

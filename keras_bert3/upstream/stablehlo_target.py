@@ -1,24 +1,15 @@
 """JAX exports written for the StableHLO version that the installed TensorFlow reads.
 
-A JAX export (jax2tf, through `jax.export`) holds the model as a StableHLO
-portable artifact inside TensorFlow's `XlaCallModule` op. JAX writes it for
-readers at least four weeks old (`StablehloCompatibilityRequirement.WEEK_4`),
-while TensorFlow reads artifacts up to its own StableHLO version, and its
-releases trail JAX's. With JAX 0.11.2 (Python 3.12) and TensorFlow 2.21
-(StableHLO 1.13.7), every JAX export failed to load, in TensorFlow and so in
-TF Serving: "unregistered operation 'vhlo.custom_call_v2' ... failed to
-deserialize portable artifact using StableHLO_v1.13.7" (seen on an H200 and
-on a CPU). JAX has no setting for the version it writes (the choice is
-hard-coded in `_module_to_bytecode`); no upstream issue asks for one yet.
-An artifact's bytecode names the version it was written for in its producer
-string, `StableHLO_v<target>` (openxla/stablehlo#1516), which
-`artifact_version` reads.
+JAX writes its StableHLO artifact for readers four weeks old (hard-coded);
+TensorFlow, whose releases trail JAX's, fails on a newer one, in TF Serving too
+("unregistered operation 'vhlo.custom_call_v2' ... failed to deserialize
+portable artifact"). An artifact's producer names its version,
+`StableHLO_v<target>` (openxla/stablehlo#1516).
 
 Private APIs: `jax._src.export._export._module_to_bytecode` (replaced while
 `written_for_installed_tensorflow()` is active), the writer it calls,
 `jax._src.lib._jax.mlir.serialize_portable_artifact`, and TensorFlow's
-`tensorflow.compiler.mlir.stablehlo.stablehlo.get_current_version`.
-"""
+`tensorflow.compiler.mlir.stablehlo.stablehlo.get_current_version`."""
 
 import contextlib
 import re
@@ -45,10 +36,8 @@ def version_tuple(version: str) -> tuple[int, ...]:
 
 
 def export_stablehlo_version() -> str:
-    """The StableHLO version JAX exports are written for inside
-    `written_for_installed_tensorflow()`: JAX's own choice, or the installed
-    TensorFlow's version where that is older.
-    """
+    """The StableHLO version of exports inside `written_for_installed_tensorflow()`:
+    JAX's own choice, or the installed TensorFlow's where that is older."""
     jax_choice = hlo.get_version_from_compatibility_requirement(hlo.StablehloCompatibilityRequirement.WEEK_4)
     return min(jax_choice, tensorflow_stablehlo.get_current_version(), key=version_tuple)
 
@@ -76,10 +65,8 @@ def _module_to_bytecode(module) -> bytes:
 
 @contextlib.contextmanager
 def written_for_installed_tensorflow():
-    """Inside, JAX writes exported functions for `export_stablehlo_version()`,
-    so that the installed TensorFlow (and TF Serving of that release or
-    later) loads them.
-    """
+    """Inside, JAX writes exports for `export_stablehlo_version()`, which the
+    installed TensorFlow (and TF Serving of that release or later) loads."""
     original = _export._module_to_bytecode
     _export._module_to_bytecode = _module_to_bytecode
     try:

@@ -1,12 +1,8 @@
-"""A Keras layer whose inputs are strings (tf.string tensors, Python strings,
-lists of them), as keras-hub's `PreprocessingLayer` is.
+"""A Keras layer whose string and ragged inputs reach `call` unconverted, as in
+keras-hub's `PreprocessingLayer` (Keras' conversion fails for strings on JAX).
 
-Keras converts every positional input of a layer to a backend tensor before
-`call`, which fails for strings on JAX and for ragged inputs; the only switch
-is private (`Layer._convert_input_args`, `Layer._allow_non_tensor_positional_args`),
-and keras-hub sets the same two attributes
-(keras_hub/src/layers/preprocessing/preprocessing_layer.py).
-"""
+Private API (Keras): `Layer._convert_input_args`, `Layer._allow_non_tensor_positional_args`,
+the only switch, which keras-hub sets too (keras_hub/src/layers/preprocessing/preprocessing_layer.py)."""
 
 import keras
 
@@ -16,9 +12,7 @@ _WHY = "passing strings to preprocessing layers; keras-hub's PreprocessingLayer 
 
 
 class StringInputLayer(keras.layers.Layer):
-    """A `keras.layers.Layer` that receives its inputs as given: strings and
-    ragged tensors pass to `call` unconverted.
-    """
+    """A `keras.layers.Layer` whose strings and ragged inputs reach `call` unconverted."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

@@ -1,20 +1,9 @@
-"""A Keras weights file (`.weights.h5`) written into a file object that
-keras_bert3 controls, instead of a path that HDF5 opens itself.
+"""A Keras weights file (`.weights.h5`) written into a file object: where a write
+to a path of HDF5's own fails (a full disk), the process crashes at exit; here
+`keras_bert3.files.weight_files` catches the failure and raises a clear error.
 
-`model.save_weights(path)` lets HDF5 write the file. When a write fails (a
-full disk, a quota), HDF5 cannot close the file, and the process crashes
-when the file object is freed or at exit (a segmentation fault, exit 139),
-leaving the half-written file behind. Writing through a Python file object
-instead (HDF5's "fileobj" driver) lets `keras_bert3.files.weight_files`
-catch the failed write while HDF5 carries on, then remove the file and raise
-a clear error.
-
-Private API: `keras.src.saving.saving_lib.H5IOStore` (which takes an
-`io.BytesIO` in place of a path) and `saving_lib._save_state` (what
-`save_weights_only` does between opening and closing the store). The file
-holds what `model.save_weights` writes; `tests/upstream/` loads it back with
-`model.load_weights`.
-"""
+Private API (Keras): `keras.src.saving.saving_lib.H5IOStore` (on an `io.BytesIO`)
+and `saving_lib._save_state` (what `save_weights_only` does inside the store)."""
 
 import io
 
