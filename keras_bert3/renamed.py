@@ -1,6 +1,5 @@
-"""Public names renamed in a release keep working for the next one: a
-package's module `__getattr__` gives the new object under the old name, with
-a `DeprecationWarning` that names the new one."""
+"""Public names renamed in a release keep working for the next one: a package's module `__getattr__` gives the new
+object under the old name, with a `DeprecationWarning` that names the new one."""
 
 import warnings
 

@@ -15,11 +15,10 @@ class DocumentGroupPairer:
     the group (label 1, A's unused sentences put back; the original draws from the whole corpus); the longer side
     is truncated first, each token from the front or the back at random. Laid out as `[CLS] A [SEP] B [SEP]`.
 
-    NSP balance: the original makes every single-sentence chunk random-next, so corpora of short documents get
-    fewer than 50% true continuations. `balanced_nsp=True` makes the other chunks true continuations with the
-    probability that makes each step 50/50 in expectation (at most 1), then drops forced random-next pairs at
-    random until the group is even (at most half its examples, none in a group without a true pair). `False`
-    keeps the original's coin flip.
+    NSP balance: the original makes every single-sentence chunk random-next, so corpora of short documents get fewer
+    than 50% true continuations. `balanced_nsp=True` makes the other chunks true continuations with the probability that
+    makes each step 50/50 in expectation (at most 1), then drops forced random-next pairs at random until the group is
+    even (at most half its examples, none in a group without a true pair). `False` keeps the original's coin flip.
 
     Args:
         sequence_length: int. Length of a pair, at least 5.

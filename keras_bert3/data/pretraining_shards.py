@@ -101,9 +101,8 @@ def read_pretraining_shards(
     next_sentence_prediction: bool = True,
     drop_remainder: bool = False,
 ) -> tf.data.Dataset:
-    """Reads TFRecord shards of `write_pretraining_shards` (or of the original
-    `create_pretraining_data.py`) into the `(x, y, sample_weight)` batches of `pretraining_dataset`; a
-    `ValueError` where they hold no example.
+    """Reads TFRecord shards of `write_pretraining_shards` (or of the original `create_pretraining_data.py`) into the
+    `(x, y, sample_weight)` batches of `pretraining_dataset`; a `ValueError` where they hold no example.
 
     Args:
         files: a path, glob or list of them.

@@ -1,7 +1,6 @@
-"""Settings written once: a frozen dataclass field carries its default, its flag's help and whether a resumed
-run must keep it; a command's flags are built from the fields (`add_flags`), the config from the parsed flags
-(`from_flags`). A config may hold another (`nested`: `PretrainingConfig.pairing`), whose fields are then flags
-of the command too."""
+"""Settings written once: a frozen dataclass field carries its default, its flag's help and whether a resumed run must
+keep it; a command's flags are built from the fields (`add_flags`), the config from the parsed flags (`from_flags`). A
+config may hold another (`nested`: `PretrainingConfig.pairing`), whose fields are then flags of the command too."""
 
 import argparse
 import dataclasses

@@ -1,5 +1,4 @@
-"""Distributed training: strategies by name, BERT's layout map, and the
-cross-replica sums of the loss."""
+"""Distributed training: strategies by name, BERT's layout map, and the cross-replica sums of the loss."""
 
 from keras_bert3.distribution.bert_layout_map import bert_layout_map
 from keras_bert3.distribution.strategy import STRATEGIES

@@ -4,10 +4,9 @@ import keras
 
 
 def bert_layout_map(device_mesh: keras.distribution.DeviceMesh, *, model_dim: str = "model"):
-    """A `LayoutMap` that shards BERT's embeddings and dense kernels over the
-    `model_dim` axis of `device_mesh` (a `keras.distribution.DeviceMesh`), Megatron
-    style: column-parallel qkv and intermediate, row-parallel attention output and
-    output; LayerNorms and the other biases are replicated.
+    """A `LayoutMap` that shards BERT's embeddings and dense kernels over the `model_dim` axis of `device_mesh` (a
+    `keras.distribution.DeviceMesh`), Megatron style: column-parallel qkv and intermediate, row-parallel attention
+    output and output; LayerNorms and the other biases are replicated.
 
     Example:
     >>> mesh = keras.distribution.DeviceMesh((2, 4), ("batch", "model"), keras.distribution.list_devices())

@@ -1,6 +1,5 @@
-"""The one place where the loss code meets `tf.distribute`: under a TensorFlow
-strategy each replica must return its share of the global-batch loss, as the
-gradients are summed across replicas. On JAX and on one device: nothing to do."""
+"""The one place where the loss code meets `tf.distribute`: under a TensorFlow strategy each replica must return its
+share of the global-batch loss, as the gradients are summed across replicas. On JAX and on one device: nothing to do."""
 
 import keras
 
@@ -35,9 +34,8 @@ def cross_replica_sum(value):
 
 
 def clip_by_global_norm_across_replicas(gradients, clip_norm: float):
-    """Scales every replica's gradient share by `clip_norm / ||sum of shares||`
-    (where that norm exceeds `clip_norm`), so that after the all-reduce the update
-    equals one device's clipped global gradient; Keras 3 clips each share by its
+    """Scales every replica's gradient share by `clip_norm / ||sum of shares||` (where that norm exceeds `clip_norm`),
+    so that after the all-reduce the update equals one device's clipped global gradient; Keras 3 clips each share by its
     own norm. Returns `None` off TF strategies (the caller clips as usual)."""
     context = _replica_context()
     if context is None:

@@ -18,10 +18,9 @@ def served_by_data_service(
     connect_timeout: float = CONNECT_TIMEOUT_S,
     worker_timeout: float = WORKER_TIMEOUT_S,
 ) -> tf.data.Dataset:
-    """`dataset` (reading a list of files with TensorFlow ops only: no `py_function`, no
-    generator) computed by the `tf.data` service workers of the dispatcher at `address`
-    ("host:port" or "grpc://host:port"), each iteration a new job giving each example once,
-    in no reproducible order. Raises `ConnectionError` where nothing answers within
+    """`dataset` (reading a list of files with TensorFlow ops only: no `py_function`, no generator) computed by the
+    `tf.data` service workers of the dispatcher at `address` ("host:port" or "grpc://host:port"), each iteration a new
+    job giving each example once, in no reproducible order. Raises `ConnectionError` where nothing answers within
     `connect_timeout` seconds, or no worker has registered after `worker_timeout`."""
     target = check_dispatcher_answers(address, connect_timeout)
     check_dispatcher_has_workers(address, worker_timeout)

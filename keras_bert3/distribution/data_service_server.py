@@ -4,9 +4,8 @@
     keras-bert3 data-service dispatcher --port 5050
     keras-bert3 data-service worker --dispatcher HOST:5050     # on every CPU host
 
-A worker loads tf-text's ops and must see the corpus at the trainer's paths.
-Each exits 0 at SIGTERM or Ctrl-C: a worker at once, as its stop can wait on
-tasks that need the Python lock it holds."""
+A worker loads tf-text's ops and must see the corpus at the trainer's paths. Each exits 0 at SIGTERM or Ctrl-C: a worker
+at once, as its stop can wait on tasks that need the Python lock it holds."""
 
 import os
 import signal
@@ -25,10 +24,9 @@ def serve(
     worker_address: str | None = None,
     work_dir: str | None = None,
 ) -> None:
-    """Runs a dispatcher or a worker (`role`) until SIGTERM / SIGINT. `port` 0: any
-    free one. Workers: `dispatcher` "host:port", `worker_address` "host:port" or
-    "host:%port%" (default: this host's name). Dispatchers: `work_dir` keeps state
-    so that a restarted dispatcher resumes its jobs."""
+    """Runs a dispatcher or a worker (`role`) until SIGTERM / SIGINT. `port` 0: any free one. Workers: `dispatcher`
+    "host:port", `worker_address` "host:port" or "host:%port%" (default: this host's name). Dispatchers: `work_dir`
+    keeps state so that a restarted dispatcher resumes its jobs."""
     stop = threading.Event()  # Set first: a SIGTERM during the start-up still ends the process with 0.
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stop.set())

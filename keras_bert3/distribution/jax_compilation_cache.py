@@ -20,9 +20,8 @@ def default_cache_dir() -> str:
 
 
 def enable_jax_compilation_cache() -> str | None:
-    """Points JAX's compilation cache at keras_bert3's folder (see the module
-    docstring), caching every program however quick to compile; returns the
-    folder, or None (off, not JAX, or not writable)."""
+    """Points JAX's compilation cache at keras_bert3's folder (see the module docstring), caching every program however
+    quick to compile; returns the folder, or None (off, not JAX, or not writable)."""
     import keras
 
     if keras.backend.backend() != "jax":

@@ -18,9 +18,8 @@ _joined = False
 
 
 def _join_processes() -> None:
-    """On JAX, joins the other processes of a multi-host job once, where
-    `KERAS_DISTRIBUTION_NUM_PROCESSES` > 1 (`keras.distribution.initialize` reads
-    the job's environment). CPU collectives go through gloo."""
+    """On JAX, joins the other processes of a multi-host job once, where `KERAS_DISTRIBUTION_NUM_PROCESSES` > 1
+    (`keras.distribution.initialize` reads the job's environment). CPU collectives go through gloo."""
     global _joined
     import os
 

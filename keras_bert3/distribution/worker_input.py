@@ -1,6 +1,5 @@
-"""Input per worker: each `tf.distribute` worker and JAX process builds its own
-dataset from its own share of the files, so input rate grows with the workers
-and a pass covers the corpus once (Keras otherwise shards by data: every worker
+"""Input per worker: each `tf.distribute` worker and JAX process builds its own dataset from its own share of the files,
+so input rate grows with the workers and a pass covers the corpus once (Keras otherwise shards by data: every worker
 builds the whole stream and keeps one example in N)."""
 
 import hashlib

@@ -1,8 +1,7 @@
-"""A question answerer's windows and answers as ONNX nodes around the in-graph tokenizer,
-giving its SavedModel's `serving_default` outputs from strings as `QuestionAnsweringPreprocessor`
-and `best_spans` do: the windows before the model (`window_nodes`), and after it each example's
-best span widened to whole words and cut from the context (`answer_nodes`; a NUL inside an answer
-comes back as U+0001).
+"""A question answerer's windows and answers as ONNX nodes around the in-graph tokenizer, giving its SavedModel's
+`serving_default` outputs from strings as `QuestionAnsweringPreprocessor` and `best_spans` do: the windows before the
+model (`window_nodes`), and after it each example's best span widened to whole words and cut from the context
+(`answer_nodes`; a NUL inside an answer comes back as U+0001).
 """
 
 import numpy as np

@@ -245,9 +245,8 @@ def _longest_first(g: GraphBuilder, first: str, second: str, budget: int) -> tup
 
 
 def joined_rows(g: GraphBuilder, values: str, row_starts: str) -> str:
-    """Each row's `values` joined into one string, `(rows,)`: all joined at once with `ROW_END` after
-    each row, then split at it, so that a row costs its own length, not the longest's.
-    `values` must not contain `ROW_END`."""
+    """Each row's `values` joined into one string, `(rows,)`: all joined at once with `ROW_END` after each row, then
+    split at it, so that a row costs its own length, not the longest's. `values` must not contain `ROW_END`."""
     counts = g.op("Sub", [slice_of(g, row_starts, 1, 2**62), slice_of(g, row_starts, 0, -1)])
     ends = g.op("Add", [slice_of(g, row_starts, 1, 2**62), index_range(g, length_of(g, counts))])
     size = g.op("Add", [g.op("Shape", [values]), g.op("Shape", [counts])])  # Values and one `ROW_END` a row.

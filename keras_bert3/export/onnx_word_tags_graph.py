@@ -1,7 +1,6 @@
-"""A token classifier's words as ONNX nodes around the in-graph tokenizer, giving its SavedModel's
-`serving_default` outputs from strings: words split at ASCII whitespace (a NUL inside a word comes
-back as U+0001), each tokenized on its own, and per word the label and probabilities at its first
-piece (as `preprocessing/word_piece_alignment.py`).
+"""A token classifier's words as ONNX nodes around the in-graph tokenizer, giving its SavedModel's `serving_default`
+outputs from strings: words split at ASCII whitespace (a NUL inside a word comes back as U+0001), each tokenized on its
+own, and per word the label and probabilities at its first piece (as `preprocessing/word_piece_alignment.py`).
 """
 
 import numpy as np

@@ -95,8 +95,7 @@ def write_saved_model(archive, filepath: str, *, warmup: tuple | None = None, ve
 
 
 def _reason(message: str) -> str:
-    """What failed, from a TensorFlow error message: without the op's name
-    and, where the message ends in the cause ("...; No space left on
-    device"), the cause alone."""
+    """What failed, from a TensorFlow error message: without the op's name and, where the message ends in the cause
+    ("...; No space left on device"), the cause alone."""
     message = re.sub(r"\{\{.*?\}\}|\s*\[Op:.*", "", message).strip().splitlines()[0]
     return message.rsplit("; ", 1)[-1]

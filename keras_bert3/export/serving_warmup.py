@@ -58,8 +58,7 @@ def read_warmup_requests(export_dir: str) -> list[tuple[str, dict]]:
 
 
 def warmup_texts(preprocessor) -> list[str]:
-    """Texts that reach each padded length of `preprocessor`, shortest first, and one over its
-    `sequence_length`."""
+    """Texts that reach each padded length of `preprocessor`, shortest first, and one over its `sequence_length`."""
     with open(WARMUP_TEXT, encoding="utf-8") as f:
         prose = f.read().split()
     counts = preprocessor.tokenizer.tokenize(prose).row_lengths().numpy()

@@ -10,9 +10,8 @@ JOBS = {  # --task name -> "module:class" of its job, in keras_bert3.jobs.
 
 
 class TaskJob:
-    """What a task's commands need, as hooks the subclasses define: `read`,
-    `label_names` (None: no labels), `new_task`, `fit_data` (`(x, y)`), `served_inputs`,
-    `input_columns`, `preset_input_names`, `preset_outputs` (as a served model
+    """What a task's commands need, as hooks the subclasses define: `read`, `label_names` (None: no labels), `new_task`,
+    `fit_data` (`(x, y)`), `served_inputs`, `input_columns`, `preset_input_names`, `preset_outputs` (as a served model
     gives), `rows` (a dict per input), `report` (JSON-able) and `report_lines`."""
 
     name = ""

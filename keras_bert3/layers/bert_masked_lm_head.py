@@ -12,9 +12,8 @@ from keras_bert3.ops.dense_product import dense_product
 class BertMaskedLMHead(keras.layers.Layer):
     """Predicts the tokens at the masked positions only.
 
-    As in Devlin et al. 2019 (Hugging Face's `cls.predictions`): the hidden states at `mask_positions`
-    go through a dense layer, the activation and a LayerNorm, then the transposed token embedding
-    matrix plus a per-token bias.
+    As in Devlin et al. 2019 (Hugging Face's `cls.predictions`): the hidden states at `mask_positions` go through a
+    dense layer, the activation and a LayerNorm, then the transposed token embedding matrix plus a per-token bias.
 
     Args:
         token_embedding: the backbone's `keras.layers.Embedding`, whose matrix is the output projection.

@@ -25,9 +25,8 @@ class BertBackbone(keras.Model):
         initializer_range: float. Stddev of the truncated normal initializer.
         dtype: a Keras dtype policy, e.g. `"float32"` or `"mixed_bfloat16"`.
 
-    Inputs: a dict of int32 `(batch, seq)` `token_ids`, `segment_ids` and `padding_mask` (1 for real
-    tokens). Outputs: a dict of `sequence_output` `(batch, seq, hidden_dim)` and `pooled_output`
-    `(batch, hidden_dim)`.
+    Inputs: a dict of int32 `(batch, seq)` `token_ids`, `segment_ids` and `padding_mask` (1 for real tokens). Outputs: a
+    dict of `sequence_output` `(batch, seq, hidden_dim)` and `pooled_output` `(batch, hidden_dim)`.
 
     Example:
     >>> backbone = BertBackbone(vocabulary_size=100, num_layers=2, num_heads=2, hidden_dim=8, intermediate_dim=32)

@@ -24,11 +24,10 @@ MLM_WEIGHTS_EPSILON = 1e-5  # As google-research/bert: sum(loss * w) / (sum(w) +
 class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, keras.Model):
     """A `BertBackbone` with the masked-LM head and the next-sentence head.
 
-    The MLM head predicts the original tokens at `mask_positions` through the tied token embedding
-    matrix; the NSP head gives two logits from the pooled output (label 1 = B is a random segment, as in
-    the original code). The loss is the weighted mean MLM cross-entropy over the masked positions plus
-    the NSP cross-entropy. `fit` and `evaluate` report `loss`, `mlm_loss`, `mlm_accuracy`, and with NSP
-    `nsp_loss`, `nsp_accuracy`.
+    The MLM head predicts the original tokens at `mask_positions` through the tied token embedding matrix; the NSP head
+    gives two logits from the pooled output (label 1 = B is a random segment, as in the original code). The loss is the
+    weighted mean MLM cross-entropy over the masked positions plus the NSP cross-entropy. `fit` and `evaluate` report
+    `loss`, `mlm_loss`, `mlm_accuracy`, and with NSP `nsp_loss`, `nsp_accuracy`.
 
     Args:
         nsp: bool. Train the next-sentence objective too.
@@ -112,11 +111,10 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
     ):
         """Compiles with BERT's recipe.
 
-        With no `optimizer`, builds `bert_optimizer` from the keywords (the paper's values by default); a
-        given `optimizer` replaces only the optimizer. Passing `loss` or `metrics` is an error.
-        `precision="auto"` trains a float32 model in the fastest safe precision for the device
-        (`training_precision.auto_precision`, logged once); only the training step changes.
-        `training_dtype_policy` says what was chosen; `"float32"`, `"mixed_bfloat16"` or
+        With no `optimizer`, builds `bert_optimizer` from the keywords (the paper's values by default); a given
+        `optimizer` replaces only the optimizer. Passing `loss` or `metrics` is an error. `precision="auto"` trains a
+        float32 model in the fastest safe precision for the device (`training_precision.auto_precision`, logged once);
+        only the training step changes. `training_dtype_policy` says what was chosen; `"float32"`, `"mixed_bfloat16"` or
         `"mixed_float16"` (GPUs) ask for that precision. A model built under another policy keeps it.
 
         Example:

@@ -23,13 +23,12 @@ from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAn
 class BertQuestionAnswerer(BertTask):
     """A `BertBackbone` with one dense layer giving start and end logits per token.
 
-    `fit` and `evaluate` take SQuAD-style examples: a dict of lists `question`, `context`, `answer_text`,
-    `answer_start` (the answer's first character in the context), or a list of such dicts. Each example
-    becomes windows `[CLS] question [SEP] passage-window [SEP]`, labelled with the answer's start and end
-    tokens, or [CLS] when the window does not hold it. `predict((questions, contexts))` returns each
-    example's best answer over its windows; model inputs give `start_logits` and `end_logits`, float
-    `(batch, seq)`. The loss is the sum of the start and end cross-entropies (Hugging Face: their mean).
-    A Hugging Face `BertForQuestionAnswering` checkpoint loads with its head (`qa_outputs`).
+    `fit` and `evaluate` take SQuAD-style examples: a dict of lists `question`, `context`, `answer_text`, `answer_start`
+    (the answer's first character in the context), or a list of such dicts. Each example becomes windows `[CLS] question
+    [SEP] passage-window [SEP]`, labelled with the answer's start and end tokens, or [CLS] when the window does not hold
+    it. `predict((questions, contexts))` returns each example's best answer over its windows; model inputs give
+    `start_logits` and `end_logits`, float `(batch, seq)`. The loss is the sum of the start and end cross-entropies
+    (Hugging Face: their mean). A Hugging Face `BertForQuestionAnswering` checkpoint loads with its head (`qa_outputs`).
 
     Args:
         tokenizer: the backbone's `BertTokenizer`, or instead `preprocessor`: a `QuestionAnsweringPreprocessor`.

@@ -21,13 +21,12 @@ from keras_bert3.preprocessing.word_piece_alignment import IGNORED_LABEL
 class BertTokenClassifier(BertTask):
     """A `BertBackbone` with dropout and one dense layer on every token.
 
-    `fit` and `evaluate` take sentences as lists of words or as strings (split at ASCII whitespace),
-    with one integer label per word, or model inputs with `(batch, length)` labels. A word's label goes
-    to its first WordPiece (a word whose first piece is cut is not trained on); other tokens get label
-    -100, left out of the loss and the accuracy (Hugging Face's recipe). `predict(sentences)` returns
-    one float32 array `(num_words, num_labels)` of logits per sentence, a row of NaN for a word with no
-    piece in the sequence (`predict_labels`: -1); on model inputs, per-token logits. `from_preset` on a
-    Hugging Face `BertForTokenClassification` checkpoint loads its head.
+    `fit` and `evaluate` take sentences as lists of words or as strings (split at ASCII whitespace), with one integer
+    label per word, or model inputs with `(batch, length)` labels. A word's label goes to its first WordPiece (a word
+    whose first piece is cut is not trained on); other tokens get label -100, left out of the loss and the accuracy
+    (Hugging Face's recipe). `predict(sentences)` returns one float32 array `(num_words, num_labels)` of logits per
+    sentence, a row of NaN for a word with no piece in the sequence (`predict_labels`: -1); on model inputs, per-token
+    logits. `from_preset` on a Hugging Face `BertForTokenClassification` checkpoint loads its head.
 
     Args:
         num_labels: int. Number of tags (2 or more).

@@ -29,10 +29,9 @@ def check_precision_name(precision: str) -> None:
 def auto_precision(device: DeviceDescription, *, backend: str, jit_compile: bool, pretraining: bool) -> str:
     """What `precision="auto"` trains a float32 model in on `device` (`jit_compile` resolved, not "auto").
 
-    "mixed_bfloat16" on TPUs and GPUs of compute capability 8.0+ (bfloat16 tensor units, float32's
-    range: no loss scaling); "mixed_float16" with loss scaling on GPUs of 7.x (float16 units only);
-    "mixed_bfloat16" for pretraining on CPUs with AVX512-BF16 or AMX under TensorFlow's graph or JAX's
-    compiled step; "float32" elsewhere.
+    "mixed_bfloat16" on TPUs and GPUs of compute capability 8.0+ (bfloat16 tensor units, float32's range: no loss
+    scaling); "mixed_float16" with loss scaling on GPUs of 7.x (float16 units only); "mixed_bfloat16" for pretraining on
+    CPUs with AVX512-BF16 or AMX under TensorFlow's graph or JAX's compiled step; "float32" elsewhere.
     """
     if device.platform == "tpu":
         return "mixed_bfloat16"

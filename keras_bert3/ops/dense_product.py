@@ -28,9 +28,8 @@ def dense_product(x, kernel, bias=None, transpose_kernel=False):
 
 
 def dense_product_blocks(x, kernel, bias, blocks: int):
-    """`dense_product(x, kernel, bias)` split into `blocks` equal column blocks, as `blocks` products
-    `(..., n / blocks)`: no copies for the split (query, key and value from one kernel), nor for the
-    gradients' stacking."""
+    """`dense_product(x, kernel, bias)` split into `blocks` equal column blocks, as `blocks` products `(..., n /
+    blocks)`: no copies for the split (query, key and value from one kernel), nor for the gradients' stacking."""
     width = kernel.shape[-1] // blocks
     return [
         dense_product(x, kernel[:, i * width : (i + 1) * width], bias[i * width : (i + 1) * width])

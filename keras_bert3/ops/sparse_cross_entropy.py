@@ -5,10 +5,9 @@ from keras import ops
 
 
 def sparse_cross_entropy_with_hits(labels, logits):
-    """Per-row cross-entropy of int `labels` `(...)` under `logits` `(..., classes)`, and 1.0 where the
-    label has the largest logit: `(loss, hits)`, float `(...)` in the logits' dtype. On JAX
-    `gathered_cross_entropy_with_hits` (Keras' op builds a vocabulary-wide one-hot, slow in XLA on
-    CPUs; ties count as hits), else the reference.
+    """Per-row cross-entropy of int `labels` `(...)` under `logits` `(..., classes)`, and 1.0 where the label has the
+    largest logit: `(loss, hits)`, float `(...)` in the logits' dtype. On JAX `gathered_cross_entropy_with_hits` (Keras'
+    op builds a vocabulary-wide one-hot, slow in XLA on CPUs; ties count as hits), else the reference.
 
     Example:
     >>> loss, hits = sparse_cross_entropy_with_hits(np.array([2]), np.array([[0.0, 1.0, 3.0]]))

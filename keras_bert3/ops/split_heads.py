@@ -7,9 +7,8 @@ from keras import ops
 
 
 def split_heads(qkv):
-    """`(batch, seq, 3, heads, head_dim)` -> three `(batch, heads, seq, head_dim)`, as
-    `split_heads_reference`; on JAX with a gradient that stacks the three cotangents once
-    (JAX's own pads each to the full size and adds them).
+    """`(batch, seq, 3, heads, head_dim)` -> three `(batch, heads, seq, head_dim)`, as `split_heads_reference`; on JAX
+    with a gradient that stacks the three cotangents once (JAX's own pads each to the full size and adds them).
 
     Example:
     >>> q, k, v = split_heads(np.zeros((2, 5, 3, 4, 8), "float32"))

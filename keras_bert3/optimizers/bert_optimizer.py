@@ -22,10 +22,9 @@ def bert_optimizer(
 ) -> keras.optimizers.Optimizer:
     """AdamW (or LAMB) with BERT's settings.
 
-    Devlin et al. 2019, appendix A.2: Adam with beta_1 0.9, beta_2 0.999, epsilon 1e-6 (added as
-    PyTorch's AdamW adds it, see `BertAdamW`), decoupled weight decay 0.01 (not on LayerNorm or bias),
-    warmup over the first 1% of steps then linear decay, gradients clipped to global norm 1.0.
-    `kind="lamb"` uses LAMB (You et al. 2020) for large batches.
+    Devlin et al. 2019, appendix A.2: Adam with beta_1 0.9, beta_2 0.999, epsilon 1e-6 (added as PyTorch's AdamW adds
+    it, see `BertAdamW`), decoupled weight decay 0.01 (not on LayerNorm or bias), warmup over the first 1% of steps then
+    linear decay, gradients clipped to global norm 1.0. `kind="lamb"` uses LAMB (You et al. 2020) for large batches.
 
     Args:
         learning_rate: float: the peak of BERT's schedule. Or a schedule of your own, used as it is

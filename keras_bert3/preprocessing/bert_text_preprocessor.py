@@ -19,9 +19,8 @@ def is_model_inputs(x) -> bool:
 class BertTextPreprocessor(TaskPreprocessor):
     """Tokenizes a batch of texts into model inputs, padded to its longest example.
 
-    Strings become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]` (Hugging
-    Face's "longest_first" truncation). The length is the batch's longest
-    example rounded up to `pad_to_multiple_of` (few compiled shapes), at most
+    Strings become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]` (Hugging Face's "longest_first" truncation). The
+    length is the batch's longest example rounded up to `pad_to_multiple_of` (few compiled shapes), at most
     `sequence_length`. TensorFlow ops only: it runs in `tf.data` and SavedModels.
 
     Args:

@@ -17,10 +17,9 @@ from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 class BertTokenClassifierPreprocessor(TaskPreprocessor):
     """Lays a batch of words out as `[CLS] pieces [SEP]` and aligns word labels.
 
-    Each word is tokenized on its own and its label goes to its first piece;
-    other tokens get -100, as Hugging Face's `word_ids()` recipe. A word whose
-    first piece is cut at `sequence_length` loses its label. The output is
-    padded as `BertTextPreprocessor` pads. TensorFlow ops only.
+    Each word is tokenized on its own and its label goes to its first piece; other tokens get -100, as Hugging Face's
+    `word_ids()` recipe. A word whose first piece is cut at `sequence_length` loses its label. The output is padded as
+    `BertTextPreprocessor` pads. TensorFlow ops only.
 
     Args:
         sequence_length: int. The longest tokenized example.

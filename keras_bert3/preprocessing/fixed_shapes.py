@@ -1,7 +1,6 @@
-"""Few batch shapes for compiled steps: XLA compiles one program per input shape,
-so batches are padded to one of a few lengths (`length_buckets`) and a partial
-batch is filled with empty rows. An empty row has an all-zero `padding_mask`
-(a real row always holds [CLS]); `row_weights` gives it zero weight."""
+"""Few batch shapes for compiled steps: XLA compiles one program per input shape, so batches are padded to one of a few
+lengths (`length_buckets`) and a partial batch is filled with empty rows. An empty row has an all-zero `padding_mask` (a
+real row always holds [CLS]); `row_weights` gives it zero weight."""
 
 import dataclasses
 

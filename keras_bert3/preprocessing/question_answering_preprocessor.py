@@ -1,7 +1,6 @@
-"""QuestionAnsweringPreprocessor: question and passage strings to BERT windows
-`[CLS] question [SEP] passage-window [SEP]` (Devlin et al. 2019, section 4.2),
-their answer labels, and the best answer span back, as Hugging Face's question-answering
-pipeline (`return_overflowing_tokens=True, stride=doc_stride, truncation="only_second"`)."""
+"""QuestionAnsweringPreprocessor: question and passage strings to BERT windows `[CLS] question [SEP] passage-window
+[SEP]` (Devlin et al. 2019, section 4.2), their answer labels, and the best answer span back, as Hugging Face's
+question-answering pipeline (`return_overflowing_tokens=True, stride=doc_stride, truncation="only_second"`)."""
 
 import keras
 import tensorflow as tf
@@ -17,10 +16,9 @@ MASKED_LOGIT = -10000.0  # As the pipeline: exp(-10000 - max) is exactly 0 in fl
 class QuestionAnsweringPreprocessor(TaskPreprocessor):
     """Splits (question, passage) pairs into windows with a document stride.
 
-    The question is cut to `max_query_length` tokens (as google-research/bert
-    `run_squad.py`); the passage fills the rest of each window, and passage
-    tokens beyond `max_windows` windows are dropped. Offsets are characters of
-    the original passage.
+    The question is cut to `max_query_length` tokens (as google-research/bert `run_squad.py`); the passage fills the
+    rest of each window, and passage tokens beyond `max_windows` windows are dropped. Offsets are characters of the
+    original passage.
 
     Args:
         sequence_length: int. Tokens a window (the pipeline's `max_seq_len`).
@@ -156,10 +154,9 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
     def best_spans(self, features: dict, start_logits, end_logits, contexts, *, max_answer_length: int = 15) -> dict:
         """The best answer of each example over all its windows.
 
-        As Hugging Face's pipeline (`select_starts_ends`, `decode_spans`,
-        `align_to_words=True`): a span scores `p_start * p_end` (softmax over
-        the window, off-passage masked) with `start <= end < start + max_answer_length`;
-        the best wins (the first on ties), expanded to whole words.
+        As Hugging Face's pipeline (`select_starts_ends`, `decode_spans`, `align_to_words=True`): a span scores `p_start
+        * p_end` (softmax over the window, off-passage masked) with `start <= end < start + max_answer_length`; the best
+        wins (the first on ties), expanded to whole words.
 
         `start_logits`, `end_logits`: float `(windows, length)`; `contexts`: the passages
         given to `call`. Returns a dict of `(batch,)` `answer` strings, `start`, `end` int32

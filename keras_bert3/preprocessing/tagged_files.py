@@ -18,10 +18,9 @@ class TaggedSentences:
 
 
 def read_tagged_file(path: str, tag_column: int = -1) -> TaggedSentences:
-    """The sentences of a CoNLL file (a word and its tags per line, blank lines between
-    sentences, the tag in column `tag_column`) or of a JSON-lines file (lists `tokens`, `tags`).
-    `ValueError` names the file and line of: no sentence, a missing tag column, a bad JSON
-    line, tags that differ only by case or spaces."""
+    """The sentences of a CoNLL file (a word and its tags per line, blank lines between sentences, the tag in column
+    `tag_column`) or of a JSON-lines file (lists `tokens`, `tags`). `ValueError` names the file and line of: no
+    sentence, a missing tag column, a bad JSON line, tags that differ only by case or spaces."""
     reader = _json_sentences if path.endswith((".jsonl", ".json")) else _conll_sentences
     sentences = TaggedSentences([], [], [])
     for line, words, tags in reader(path, tag_column):

@@ -75,8 +75,7 @@ def text_classification_dataset(
 ) -> tf.data.Dataset:
     """Batches `(inputs, labels[, sample_weight])` of texts for BERT tasks.
 
-    With `bucket`, texts of similar token length share a batch, padded to its
-    longest example as `preprocessor` pads.
+    With `bucket`, texts of similar token length share a batch, padded to its longest example as `preprocessor` pads.
 
     Args:
         x: a list of texts, a tuple `(first_texts, second_texts)`, or a `tf.data.Dataset`

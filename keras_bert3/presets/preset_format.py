@@ -1,10 +1,8 @@
 """The keras_bert3 preset format: a local directory holding
 
-config.json          the backbone's Keras config (`keras.saving` format)
-model.weights.h5     the backbone's weights
-tokenizer.json       the tokenizer's config, without its vocabulary
-vocabulary.txt       the WordPiece vocabulary, one token per line
-metadata.json        versions, parameter count, where it came from
+config.json          the backbone's Keras config (`keras.saving` format) model.weights.h5     the backbone's weights
+tokenizer.json       the tokenizer's config, without its vocabulary vocabulary.txt       the WordPiece vocabulary, one
+token per line metadata.json        versions, parameter count, where it came from
 """
 
 import datetime

@@ -73,9 +73,8 @@ class BertNormalizer:
         return tf.strings.split(self.normalize(strings))
 
     def split_words_with_sources(self, strings: tf.Tensor) -> tuple[tf.RaggedTensor, tf.RaggedTensor]:
-        """As `split_words`, plus `sources`: int32 `(batch, None, None)`, for each
-        character of each word the index of the input code point it comes from
-        (an invalid UTF-8 sequence counts as one)."""
+        """As `split_words`, plus `sources`: int32 `(batch, None, None)`, for each character of each word the index of
+        the input code point it comes from (an invalid UTF-8 sequence counts as one)."""
         decoded = tf.strings.unicode_decode(strings, "UTF-8", errors="replace")  # (batch, chars)
         block = self.normalize_code_points(decoded.flat_values)  # (chars, width)
         char_rows = tf.cast(decoded.value_rowids(), tf.int32)

@@ -25,10 +25,9 @@ def longest_first_lengths(first_lengths: tf.Tensor, second_lengths: tf.Tensor, b
 class BertSegmentJoiner(StringInputLayer):
     """Joins one or two segments of token ids into fixed-length BERT inputs.
 
-    Single segments become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]`,
-    padded to `sequence_length`. Too long inputs are cut as Hugging Face's
-    `truncation="longest_first"` (`keras_hub.layers.MultiSegmentPacker` gives an
-    odd leftover token to the first segment, Hugging Face to the longer one).
+    Single segments become `[CLS] a [SEP]`, pairs `[CLS] a [SEP] b [SEP]`, padded to `sequence_length`. Too long inputs
+    are cut as Hugging Face's `truncation="longest_first"` (`keras_hub.layers.MultiSegmentPacker` gives an odd leftover
+    token to the first segment, Hugging Face to the longer one).
 
     Args:
         sequence_length: int. Length of the output (>= 3 for pairs, >= 2 for single segments).

@@ -40,13 +40,11 @@ def load_vocabulary(vocabulary: str | os.PathLike | list[str] | tuple[str, ...])
 class BertTokenizer(StringInputLayer):
     """BERT WordPiece tokenizer that runs as TensorFlow ops and matches Hugging Face exactly.
 
-    The ids equal `transformers.BertTokenizerFast(vocab_file,
-    do_lower_case=lowercase, strip_accents=strip_accents)(text,
-    add_special_tokens=False)`. Words go through `BertNormalizer`, then tf-text's
-    `FastWordpieceTokenizer`. One TF path serves eager and graph calls alike
-    (unlike a `keras_hub` tokenizer), so it runs in `tf.data` and SavedModels.
-    With `strip_accents=True`, rare combining spacing marks are not reordered
-    (see `unicode_table.py`).
+    The ids equal `transformers.BertTokenizerFast(vocab_file, do_lower_case=lowercase,
+    strip_accents=strip_accents)(text, add_special_tokens=False)`. Words go through `BertNormalizer`, then tf-text's
+    `FastWordpieceTokenizer`. One TF path serves eager and graph calls alike (unlike a `keras_hub` tokenizer), so it
+    runs in `tf.data` and SavedModels. With `strip_accents=True`, rare combining spacing marks are not reordered (see
+    `unicode_table.py`).
 
     Args:
         vocabulary: list of str, or path to a vocab.txt (the line number is the id).
@@ -325,9 +323,8 @@ class BertTokenizer(StringInputLayer):
 
     @classmethod
     def from_preset(cls, preset: str, **kwargs) -> "BertTokenizer":
-        """Loads the vocabulary and casing of a preset: keras_bert3, a Hugging Face
-        BERT directory, keras-hub, or a handle (see `BertBackbone.from_preset`).
-        `kwargs` override the config."""
+        """Loads the vocabulary and casing of a preset: keras_bert3, a Hugging Face BERT directory, keras-hub, or a
+        handle (see `BertBackbone.from_preset`). `kwargs` override the config."""
         from keras_bert3.presets.tokenizer_preset import load_tokenizer
 
         return load_tokenizer(preset, cls=cls, **kwargs)

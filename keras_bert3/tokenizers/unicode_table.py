@@ -1,10 +1,9 @@
 """Per-code-point table of what Hugging Face's BERT normalizer and pre-tokenizer do.
 
-Both act on one code point at a time, so together they map each code point to a
-short string (a space separating words): `KEEP`, `REMOVE`, `SPACE`, `ISOLATE`
-(a word of its own), or an explicit output. The table is probed from the installed
-`tokenizers` (`unicodedata` and ICU disagree with it); regenerate it with
-`python -m keras_bert3.tokenizers.unicode_table`.
+Both act on one code point at a time, so together they map each code point to a short string (a space separating words):
+`KEEP`, `REMOVE`, `SPACE`, `ISOLATE` (a word of its own), or an explicit output. The table is probed from the installed
+`tokenizers` (`unicodedata` and ICU disagree with it); regenerate it with `python -m
+keras_bert3.tokenizers.unicode_table`.
 
 Known limit: with `strip_accents=True` Hugging Face's whole-string NFD can reorder
 adjacent combining spacing marks (Mc); the table keeps input order."""
@@ -34,9 +33,8 @@ def _key(lowercase: bool, strip_accents: bool) -> str:
 class UnicodeTable:
     """The normalizer table for one (lowercase, strip_accents) combination.
 
-    Code points in `[run_starts[i], run_starts[i + 1])` follow `run_rules[i]`
-    unless listed in the sorted `explicit_code_points`, whose `explicit_outputs`
-    rows hold output code points, 32 between words, padded with -1."""
+    Code points in `[run_starts[i], run_starts[i + 1])` follow `run_rules[i]` unless listed in the sorted
+    `explicit_code_points`, whose `explicit_outputs` rows hold output code points, 32 between words, padded with -1."""
 
     run_starts: np.ndarray
     run_rules: np.ndarray

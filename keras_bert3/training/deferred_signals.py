@@ -9,9 +9,8 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class DeferredSignals:
-    """While its `with` block runs, SIGTERM and SIGINT are recorded in `received`
-    (the first one's number; None before) instead of ending the process, for
-    `ResumableBackup(stop_on=...)`. A second SIGINT raises KeyboardInterrupt, as
+    """While its `with` block runs, SIGTERM and SIGINT are recorded in `received` (the first one's number; None before)
+    instead of ending the process, for `ResumableBackup(stop_on=...)`. A second SIGINT raises KeyboardInterrupt, as
     Ctrl-C twice should. Outside the main thread it holds nothing back."""
 
     def __init__(self, signals=STOP_SIGNALS):

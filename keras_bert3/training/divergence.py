@@ -2,10 +2,9 @@
 
 
 class TrainingDiverged(FloatingPointError):
-    """Training diverged at `step`: `what` happened. The message names the last
-    checkpoint (`checkpoint`, at `checkpoint_step`) to resume from with a lower
-    learning rate, or says that there is none, or (`blown_up`: why) that its
-    weights are blown up too and to remove it."""
+    """Training diverged at `step`: `what` happened. The message names the last checkpoint (`checkpoint`, at
+    `checkpoint_step`) to resume from with a lower learning rate, or says that there is none, or (`blown_up`: why) that
+    its weights are blown up too and to remove it."""
 
     def __init__(
         self,

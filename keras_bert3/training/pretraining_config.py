@@ -1,7 +1,6 @@
-"""What a pretraining run does: `PretrainingConfig`'s fields, and its data configs',
-are the `keras-bert3 pretrain` flags and mark what a resumed run must keep
-(`RESUME_FIELDS`). The flat keywords and attributes of 2026-11-28 (`batch_size`,
-`nsp`, ...) still work for a release, with a `DeprecationWarning`."""
+"""What a pretraining run does: `PretrainingConfig`'s fields, and its data configs', are the `keras-bert3 pretrain`
+flags and mark what a resumed run must keep (`RESUME_FIELDS`). The flat keywords and attributes of 2026-11-28
+(`batch_size`, `nsp`, ...) still work for a release, with a `DeprecationWarning`."""
 
 import argparse
 import dataclasses
@@ -115,8 +114,7 @@ RESUME_FIELDS = tuple(field.name for field, _ in flat_fields(PretrainingConfig) 
 
 
 def flag_of(name: str) -> str:
-    """The command-line flag of a field: `--batch-size`; `--no-nsp` for a
-    field that is on by default."""
+    """The command-line flag of a field: `--batch-size`; `--no-nsp` for a field that is on by default."""
     owner = next(
         c for c in (PretrainingConfig, PairingConfig, MaskingConfig, BatchingConfig) if name in c.__dataclass_fields__
     )

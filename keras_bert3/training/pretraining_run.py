@@ -157,9 +157,8 @@ class _StopAtStep(keras.callbacks.Callback):
 
 
 def pretrain(config: PretrainingConfig, *, verbose: int | str = "auto") -> dict:
-    """Runs (or resumes) a pretraining run; returns the history of this call. A
-    second run on the same output is refused (`<output>/run.lock`); SIGTERM and
-    SIGINT end it after the step under way, with a checkpoint (`TrainingStopped`).
+    """Runs (or resumes) a pretraining run; returns the history of this call. A second run on the same output is refused
+    (`<output>/run.lock`); SIGTERM and SIGINT end it after the step under way, with a checkpoint (`TrainingStopped`).
 
     Example:
     >>> pretrain(PretrainingConfig(output="runs/tiny", steps=300))
@@ -209,10 +208,9 @@ def training_stream(
     input_context=None,
     counters=None,
 ):
-    """This worker's training batches from optimizer step `start_step` on: what an
-    uninterrupted run reads from that step (same TensorFlow global seed), replayed
-    without training. A `tf.data` service stream is not reproducible: a resumed run
-    reads it anew. `counters` (a `DataCounters`) counts what is read and skipped."""
+    """This worker's training batches from optimizer step `start_step` on: what an uninterrupted run reads from that
+    step (same TensorFlow global seed), replayed without training. A `tf.data` service stream is not reproducible: a
+    resumed run reads it anew. `counters` (a `DataCounters`) counts what is read and skipped."""
     dataset = one_pass(config, tokenizer, corpus, batch_size, input_context=input_context, counters=counters)
     # A step takes one batch from each of this worker's replicas.
     per_step = (

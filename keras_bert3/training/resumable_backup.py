@@ -1,14 +1,11 @@
-"""Checkpoints that survive a kill at any instant, a full disk and a diverging
-run, and the exact resume from them.
+"""Checkpoints that survive a kill at any instant, a full disk and a diverging run, and the exact resume from them.
 
-A checkpoint is a folder, `<backup_dir>/checkpoint-<epochs>[+<batches>]`, of
-weights and optimizer state, the seed generators' states (which `model.weights`
-leaves out), the metrics' running sums, and the epochs, batches and step done.
-It is written only where every variable is finite (else `TrainingDiverged`),
-under a temporary name, flushed and renamed in one step before the previous one
-is removed: a kill at any instant leaves one complete checkpoint (where
-`keras.callbacks.BackupAndRestore` rewrites its file in place). Workers sharing
-the folder write identical checkpoints; the first rename wins."""
+A checkpoint is a folder, `<backup_dir>/checkpoint-<epochs>[+<batches>]`, of weights and optimizer state, the seed
+generators' states (which `model.weights` leaves out), the metrics' running sums, and the epochs, batches and step done.
+It is written only where every variable is finite (else `TrainingDiverged`), under a temporary name, flushed and renamed
+in one step before the previous one is removed: a kill at any instant leaves one complete checkpoint (where
+`keras.callbacks.BackupAndRestore` rewrites its file in place). Workers sharing the folder write identical checkpoints;
+the first rename wins."""
 
 import json
 import logging
@@ -40,13 +37,11 @@ logger = logging.getLogger("keras_bert3.training")
 
 
 class ResumableBackup(keras.callbacks.Callback):
-    """Resumes `fit` from the newest checkpoint in `backup_dir` and writes one there
-    at each epoch's end (see the module docstring); a finished `fit` run again does
-    nothing. With `stop_on` (a `DeferredSignals` around `fit`), a signal ends
-    training after the step under way, with a checkpoint and `TrainingStopped`;
-    resumed, the run gives the history and weights of one never stopped, given the
-    data from `checkpoint_position` on. Place it after `StopOnNaN` and `CSVLogger`.
-    A checkpoint that cannot be read raises a `ValueError` naming it.
+    """Resumes `fit` from the newest checkpoint in `backup_dir` and writes one there at each epoch's end (see the module
+    docstring); a finished `fit` run again does nothing. With `stop_on` (a `DeferredSignals` around `fit`), a signal
+    ends training after the step under way, with a checkpoint and `TrainingStopped`; resumed, the run gives the history
+    and weights of one never stopped, given the data from `checkpoint_position` on. Place it after `StopOnNaN` and
+    `CSVLogger`. A checkpoint that cannot be read raises a `ValueError` naming it.
 
     Example:
     >>> with DeferredSignals() as stop:
@@ -233,9 +228,8 @@ def remove_older_checkpoints(backup_dir: str, position: tuple[int, int]) -> None
 
 
 def restore_checkpoint(model: keras.Model, backup_dir: str) -> tuple[tuple[int, int], list | None]:
-    """Loads the newest complete checkpoint of `backup_dir` into `model`, removing
-    half-written ones; returns its (epochs, batches) and metric states, or
-    ((0, 0), None). Raises ValueError, naming it, where it cannot be read."""
+    """Loads the newest complete checkpoint of `backup_dir` into `model`, removing half-written ones; returns its
+    (epochs, batches) and metric states, or ((0, 0), None). Raises ValueError, naming it, where it cannot be read."""
     for name in _listing(backup_dir):
         if name.endswith(PARTIAL_SUFFIX):
             shutil.rmtree(os.path.join(backup_dir, name), ignore_errors=True)

@@ -42,8 +42,7 @@ class ResumableEarlyStopping(keras.callbacks.EarlyStopping):
             self._keep_best_weights(epoch)
 
     def stops_before(self, model) -> bool:
-        """Whether the epochs already logged have run out of patience (the run
-        is over: no `fit` is needed)."""
+        """Whether the epochs already logged have run out of patience (the run is over: no `fit` is needed)."""
         self.set_model(model)
         model.stop_training = False
         self._replay()  # Writes nothing: the model does not hold the checkpoint's weights yet.

@@ -16,11 +16,10 @@ LOCK_FILE = "run.lock"
 
 @contextlib.contextmanager
 def run_lock(folder: str, *, flag: str = "--output"):
-    """Holds `<folder>/run.lock` for the block, or refuses (`ValueError` naming the
-    running one's host, pid and start) where another run holds it. An exclusive
-    `flock` leaves no stale lock after a kill; without `flock` (some network and
-    FUSE mounts) a lock of this host whose process is gone is taken over. The file
-    stays when the run ends: removing it would let two runs lock two files."""
+    """Holds `<folder>/run.lock` for the block, or refuses (`ValueError` naming the running one's host, pid and start)
+    where another run holds it. An exclusive `flock` leaves no stale lock after a kill; without `flock` (some network
+    and FUSE mounts) a lock of this host whose process is gone is taken over. The file stays when the run ends: removing
+    it would let two runs lock two files."""
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, LOCK_FILE)
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

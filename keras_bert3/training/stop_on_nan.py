@@ -12,10 +12,9 @@ from keras_bert3.training.resumable_backup import optimizer_step
 
 
 class StopOnNaN(keras.callbacks.Callback):
-    """Raises `TrainingDiverged` (a `FloatingPointError`) naming the step, and the
-    newest checkpoint in `checkpoint_dir` (where `ResumableBackup` writes) if given,
-    when the loss is not finite: at once, unlike `keras.callbacks.TerminateOnNaN`,
-    so no checkpoint callback saves the broken weights.
+    """Raises `TrainingDiverged` (a `FloatingPointError`) naming the step, and the newest checkpoint in `checkpoint_dir`
+    (where `ResumableBackup` writes) if given, when the loss is not finite: at once, unlike
+    `keras.callbacks.TerminateOnNaN`, so no checkpoint callback saves the broken weights.
 
     Example:
     >>> model.fit(dataset, callbacks=[StopOnNaN("run/backup"), ResumableBackup("run/backup")])

@@ -1,6 +1,5 @@
-"""Refuses corpus files that are not text (a program, an archive, an image)
-before anything trains on them: the pipeline repairs invalid UTF-8 sentence by
-sentence, so a binary file would otherwise train without a word."""
+"""Refuses corpus files that are not text (a program, an archive, an image) before anything trains on them: the pipeline
+repairs invalid UTF-8 sentence by sentence, so a binary file would otherwise train without a word."""
 
 import codecs
 
@@ -24,8 +23,7 @@ def check_text_files(paths: list[str]) -> None:
 
 
 def text_problem(path: str) -> str | None:
-    """None where the start of `path` reads as text (or the file is empty);
-    else how many of its lines do not."""
+    """None where the start of `path` reads as text (or the file is empty); else how many of its lines do not."""
     with tf.io.gfile.GFile(path, "rb") as f:
         sample = f.read(SAMPLE_BYTES)
     lines = sample.split(b"\n")

@@ -1,6 +1,5 @@
-"""What Keras keeps where no public API gives it: a compiled model's loss
-tracker, an optimizer's schedule object, the build of compiled metrics (which
-TensorFlow's `fit` defers to its first step), and the epoch a `fit` starts at.
+"""What Keras keeps where no public API gives it: a compiled model's loss tracker, an optimizer's schedule object, the
+build of compiled metrics (which TensorFlow's `fit` defers to its first step), and the epoch a `fit` starts at.
 
 Private APIs (Keras): `Model._loss_tracker` (set in `Trainer.__init__` and
 `compile`), `Optimizer._learning_rate` (set in `__init__`), `Model._symbolic_build`
@@ -26,9 +25,8 @@ def learning_rate_schedule(optimizer: keras.optimizers.Optimizer):
 
 
 def build_compiled_metrics(model: keras.Model, batch_spec) -> None:
-    """Builds `model`'s compiled metrics and loss for batches of `batch_spec`
-    (objects with `shape` and `dtype`, e.g. a dataset's `element_spec`) without a
-    step, so that their state can be set before the first (a mid-epoch resume)."""
+    """Builds `model`'s compiled metrics and loss for batches of `batch_spec` (objects with `shape` and `dtype`, e.g. a
+    dataset's `element_spec`) without a step, so that their state can be set before the first (a mid-epoch resume)."""
     require_private(model, "_symbolic_build", package=keras, why="metric states restored before the first step")
     # Unknown sizes as 1: JAX's shape inference needs sizes, and the metrics' state does not depend on them.
     symbolic = lambda spec: keras.KerasTensor([1 if d is None else d for d in spec.shape], spec.dtype.name)  # noqa: E731

@@ -1,17 +1,14 @@
 """cuDNN's flash attention with dropout on the attention probabilities (JAX's
 public `jax.nn.dot_product_attention` has none).
 
-The `seed` is fixed at trace time; XLA's cuDNN thunk advances a per-call-site
-offset at every execution, so each step draws a new mask, the backward call
-regenerates it (`bench/gpu_pretraining_step.py check-fused`), and each
-data-parallel replica drops the same positions. XLA aborts the process ("Check
-failed: local_device_ordinal.has_value()") where it records such a call into a
-CUDA command buffer, as by default: dropout runs here only where XLA_FLAGS
-leaves cuDNN out of them (`leave_cudnn_out_of_command_buffers`).
+The `seed` is fixed at trace time; XLA's cuDNN thunk advances a per-call-site offset at every execution, so each step
+draws a new mask, the backward call regenerates it (`bench/gpu_pretraining_step.py check-fused`), and each data-parallel
+replica drops the same positions. XLA aborts the process ("Check failed: local_device_ordinal.has_value()") where it
+records such a call into a CUDA command buffer, as by default: dropout runs here only where XLA_FLAGS leaves cuDNN out
+of them (`leave_cudnn_out_of_command_buffers`).
 
-Private APIs (JAX): `jax._src.cudnn.fused_attention_stablehlo.dot_product_attention`
-(its `seed` and `dropout_rate` keywords) and `MaskType`;
-`jax._src.xla_bridge.backends_are_initialized`."""
+Private APIs (JAX): `jax._src.cudnn.fused_attention_stablehlo.dot_product_attention` (its `seed` and `dropout_rate`
+keywords) and `MaskType`; `jax._src.xla_bridge.backends_are_initialized`."""
 
 import inspect
 import os
@@ -79,9 +76,8 @@ def dropout_runs_in_cudnn() -> bool:
 
 
 def leave_cudnn_out_of_command_buffers() -> bool:
-    """Adds `--xla_gpu_enable_command_buffer=-CUDNN` to XLA_FLAGS unless a
-    command-buffer flag is set or JAX's backends have started (XLA reads its flags
-    then); returns `dropout_runs_in_cudnn()`."""
+    """Adds `--xla_gpu_enable_command_buffer=-CUDNN` to XLA_FLAGS unless a command-buffer flag is set or JAX's backends
+    have started (XLA reads its flags then); returns `dropout_runs_in_cudnn()`."""
     flags = os.environ.get("XLA_FLAGS", "")
     if COMMAND_BUFFER_FLAG not in flags and not xla_bridge.backends_are_initialized():
         os.environ["XLA_FLAGS"] = f"{flags} {COMMAND_BUFFER_FLAG}=-CUDNN".strip()

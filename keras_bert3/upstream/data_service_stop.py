@@ -22,9 +22,8 @@ for _server_class in (tf.data.experimental.service.DispatchServer, tf.data.exper
 
 
 def stop_within(server, seconds: float, name: str) -> None:
-    """Stops `server`, or after `seconds` logs it and ends the process with exit code
-    0: a worker holds nothing that is lost, a dispatcher with a `work_dir` journals
-    each change, and Python's own exit would wait on the server again."""
+    """Stops `server`, or after `seconds` logs it and ends the process with exit code 0: a worker holds nothing that is
+    lost, a dispatcher with a `work_dir` journals each change, and Python's own exit would wait on the server again."""
     stopping = threading.Thread(target=server._stop, name=f"stop {name}", daemon=True)
     stopping.start()
     stopping.join(seconds)

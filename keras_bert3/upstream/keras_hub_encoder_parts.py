@@ -1,9 +1,8 @@
 """The sublayers of a keras-hub `TransformerEncoder`, whose weights a keras-hub
 BERT preset holds (keras-hub's own checkpoint converters read them the same way).
 
-Private APIs (keras-hub): `keras_hub.layers.TransformerEncoder._self_attention_layer`,
-`._self_attention_layer_norm`, `._feedforward_intermediate_dense`,
-`._feedforward_output_dense`, `._feedforward_layer_norm` (set in `build`)."""
+Private APIs (keras-hub): `keras_hub.layers.TransformerEncoder._self_attention_layer`, `._self_attention_layer_norm`,
+`._feedforward_intermediate_dense`, `._feedforward_output_dense`, `._feedforward_layer_norm` (set in `build`)."""
 
 import keras_hub
 

@@ -1,11 +1,9 @@
-"""`fit` and `evaluate` under `MultiWorkerMirroredStrategy` with several workers
-(keras-team/keras#20585): Keras' TensorFlow trainer builds the model from a
-batch that `strategy.reduce` cannot reduce across workers (a dict), and
+"""`fit` and `evaluate` under `MultiWorkerMirroredStrategy` with several workers (keras-team/keras#20585): Keras'
+TensorFlow trainer builds the model from a batch that `strategy.reduce` cannot reduce across workers (a dict), and
 reduces each replica's logs on axis 0, which fails on scalars.
 
-Private APIs: `Model._maybe_symbolic_build(iterator, data_batch)` and
-`Model._distribute_strategy` (Keras' TensorFlow trainer), and
-`StrategyExtended._in_multi_worker_mode()` (TensorFlow)."""
+Private APIs: `Model._maybe_symbolic_build(iterator, data_batch)` and `Model._distribute_strategy` (Keras' TensorFlow
+trainer), and `StrategyExtended._in_multi_worker_mode()` (TensorFlow)."""
 
 import keras
 from keras import ops

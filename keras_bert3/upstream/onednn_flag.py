@@ -1,6 +1,5 @@
-"""Whether TensorFlow runs its CPU ops on oneDNN: built with it (x86 builds are)
-and on, by `TF_ENABLE_ONEDNN_OPTS=1` or, unset, on Linux where the CPU has
-AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX (TensorFlow's `DefaultOneDnnPolicy`).
+"""Whether TensorFlow runs its CPU ops on oneDNN: built with it (x86 builds are) and on, by `TF_ENABLE_ONEDNN_OPTS=1`
+or, unset, on Linux where the CPU has AVX512_VNNI, AVX512_BF16, AVX_VNNI or AMX (TensorFlow's `DefaultOneDnnPolicy`).
 
 Private API (TensorFlow): `tensorflow.python.util._pywrap_util_port.IsMklEnabled`
 (no public API says; TensorFlow's own tests ask it)."""

@@ -2,9 +2,8 @@
 
 
 def require_private(owner, name: str, *, package, why: str) -> None:
-    """Raises `ImportError`, naming `package`'s version and `why` keras_bert3 uses
-    it, when `owner` (a class or module, or a fresh instance for attributes set
-    in `__init__`) lacks `name`."""
+    """Raises `ImportError`, naming `package`'s version and `why` keras_bert3 uses it, when `owner` (a class or module,
+    or a fresh instance for attributes set in `__init__`) lacks `name`."""
     if hasattr(owner, name):
         return
     kind = owner if isinstance(owner, type) else type(owner)

@@ -1,14 +1,11 @@
 """JAX exports written for the StableHLO version that the installed TensorFlow reads.
 
-JAX writes its StableHLO artifact for readers four weeks old (hard-coded);
-TensorFlow, whose releases trail JAX's, fails on a newer one, in TF Serving too
-("unregistered operation 'vhlo.custom_call_v2' ... failed to deserialize
-portable artifact"). An artifact's producer names its version,
-`StableHLO_v<target>` (openxla/stablehlo#1516).
+JAX writes its StableHLO artifact for readers four weeks old (hard-coded); TensorFlow, whose releases trail JAX's, fails
+on a newer one, in TF Serving too ("unregistered operation 'vhlo.custom_call_v2' ... failed to deserialize portable
+artifact"). An artifact's producer names its version, `StableHLO_v<target>` (openxla/stablehlo#1516).
 
-Private APIs: `jax._src.export._export._module_to_bytecode` (replaced while
-`written_for_installed_tensorflow()` is active), the writer it calls,
-`jax._src.lib._jax.mlir.serialize_portable_artifact`, and TensorFlow's
+Private APIs: `jax._src.export._export._module_to_bytecode` (replaced while `written_for_installed_tensorflow()` is
+active), the writer it calls, `jax._src.lib._jax.mlir.serialize_portable_artifact`, and TensorFlow's
 `tensorflow.compiler.mlir.stablehlo.stablehlo.get_current_version`."""
 
 import contextlib

@@ -1,6 +1,5 @@
-"""A Keras weights file (`.weights.h5`) written into a file object: where a write
-to a path of HDF5's own fails (a full disk), the process crashes at exit; here
-`keras_bert3.files.weight_files` catches the failure and raises a clear error.
+"""A Keras weights file (`.weights.h5`) written into a file object: where a write to a path of HDF5's own fails (a full
+disk), the process crashes at exit; here `keras_bert3.files.weight_files` catches the failure and raises a clear error.
 
 Private API (Keras): `keras.src.saving.saving_lib.H5IOStore` (on an `io.BytesIO`)
 and `saving_lib._save_state` (what `save_weights_only` does inside the store)."""
