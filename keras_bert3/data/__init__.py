@@ -25,19 +25,3 @@ from keras_bert3.data.pretraining_dataset import pretraining_dataset
 from keras_bert3.data.pretraining_shards import read_pretraining_shards
 from keras_bert3.data.pretraining_shards import write_pretraining_shards
 from keras_bert3.data.sentence_splitter import split_sentences
-
-__all__ = [
-    "BatchingConfig",
-    "DataCounters",
-    "DocumentGroupPairer",
-    "MaskingConfig",
-    "MlmMasker",
-    "PairingConfig",
-    "document_dataset",
-    "prepare_pretraining_data",
-    "pretraining_dataset",
-    "read_paired_shards",
-    "read_pretraining_shards",
-    "split_sentences",
-    "write_pretraining_shards",
-]

@@ -2,7 +2,7 @@
 
 Standard ONNX ops plus onnxruntime-extensions' string ops, giving exactly `BertTokenizer`'s and
 `BertSegmentJoiner`'s ids (that library's `BertTokenizer` op is not exact). BERT's normalization acts
-on one character at a time, so it is one table, `character_table`, computed at export time. Steps:
+on one character at a time, so it is one table, `character_table` (the tokenizer's own). Steps:
 1. NUL becomes U+0001 (the string ops stop at a NUL). 2. Split into characters and special tokens.
 3. `StringMapping` applies the table. 4. Pieces join back into one string a text, one character for
 one. 5. Words split at spaces; WordPiece ids. 6. Truncation, `[CLS]`, `[SEP]`, segment ids, padding.
@@ -22,6 +22,9 @@ from keras_bert3.export.onnx_index_ops import ones_like
 from keras_bert3.export.onnx_index_ops import slice_of
 from keras_bert3.export.onnx_index_ops import width_of
 from keras_bert3.export.onnx_index_ops import zeros_of_shape
+from keras_bert3.tokenizers.unicode_table import KEEP
+from keras_bert3.tokenizers.unicode_table import MAX_CODE_POINT
+from keras_bert3.tokenizers.unicode_table import load_unicode_table
 
 STRING_OPS = "ai.onnx.contrib"  # onnxruntime-extensions' domain.
 OPSETS = {"": 20, STRING_OPS: 1, "ai.onnx.ml": 3}  # 20 for the standard `StringSplit`.
@@ -42,28 +45,17 @@ def hugging_face_normalizer(lowercase: bool, strip_accents: bool | None):
 
 @functools.lru_cache(maxsize=4)
 def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, str]:
-    """What BERT's normalizer and pre-tokenizer make of each character they change: breaks as spaces,
-    punctuation and CJK between spaces, `DELETED` for deletions. Private-use characters are left out
-    (the graph deletes them with one regular expression)."""
-    from tokenizers import pre_tokenizers
-
-    normalizer = hugging_face_normalizer(lowercase, strip_accents)
-    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    kinds = {}  # A normalized character as pre-tokenized: " " (a break), " c " (a word of its own) or "c".
-
-    def pre_tokenized(character: str) -> str:
-        if character not in kinds:
-            words = len(pre_tokenizer.pre_tokenize_str(f"a{character}a"))
-            kinds[character] = " " if words == 2 else f" {character} " if words == 3 else character
-        return kinds[character]
-
+    """What BERT's normalizer and pre-tokenizer make of each character they change, from the tokenizer's
+    `load_unicode_table`: breaks as spaces, punctuation and CJK between spaces, `DELETED` for deletions.
+    Private-use characters are left out (the graph deletes them with one regular expression)."""
+    unicode = load_unicode_table(lowercase, strip_accents)
+    codes = np.arange(MAX_CODE_POINT + 1)
+    rules = unicode.run_rules[np.searchsorted(unicode.run_starts, codes, side="right") - 1]
     table = {}
-    for code in range(0x110000):
-        if _within(code, (SURROGATES,) + PRIVATE_USE):
-            continue
+    for code in np.union1d(np.flatnonzero(rules != KEEP), unicode.explicit_code_points).tolist():
         character = chr(code)
-        changed = "".join(pre_tokenized(c) for c in normalizer.normalize_str(character)) or DELETED
-        if changed != character:
+        changed = unicode.output(code) or DELETED
+        if changed != character and not _within(code, (SURROGATES,) + PRIVATE_USE):
             table[character] = changed
     return table
 

@@ -22,26 +22,3 @@ from keras_bert3.ops.split_heads import split_heads_reference
 from keras_bert3.ops.token_rows import from_token_rows
 from keras_bert3.ops.token_rows import token_rows
 from keras_bert3.ops.token_rows import token_rows_reference
-
-__all__ = [
-    "adam_update",
-    "adam_update_reference",
-    "dense_product",
-    "dense_product_reference",
-    "dropout",
-    "dropout_reference",
-    "feed_forward_activation",
-    "feed_forward_activation_reference",
-    "from_token_rows",
-    "gathered_cross_entropy_with_hits",
-    "layer_norm",
-    "layer_norm_reference",
-    "masked_softmax",
-    "masked_softmax_reference",
-    "sparse_cross_entropy_with_hits",
-    "sparse_cross_entropy_with_hits_reference",
-    "split_heads",
-    "split_heads_reference",
-    "token_rows",
-    "token_rows_reference",
-]

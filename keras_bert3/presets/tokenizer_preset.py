@@ -19,13 +19,7 @@ from keras_bert3.presets.preset_format import write_json
 from keras_bert3.presets.preset_format import write_metadata
 from keras_bert3.presets.preset_loader import resolve_preset
 
-HF_SPECIAL_TOKENS = {  # Hugging Face's setting -> our argument.
-    "cls_token": "cls_token",
-    "sep_token": "sep_token",
-    "pad_token": "pad_token",
-    "mask_token": "mask_token",
-    "unk_token": "unk_token",
-}
+HF_SPECIAL_TOKENS = ("cls_token", "sep_token", "pad_token", "mask_token", "unk_token")  # Their names are ours.
 
 
 def save_tokenizer(tokenizer, preset_dir: str) -> None:
@@ -66,12 +60,12 @@ def _huggingface_settings(preset_dir: str) -> dict:
             settings["lowercase"] = bool(normalizer.get("lowercase", True))
             if normalizer.get("strip_accents") is not None:
                 settings["strip_accents"] = bool(normalizer["strip_accents"])
-    for theirs, ours in HF_SPECIAL_TOKENS.items():
-        value = config.get(theirs)
+    for name in HF_SPECIAL_TOKENS:
+        value = config.get(name)
         if isinstance(value, dict):  # Serialized AddedToken.
             value = value.get("content")
         if isinstance(value, str):
-            settings[ours] = value
+            settings[name] = value
     return settings
 
 
