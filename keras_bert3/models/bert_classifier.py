@@ -99,10 +99,6 @@ class BertClassifier(BertTask):
     def sentence_pairs(self) -> bool:
         return self.preprocessor.sentence_pairs
 
-    @property
-    def head_layers(self) -> list:
-        return [self.output_dense]
-
     # === Raw text in ===
 
     def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):

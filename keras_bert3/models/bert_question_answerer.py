@@ -110,10 +110,6 @@ class BertQuestionAnswerer(BertTask):
         self.leave_pooler_out()  # As BertForQuestionAnswering: no pooler.
         self.compile()
 
-    @property
-    def head_layers(self) -> list:
-        return [self.span_dense]
-
     def default_loss(self):
         loss = keras.losses.SparseCategoricalCrossentropy
         return {"start_logits": loss(from_logits=True), "end_logits": loss(from_logits=True)}

@@ -35,7 +35,7 @@ from keras_bert3.preprocessing.fixed_shapes import row_weights
 from keras_bert3.presets.task_preset import keyword_parameters
 from keras_bert3.upstream.compiled_state import loss_tracker
 
-HOOKS = ("preprocessor_cls", "spec", "head_layers", "preprocess", "predict_examples")
+HOOKS = ("preprocessor_cls", "spec", "preprocess", "predict_examples")
 
 
 class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
@@ -43,8 +43,7 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
 
     A subclass builds its functional graph on the backbone (`task_parts`), calls `super().__init__(inputs=...,
     outputs=...)`, sets `self.backbone` and `self.preprocessor`, declares `preprocessor_cls` and `spec` (a
-    `TaskSpec`), and defines `head_layers` (what a preset stores besides the backbone), `default_loss()`
-    and `default_metrics()` if not these, and two hooks:
+    `TaskSpec`), defines `default_loss()` and `default_metrics()` if not these, and two hooks:
 
     - `preprocess(x, y=None, sample_weight=None, *, batch_size, shuffle, keep_order)`: a `tf.data`
       pipeline of batches of model inputs for raw inputs;
@@ -144,6 +143,12 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         # `real_rows_loss` in the place of Keras' loss tracker (which counts every row of a batch).
         metrics = [metric for metric in super().metrics if metric is not self.real_rows_loss]
         return [self.real_rows_loss if metric is loss_tracker(self) else metric for metric in metrics]
+
+    @property
+    def head_layers(self) -> list:
+        """The task's own layers with weights, which a preset stores besides the backbone's."""
+        backbone_layers = {id(layer) for layer in [self.backbone, *self.backbone.layers]}
+        return [layer for layer in self.layers if layer.weights and id(layer) not in backbone_layers]
 
     # === Raw inputs in: one pipeline (`preprocess`), one batch shaping (`batch_shapes`) ===
 

@@ -94,10 +94,6 @@ class BertTokenClassifier(BertTask):
         self.leave_pooler_out()
         self.compile()
 
-    @property
-    def head_layers(self) -> list:
-        return [self.output_dense]
-
     def default_loss(self):
         return keras.losses.SparseCategoricalCrossentropy(from_logits=True, ignore_class=IGNORED_LABEL)
 

@@ -39,7 +39,7 @@ def test_every_task_refuses_bad_input_kinds_with_one_clear_error(task, tokenizer
 def test_a_subclass_without_its_hooks_is_refused_when_defined():
     with pytest.raises(
         TypeError,
-        match="Incomplete subclasses BertTask but does not define preprocessor_cls, spec, head_layers, predict_examples",
+        match="Incomplete subclasses BertTask but does not define preprocessor_cls, spec, predict_examples",
     ):
 
         class Incomplete(BertTask):

@@ -56,10 +56,6 @@ class BertRegressor(BertTask):
         super().__init__(inputs=inputs, outputs=score, **kwargs)
         self.compile()
 
-    @property
-    def head_layers(self) -> list:
-        return [self.score_dense]
-
     def default_loss(self):
         return keras.losses.MeanSquaredError()
 
