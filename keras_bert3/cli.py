@@ -269,7 +269,6 @@ def build_parser() -> argparse.ArgumentParser:
         _add_data_service,
         _add_prepare_data,
         _add_convert,
-        _add_export_hf,
         _add_embed,
         _add_finetune,
         _add_export,
@@ -335,17 +334,15 @@ def _add_prepare_data(commands) -> None:
 
 
 def _add_convert(commands) -> None:
-    p = commands.add_parser("convert", help="any preset -> keras_bert3 preset")
-    p.add_argument("preset")
-    p.add_argument("output_dir")
-    p.set_defaults(run=convert)
-
-
-def _add_export_hf(commands) -> None:
-    p = commands.add_parser("export-hf", help="any preset -> Hugging Face checkpoint")
-    p.add_argument("preset")
-    p.add_argument("output_dir")
-    p.set_defaults(run=export_hf)
+    """`convert` and `export-hf`: a preset of any format to a folder."""
+    for name, run, into in (
+        ("convert", convert, "keras_bert3 preset"),
+        ("export-hf", export_hf, "Hugging Face checkpoint"),
+    ):
+        p = commands.add_parser(name, help=f"any preset -> {into}")
+        p.add_argument("preset")
+        p.add_argument("output_dir")
+        p.set_defaults(run=run)
 
 
 def _add_embed(commands) -> None:

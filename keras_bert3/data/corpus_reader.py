@@ -10,9 +10,9 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert3.data.data_counters import DataCounters
+from keras_bert3.data.pairing_config import FILE_FORMATS
 from keras_bert3.data.sentence_splitter import split_sentences
 
-FILE_FORMATS = ("sentences", "paragraphs")
 # Bytes read at once: the documents that end in a block make a block of documents.
 BLOCK_BYTES = 1 << 20
 # Blocks of documents shuffled together and dealt into pairing groups (see `document_groups`).

@@ -1,4 +1,4 @@
-"""The confusion matrix of an evaluation as a PNG (matplotlib, no display needed)."""
+"""The confusion matrix of an evaluation as a PNG (scikit-learn's display, no screen needed)."""
 
 
 def plot_confusion_matrix(matrix: dict, png_path: str) -> str:
@@ -7,18 +7,14 @@ def plot_confusion_matrix(matrix: dict, png_path: str) -> str:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import numpy as np
+    from sklearn.metrics import ConfusionMatrixDisplay
 
-    labels, counts = matrix["labels"], matrix["rows_true_columns_predicted"]
+    labels = matrix["labels"]
     size = max(4.0, 0.5 * len(labels) + 2)
     figure, axes = plt.subplots(figsize=(size, size))
-    axes.imshow(counts, cmap="Blues")
-    axes.set_xticks(range(len(labels)), labels, rotation=90)
-    axes.set_yticks(range(len(labels)), labels)
-    axes.set_xlabel("predicted")
-    axes.set_ylabel("true")
-    for i, row in enumerate(counts):
-        for j, count in enumerate(row):
-            axes.text(j, i, str(count), ha="center", va="center", fontsize=8)
+    display = ConfusionMatrixDisplay(np.asarray(matrix["rows_true_columns_predicted"]), display_labels=labels)
+    display.plot(ax=axes, cmap="Blues", colorbar=False, xticks_rotation="vertical")
     figure.tight_layout()
     figure.savefig(png_path, dpi=100)
     plt.close(figure)
