@@ -87,9 +87,7 @@ def fused_for_onnxruntime(graph, backbone):
 def hugging_face_tokenizer(preprocessor):
     """The preprocessor's tokenizer and segment joiner as a Hugging Face `tokenizers.Tokenizer`
     giving the same ids: "longest_first" truncation, padding to the batch's longest."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
-
-    from keras_bert3.export.onnx_tokenizer_graph import hugging_face_normalizer
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
     tokenizer = preprocessor.tokenizer
     vocabulary = {token: index for index, token in reversed(list(enumerate(tokenizer.vocabulary)))}
@@ -97,7 +95,9 @@ def hugging_face_tokenizer(preprocessor):
         vocabulary, unk_token=tokenizer.unk_token, max_input_chars_per_word=tokenizer.max_word_chars
     )
     result = Tokenizer(wordpiece)
-    result.normalizer = hugging_face_normalizer(tokenizer.lowercase, tokenizer.strip_accents)
+    result.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=tokenizer.strip_accents, lowercase=tokenizer.lowercase
+    )
     result.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     result.decoder = decoders.WordPiece()
     result.add_special_tokens(tokenizer.special_tokens_in_text)

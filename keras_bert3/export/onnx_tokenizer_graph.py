@@ -34,15 +34,6 @@ PRIVATE_USE = ((0xE000, 0xF8FF), (0xF0000, 0xFFFFD), (0x100000, 0x10FFFD))  # `t
 SURROGATES = (0xD800, 0xDFFF)
 
 
-def hugging_face_normalizer(lowercase: bool, strip_accents: bool | None):
-    """BERT's normalizer for Hugging Face `tokenizers`, with `BertTokenizer`'s settings."""
-    from tokenizers import normalizers
-
-    return normalizers.BertNormalizer(
-        clean_text=True, handle_chinese_chars=True, strip_accents=strip_accents, lowercase=lowercase
-    )
-
-
 @functools.lru_cache(maxsize=4)
 def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, str]:
     """What BERT's normalizer and pre-tokenizer make of each character they change, from the tokenizer's

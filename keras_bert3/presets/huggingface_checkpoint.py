@@ -51,46 +51,41 @@ def read_huggingface_config(preset_dir: str) -> dict:
     return config
 
 
+# `BertBackbone` arguments and the Hugging Face `BertConfig` keys that hold them, with the default where a
+# config leaves one out (None: a config always has it).
+HF_CONFIG_KEYS = {
+    "vocabulary_size": ("vocab_size", None),
+    "num_layers": ("num_hidden_layers", None),
+    "num_heads": ("num_attention_heads", None),
+    "hidden_dim": ("hidden_size", None),
+    "intermediate_dim": ("intermediate_size", None),
+    "dropout": ("hidden_dropout_prob", 0.1),
+    "attention_dropout": ("attention_probs_dropout_prob", 0.1),
+    "max_sequence_length": ("max_position_embeddings", 512),
+    "num_segments": ("type_vocab_size", 2),
+    "layer_norm_epsilon": ("layer_norm_eps", 1e-12),
+    "initializer_range": ("initializer_range", 0.02),
+}
+
+
 def backbone_config_from_huggingface(config: dict) -> dict:
     """Maps a Hugging Face `BertConfig` dict to `BertBackbone` arguments."""
-    return dict(
-        vocabulary_size=config["vocab_size"],
-        num_layers=config["num_hidden_layers"],
-        num_heads=config["num_attention_heads"],
-        hidden_dim=config["hidden_size"],
-        intermediate_dim=config["intermediate_size"],
-        dropout=config.get("hidden_dropout_prob", 0.1),
-        attention_dropout=config.get("attention_probs_dropout_prob", 0.1),
-        max_sequence_length=config.get("max_position_embeddings", 512),
-        num_segments=config.get("type_vocab_size", 2),
-        activation=activation_from_hugging_face(config.get("hidden_act", "gelu")),
-        layer_norm_epsilon=config.get("layer_norm_eps", 1e-12),
-        initializer_range=config.get("initializer_range", 0.02),
-    )
+    arguments = {
+        ours: config[key] if default is None else config.get(key, default)
+        for ours, (key, default) in HF_CONFIG_KEYS.items()
+    }
+    return {**arguments, "activation": activation_from_hugging_face(config.get("hidden_act", "gelu"))}
 
 
 def huggingface_config_from_backbone(backbone) -> dict:
     """The `BertConfig` dict of a backbone, for `transformers` to read."""
-    return {
-        "architectures": ["BertModel"],
-        "model_type": "bert",
-        "vocab_size": backbone.vocabulary_size,
-        "num_hidden_layers": backbone.num_layers,
-        "num_attention_heads": backbone.num_heads,
-        "hidden_size": backbone.hidden_dim,
-        "intermediate_size": backbone.intermediate_dim,
-        "hidden_dropout_prob": backbone.dropout,
-        "attention_probs_dropout_prob": (
-            backbone.dropout if backbone.attention_dropout is None else backbone.attention_dropout
-        ),
-        "max_position_embeddings": backbone.max_sequence_length,
-        "type_vocab_size": backbone.num_segments,
-        "hidden_act": HUGGING_FACE_NAMES[backbone.activation],
-        "layer_norm_eps": backbone.layer_norm_epsilon,
-        "initializer_range": backbone.initializer_range,
-        "position_embedding_type": "absolute",
-        "pad_token_id": 0,
-    }
+    config = {key: getattr(backbone, ours) for ours, (key, _) in HF_CONFIG_KEYS.items()}
+    if backbone.attention_dropout is None:
+        config["attention_probs_dropout_prob"] = backbone.dropout
+    config.update(
+        hidden_act=HUGGING_FACE_NAMES[backbone.activation], position_embedding_type="absolute", pad_token_id=0
+    )
+    return {"architectures": ["BertModel"], "model_type": "bert", **config}
 
 
 class SafetensorsCheckpoint:

@@ -9,7 +9,6 @@ active), the writer it calls, `jax._src.lib._jax.mlir.serialize_portable_artifac
 `tensorflow.compiler.mlir.stablehlo.stablehlo.get_current_version`."""
 
 import contextlib
-import re
 
 import jax
 import tensorflow as tf
@@ -37,14 +36,6 @@ def export_stablehlo_version() -> str:
     JAX's own choice, or the installed TensorFlow's where that is older."""
     jax_choice = hlo.get_version_from_compatibility_requirement(hlo.StablehloCompatibilityRequirement.WEEK_4)
     return min(jax_choice, tensorflow_stablehlo.get_current_version(), key=version_tuple)
-
-
-def artifact_version(serialized: bytes) -> str:
-    """The StableHLO version a portable artifact was written for (its bytecode's producer)."""
-    found = re.search(rb"StableHLO_v([0-9]+(?:\.[0-9]+)*)", serialized)
-    if found is None:
-        raise ValueError("not a StableHLO portable artifact (no 'StableHLO_v' producer in its bytecode)")
-    return found.group(1).decode()
 
 
 def _module_to_bytecode(module) -> bytes:

@@ -3,6 +3,7 @@ relies on still behaves as relied on. An upgrade that changes one fails here."""
 
 import inspect
 import os
+import re
 import time
 
 import keras
@@ -151,13 +152,12 @@ def test_jax_writes_exports_for_the_installed_tensorflow_inside_the_context():
     jax = pytest.importorskip("jax")
     from tensorflow.compiler.mlir.stablehlo import stablehlo
 
-    from keras_bert3.upstream.stablehlo_target import artifact_version
     from keras_bert3.upstream.stablehlo_target import version_tuple
     from keras_bert3.upstream.stablehlo_target import written_for_installed_tensorflow
 
-    def written():
+    def written():  # The version an artifact was written for: its bytecode's producer, `StableHLO_v<version>`.
         exported = jax.export.export(jax.jit(lambda x: jax.numpy.tanh(x) @ x))(jax.ShapeDtypeStruct((4, 4), "float32"))
-        return artifact_version(exported.mlir_module_serialized)
+        return re.search(rb"StableHLO_v([0-9]+(?:\.[0-9]+)*)", exported.mlir_module_serialized).group(1).decode()
 
     jax_choice = written()
     with written_for_installed_tensorflow():
