@@ -12,45 +12,80 @@ import pytest  # noqa: E402
 from tests.reference import import_reference  # noqa: E402
 
 
-# Tests that one pass covers, by marker, and the variable that tests/run_all.sh
-# sets to the pass (tensorflow or jax) that runs them; the other pass skips them.
-# A test runs in both passes only where what it tests differs by backend.
+# Tests that one pass of tests/run_all.sh covers, by marker: the behaviour they test
+# is the same under either backend. A test runs in both passes only where what it
+# tests differs by backend.
 ONE_PASS_MARKERS = {
     # Picks its backends itself (the other backend, or a fixed one, in a subprocess),
     # or loads none (the `keras-bert3` launcher).
-    "both_backends": "KERAS_BERT3_BOTH_BACKENDS_PASS",
+    "both_backends",
     # Tests code that no Keras backend reaches: TensorFlow's tf.data and tf-text
     # (the pretraining data pipeline, the tokenizer, the preprocessors), ONNX graphs
     # made from numpy weights, files, pure Python, refusals before any model runs.
     # tests/data/backends_agree_on_data_test.py shows the pipeline's batches are the
     # same under either backend, tests/backends_agree_test.py the models' outputs.
-    "backend_free": "KERAS_BERT3_BACKEND_FREE_PASS",
+    "backend_free",
     # A whole command or script run whose behaviour under test (a lock, a kill or a
     # signal at a named moment, a failed write, a stop on divergence, an example
     # script) is the same on either backend; the backend's part of it is tested in
     # both passes by smaller tests (e.g. the mid-epoch resume in
     # tests/training/pretraining_run_test.py, tests/training/resumable_backup_test.py).
-    "one_pass": "KERAS_BERT3_ONE_PASS",
+    "one_pass",
 }
+
+# The folder, shared by the passes of one tests/run_all.sh run, where a pass
+# claims a test file's one-pass tests. Unset, every pass runs them.
+CLAIMS_VARIABLE = "KERAS_BERT3_ONE_PASS_CLAIMS"
 
 
 def pytest_collection_modifyitems(config, items):
-    """Skips, in this pass, the tests of each `ONE_PASS_MARKERS` marker that
-    another pass runs. Without its variable, every pass runs them."""
+    """Where the passes share the one-pass tests (`CLAIMS_VARIABLE` set), runs
+    the test files with the most slow one-pass tests first and the files whose
+    one-pass tests are all quick last, each file's tests together and in
+    order: the passes balance on the large shares early and on the small ones
+    at the end, so neither waits long for the other."""
+    if not os.environ.get(CLAIMS_VARIABLE):
+        return
+
+    def one_pass(item):
+        return bool(ONE_PASS_MARKERS.intersection(item.keywords))
+
+    files = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+
+    def order(tests):
+        slow = sum(one_pass(t) and "slow" in t.keywords for t in tests)
+        return -slow if slow else (1 if any(map(one_pass, tests)) else 0)
+
+    items[:] = [item for tests in sorted(files.values(), key=order) for item in tests]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Runs a test file's one-pass tests in the pass that reaches the first of
+    them first, and skips them in the other pass before any fixture is made.
+    The pass that is ahead takes the next file's, so the passes end about
+    together on any CPU, whichever backend is the slower there."""
+    claims = os.environ.get(CLAIMS_VARIABLE)
+    if not claims or not ONE_PASS_MARKERS.intersection(item.keywords):
+        return
     import keras
 
-    for marker, variable in ONE_PASS_MARKERS.items():
-        only_in = os.environ.get(variable)
-        if not only_in:
-            continue
-        if only_in not in ("tensorflow", "jax"):  # A typo would skip these tests in every pass.
-            raise pytest.UsageError(f"{variable}={only_in!r}: set it to 'tensorflow' or 'jax', or unset it")
-        if keras.backend.backend() == only_in:
-            continue
-        skip = pytest.mark.skip(reason=f"{marker}: runs once per CI run, in the {only_in} pass")
-        for item in items:
-            if marker in item.keywords:
-                item.add_marker(skip)
+    this_pass = keras.backend.backend()
+    claim = os.path.join(claims, item.nodeid.split("::")[0].replace("/", "__"))
+    if not os.path.exists(claim):
+        draft = f"{claim}.{this_pass}"
+        with open(draft, "w") as f:
+            f.write(this_pass)
+        try:
+            os.link(draft, claim)  # Atomic: fails where the other pass claimed the file first.
+        except FileExistsError:
+            pass
+    with open(claim) as f:
+        owner = f.read()
+    if owner != this_pass:
+        pytest.skip(f"runs once per run of tests/run_all.sh: in the {owner} pass this time")
 
 
 @pytest.fixture(scope="session")

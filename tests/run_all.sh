@@ -42,18 +42,6 @@ python -m tests.serving_runtime || exit 1
 wait $corpora || exit 1
 # Parity tests must run, never skip, here: a missing reference is an error.
 export KERAS_BERT3_REQUIRE_REFERENCE=1
-# Some kinds of test run in one pass only, so that the passes
-# take about as long: a test that picks its backends itself (marked
-# `both_backends`) in the JAX pass; a test of TensorFlow code that no Keras
-# backend reaches (marked `backend_free`: the pretraining data pipeline, whose
-# batches tests/data/backends_agree_on_data_test.py shows are the same under
-# either backend) in the TensorFlow pass.
-export KERAS_BERT3_BOTH_BACKENDS_PASS=jax
-export KERAS_BERT3_BACKEND_FREE_PASS=tensorflow
-# A whole command run whose tested behaviour does not depend on the backend
-# (marked `one_pass`: the run lock, a stop on divergence) runs in the
-# TensorFlow pass, the shorter one.
-export KERAS_BERT3_ONE_PASS=tensorflow
 # The passes share the cores: PyTorch (the reference) gets half of them in
 # each pass. With the other core busy, the MiniLM fine-tuning reference took 85 s
 # on one thread against 135 s on two.
@@ -91,6 +79,11 @@ fi
 # on the pretraining kill chain's ten JAX processes (AMD EPYC): 147 and 153 s
 # of CPU keeping the slow ones, 124 and 124 s keeping every one.
 jax_cache="$logs/jax-compilation-cache"
+# A test of one of the one-pass markers (tests/conftest.py: its behaviour is the
+# same under either backend) runs in one pass: the pass that reaches its file first
+# claims the file's one-pass tests here, so that the passes end about together.
+export KERAS_BERT3_ONE_PASS_CLAIMS="$logs/one-pass-claims"
+mkdir "$KERAS_BERT3_ONE_PASS_CLAIMS"
 start=$SECONDS
 for backend in tensorflow jax; do
   (

@@ -17,6 +17,9 @@ TRAIN, TEST = 512, 400  # 512: both pass the bars below with room (0.52 ours, 0.
 
 @pytest.mark.slow
 def test_finetuning_minilm_learns_like_hugging_face(minilm_dir):
+    """Over a minute on a CPU core: two epochs of MiniLM (22 million weights) on
+    512 texts, the least data on which both runs clear the majority class with
+    room. The Hugging Face run is made once for both passes (`finetune_hf_once`)."""
     data = docstring_topics()
     train_texts, train_labels = data["train_texts"][:TRAIN], data["train_labels"][:TRAIN]
     test_texts, test_labels = data["test_texts"][:TEST], np.array(data["test_labels"][:TEST])
