@@ -1,0 +1,65 @@
+"""tests/conftest.py's sharing of one-pass tests between the passes of
+tests/run_all.sh: with one claims folder, each one-pass test runs in exactly
+one of two passes (the first to reach its file), every other test in both."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TESTS = """
+import pytest
+
+@pytest.mark.backend_free
+def test_one_pass_first():
+    pass
+
+@pytest.mark.one_pass
+def test_one_pass_second():
+    pass
+
+def test_every_pass():
+    pass
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.backend_free
+def test_a_file_claimed_by_one_pass_is_skipped_by_the_other(tmp_path):
+    (tmp_path / "shared_test.py").write_text(TESTS)
+    claims = tmp_path / "claims"
+    claims.mkdir()
+
+    def run_pass(backend):
+        environment = dict(os.environ, KERAS_BACKEND=backend, KERAS_BERT3_ONE_PASS_CLAIMS=str(claims))
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "tests.conftest",
+                "-p",
+                "no:cacheprovider",
+                "-rs",
+                "-q",
+                "--rootdir",
+                str(tmp_path),
+                str(tmp_path / "shared_test.py"),
+            ],
+            cwd=REPO,
+            env=environment,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stdout[-3000:]
+        return done.stdout
+
+    first, second = run_pass("numpy"), run_pass("jax")
+    assert "3 passed" in first and "skipped" not in first, first
+    assert "1 passed, 2 skipped" in second, second
+    assert "in the numpy pass this time" in second, second
+    assert (claims / "shared_test.py").read_text() == "numpy"
