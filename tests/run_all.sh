@@ -69,9 +69,10 @@ if [ $measure_coverage = 1 ]; then
   rm -rf .coverage-data && mkdir .coverage-data
   pytest=(python -m coverage run -m pytest)
 fi
-# The JAX pass keeps XLA's compiled programs in a cache of its own, new each run
-# (JAX's persistent compilation cache): the test processes and the processes
-# they start compile the same small models again and again. Measured on
+# JAX keeps XLA's compiled programs in a cache of the run's own, new each run
+# (JAX's persistent compilation cache), shared by both passes: the test processes
+# and the processes they start compile the same small models again and again, and
+# a one-pass test that starts JAX processes may run in the TensorFlow pass. Measured on
 # `bench/accelerator.py --tiny`: 51 s of CPU with an empty cache, 34 s with it filled.
 # JAX keeps only programs that took a second or more to compile unless told
 # otherwise (keras_bert3's own cache keeps every one, but a cache the user
@@ -88,9 +89,7 @@ start=$SECONDS
 for backend in tensorflow jax; do
   (
     pass_start=$SECONDS
-    cache=()
-    [ "$backend" = jax ] && cache=(JAX_COMPILATION_CACHE_DIR="$jax_cache" JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0)
-    env "${cache[@]}" KERAS_BACKEND=$backend "${pytest[@]}" -q -p no:cacheprovider --durations=50 "${selection[@]}" "$@" >"$logs/$backend.log" 2>&1
+    env JAX_COMPILATION_CACHE_DIR="$jax_cache" JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 KERAS_BACKEND=$backend "${pytest[@]}" -q -p no:cacheprovider --durations=50 "${selection[@]}" "$@" >"$logs/$backend.log" 2>&1
     echo $? >"$logs/$backend.status"
     echo "KERAS_BACKEND=$backend pass: $((SECONDS - pass_start)) s" >>"$logs/$backend.log"
   ) &
