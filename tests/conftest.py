@@ -38,6 +38,10 @@ ONE_PASS_MARKERS = {
 CLAIMS_VARIABLE = "KERAS_BERT3_ONE_PASS_CLAIMS"
 
 
+def is_one_pass(item) -> bool:
+    return bool(ONE_PASS_MARKERS.intersection(item.keywords))
+
+
 def pytest_collection_modifyitems(config, items):
     """Where the passes share the one-pass tests (`CLAIMS_VARIABLE` set), runs
     the test files with the most slow one-pass tests first and the files whose
@@ -47,16 +51,13 @@ def pytest_collection_modifyitems(config, items):
     if not os.environ.get(CLAIMS_VARIABLE):
         return
 
-    def one_pass(item):
-        return bool(ONE_PASS_MARKERS.intersection(item.keywords))
-
     files = {}
     for item in items:
         files.setdefault(item.nodeid.split("::")[0], []).append(item)
 
     def order(tests):
-        slow = sum(one_pass(t) and "slow" in t.keywords for t in tests)
-        return -slow if slow else (1 if any(map(one_pass, tests)) else 0)
+        slow = sum(is_one_pass(t) and "slow" in t.keywords for t in tests)
+        return -slow if slow else (1 if any(map(is_one_pass, tests)) else 0)
 
     items[:] = [item for tests in sorted(files.values(), key=order) for item in tests]
 
@@ -68,7 +69,7 @@ def pytest_runtest_setup(item):
     The pass that is ahead takes the next file's, so the passes end about
     together on any CPU, whichever backend is the slower there."""
     claims = os.environ.get(CLAIMS_VARIABLE)
-    if not claims or not ONE_PASS_MARKERS.intersection(item.keywords):
+    if not claims or not is_one_pass(item):
         return
     import keras
 
