@@ -28,12 +28,7 @@ Rows:
   `BertPretrainer(packed=True)` on the packed rows). `-b256` picks another
   prepared batch size. `--profile ROW` also traces three steps of that row
   with the JAX profiler and dumps its optimized HLO, both written to `--out`
-  for `bench/gpu_step_profile.py`. A variant may carry `+knob`s, each the
-  other side of an A/B against the library as it is
-  (`ours-large-128-default+lnref`): `lnref` (LayerNorm through Keras' ops and
-  JAX's own gradient), `bf16out` (the dense products write bfloat16 outputs
-  and input gradients, not float32), `cublas` (every matmul through cuBLAS:
-  `--xla_gpu_enable_triton_gemm=false`).
+  for `bench/gpu_step_profile.py`.
 - `hf-{size}-{length}[-b{batch}]`: Hugging Face `BertForPreTraining` (SDPA
   attention) under `torch.compile`, bfloat16 autocast, fused AdamW (lr 1e-4,
   weight decay 0.01), on the same unpacked batches (its MLM labels at the
@@ -82,7 +77,6 @@ BATCH_FILES = {
     ("packed", 32): "packed512_batch32",
 }
 PREDICTIONS = {128: 20, 512: 80}
-KNOBS = ("lnref", "bf16out", "cublas")  # See the module docstring.
 QUICK_ROWS = [
     "check-fused",
     "ours-large-128-default",
@@ -103,10 +97,6 @@ def parse_row(row: str, args) -> dict:
     parts = row.split("-")
     batch = int(parts.pop()[1:]) if parts[-1].startswith("b") and parts[-1][1:].isdigit() else args.batch
     library, size, length, variant = parts[0], parts[1], int(parts[2]), "-".join(parts[3:]) or "default"
-    variant, *knobs = variant.split("+")
-    unknown = set(knobs) - set(KNOBS)
-    if unknown:
-        raise ValueError(f"{row}: unknown knobs {sorted(unknown)}; known: {sorted(KNOBS)}")
     if batch is None:
         batch = 32 if length == 512 else 128 if size == "large" else 256
     return {
@@ -114,7 +104,6 @@ def parse_row(row: str, args) -> dict:
         "size": size,
         "length": length,
         "variant": variant,
-        "knobs": knobs,
         "packed": variant.startswith("packed"),
         "batch": batch,
     }
@@ -260,10 +249,6 @@ def run_ours(row: str, args) -> dict:
             os.environ.get("XLA_FLAGS", "")
             + f" --xla_dump_to={dump} --xla_dump_hlo_as_text --xla_dump_hlo_module_re=.*train_step.*"
         )
-    spec = parse_row(row, args)
-    size, length, variant, packed, batch_size = (spec[k] for k in ("size", "length", "variant", "packed", "batch"))
-    if "cublas" in spec["knobs"]:
-        os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_gpu_enable_triton_gemm=false"
     import_models_without_tensorflow()
     from keras_bert3.upstream.cudnn_attention_dropout import leave_cudnn_out_of_command_buffers
 
@@ -274,7 +259,8 @@ def run_ours(row: str, args) -> dict:
     from keras_bert3.models.bert_backbone import BertBackbone
     from keras_bert3.models.bert_pretrainer import BertPretrainer
 
-    apply_knobs(spec["knobs"])
+    spec = parse_row(row, args)
+    size, length, variant, packed, batch_size = (spec[k] for k in ("size", "length", "variant", "packed", "batch"))
     layers, hidden, _ = SIZES[size]
     batches = load_batches(args.run, BATCH_FILES[("packed" if packed else length, batch_size)])
     if variant == "unfused":  # The recipe through the block's own attention ops (the A/B's other side).
@@ -337,56 +323,6 @@ def run_ours(row: str, args) -> dict:
         result["profile_steps"] = 3
         keep_profile(args.out, dump, trace)
     return result
-
-
-def apply_knobs(knobs: list) -> None:
-    """The library's other sides for an A/B (see the module docstring), in this row's process only."""
-    if "lnref" in knobs:
-        from keras_bert3.layers import fused_layer_normalization
-        from keras_bert3.ops.layer_norm import layer_norm_reference
-
-        fused_layer_normalization.layer_norm = lambda x, gamma, beta, epsilon, training: layer_norm_reference(
-            x, gamma, beta, epsilon
-        )
-    if "bf16out" in knobs:
-        from keras_bert3.ops import dense_product
-
-        dense_product._jax_bfloat16_dense = bfloat16_output_dense
-
-
-def bfloat16_output_dense():
-    """`dense_product`'s JAX function writing its output and input gradient
-    in bfloat16 (float32 accumulation inside the product, as cuBLAS does);
-    the kernel's and bias' gradients stay float32."""
-    import functools
-
-    import jax
-    import jax.numpy as jnp
-    from jax import lax
-
-    def product(a, b, contracting, dtype):
-        return lax.dot_general(a, b, (contracting, ((), ())), preferred_element_type=dtype)
-
-    @functools.partial(jax.custom_vjp, nondiff_argnums=(3,))
-    def dense(x, kernel, bias, transpose_kernel):
-        return product(x, kernel, ((x.ndim - 1,), (1 if transpose_kernel else 0,)), x.dtype) + bias.astype(x.dtype)
-
-    def forward(x, kernel, bias, transpose_kernel):
-        return dense(x, kernel, bias, transpose_kernel), (x, kernel)
-
-    def backward(transpose_kernel, saved, grad):
-        x, kernel = saved
-        leading = tuple(range(x.ndim - 1))
-        grad_x = product(grad, kernel, ((x.ndim - 1,), (0 if transpose_kernel else 1,)), x.dtype)
-        if transpose_kernel:
-            grad_kernel = product(grad, x, (leading, leading), jnp.float32)
-        else:
-            grad_kernel = product(x, grad, (leading, leading), jnp.float32)
-        grad_bias = jnp.sum(grad.astype(jnp.float32), axis=leading)
-        return grad_x, grad_kernel.astype(kernel.dtype), grad_bias.astype(grad.dtype)
-
-    dense.defvjp(forward, backward)
-    return dense
 
 
 def keep_profile(out: str, dump: str, trace: str) -> None:
