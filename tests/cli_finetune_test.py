@@ -299,6 +299,7 @@ def test_user_errors_from_tensorflow_are_one_line_and_internal_errors_are_not():
     assert user_error_line(KeyError("internal")) is None
 
 
+@pytest.mark.slow
 def test_damaged_presets_and_missing_paths_are_named(files, capsys, tmp_path):
     """A fine-tuned preset whose weights files were cut short (a copy
     stopped midway) or come from another model, and a path that does not exist."""

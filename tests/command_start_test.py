@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import keras
+import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -24,6 +25,7 @@ def imports_with_what_they_loaded(stderr: str) -> dict[str, bool]:
     return {name: i > 0 and rows[i - 1][0] > depth for i, (depth, name) in enumerate(rows)}
 
 
+@pytest.mark.slow
 def test_the_command_leaves_out_what_it_does_not_use_and_a_library_user_gets_it(tmp_path):
     # A command that imports the whole command line, then fails on the user's input.
     completed = subprocess.run(

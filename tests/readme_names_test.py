@@ -26,6 +26,7 @@ def dotted_names() -> set[str]:
     return names
 
 
+@pytest.mark.slow
 def test_every_name_the_readme_calls_resolves_after_importing_the_package():
     names = sorted(dotted_names())
     assert "keras_bert3.data.pretraining_dataset" in names and len(names) > 10, names

@@ -130,6 +130,7 @@ def test_models_survive_a_keras_file(kind, tokenizer, tmp_path):
         assert_same_outputs(restored.optimizer.variables, model.optimizer.variables)
 
 
+@pytest.mark.slow
 def test_a_classifier_saved_mid_training_goes_on_as_it_would_have(tokenizer, tmp_path):
     """Saved after a step of `fit`, loaded, and trained one more step: the
     same weights as without the file (the optimizer's moments, step count and

@@ -41,6 +41,7 @@ def messy_corpus(tmp_path_factory):
     return sorted(str(path) for path in directory.glob("*.txt"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cap", [10_000, 2])
 @pytest.mark.parametrize("count, block_bytes", [(1, 4 << 20), (3, 7), (7, 64), (64, 4 << 20), (500, 1000)])
 def test_ranges_hold_every_document_once(messy_corpus, cap, count, block_bytes):

@@ -178,6 +178,7 @@ def test_truncation_cuts_match_truncate_seq_pair():
         np.testing.assert_array_equal(cut_b, expected[:, 1])
 
 
+@pytest.mark.slow
 def test_cut_segment_takes_each_cut_token_from_the_front_or_the_back():
     tokens = tf.range(1000, 1100, dtype=tf.int32)
     rows = 4000
@@ -259,6 +260,7 @@ def corpus_group(tokenizer, documents=60):
     return tf.ragged.constant([d for d in tokenized if d], tf.int32)
 
 
+@pytest.mark.slow
 def test_single_segments_are_the_original_chunks_in_step_order(tokenizer):
     """Without NSP or short targets the pairer draws nothing but the
     truncation ends: its examples are the original's chunks (each truncated

@@ -26,6 +26,7 @@ def decoded(groups):
     ]
 
 
+@pytest.mark.slow
 def test_groups_hold_every_document_once_per_pass(tmp_path):
     documents = default_corpus_documents()[:300]
     path = tmp_path / "corpus.txt"

@@ -74,6 +74,7 @@ def test_packed_stream_is_the_unpacked_stream_packed(tokenizer, corpus_path):
     assert_packs_the_unpacked_stream(packed, unpacked)
 
 
+@pytest.mark.slow
 def test_packed_shards_are_the_unpacked_shards_packed(tmp_path, tokenizer):
     corpus = tmp_path / "corpus.txt"  # 300 documents: more than two windows of pairs.
     corpus.write_text(

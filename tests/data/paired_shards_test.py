@@ -161,6 +161,7 @@ def test_a_second_copy_is_refused_and_a_full_disk_is_named(tmp_path, corpus, min
     assert shard_bytes(tmp_path / "moved") == shard_bytes(complete)
 
 
+@pytest.mark.slow
 def test_shards_of_another_tokenizer_length_or_settings_are_refused(tmp_path, corpus, tokenizer):
     directory = str(tmp_path / "prepared")
     prepare_pretraining_data(

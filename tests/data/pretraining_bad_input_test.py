@@ -65,6 +65,7 @@ def test_a_single_document(tokenizer, tmp_path):
     assert len(data["token_ids"]) and (data["segment_ids"] == 0).all()
 
 
+@pytest.mark.slow
 def test_invalid_utf8_is_replaced_and_counted(tokenizer, tmp_path):
     text = real_corpus(tmp_path / "ok.txt").encode()
     path = write(tmp_path / "bad.txt", b"Broken \xff\xfe bytes here.\nAnd \xc3 more.\n\n" + open(text, "rb").read())
@@ -73,6 +74,7 @@ def test_invalid_utf8_is_replaced_and_counted(tokenizer, tmp_path):
     assert counters.invalid_utf8_sentences == 2 and len(data["token_ids"])
 
 
+@pytest.mark.slow
 def test_a_sentence_of_100000_characters(tokenizer, tmp_path):
     words = " ".join(default_corpus_documents()[0])
     long_sentence = (words * (100_000 // len(words) + 1))[:100_000].replace("\n", " ")

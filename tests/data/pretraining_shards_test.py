@@ -20,6 +20,7 @@ def rows(data) -> set:
     }
 
 
+@pytest.mark.slow
 def test_shards_equal_the_dynamic_passes(tokenizer, tmp_path):
     corpus = real_corpus(tmp_path / "corpus.txt", documents=40)
     paths = write_pretraining_shards(corpus, tokenizer, str(tmp_path / "shards"), dupe_factor=2, num_shards=3, seed=5)

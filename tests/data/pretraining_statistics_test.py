@@ -146,6 +146,7 @@ def check_pairs(token_ids, segment_ids, labels, document_of):
     assert (first_a >= 1000).all()
 
 
+@pytest.mark.slow
 def test_pairs_come_from_the_right_documents(tokenizer):
     traced, document_of = traced_corpus(tokenizer)
     pairer = DocumentGroupPairer(sequence_length=128, cls_token_id=1, sep_token_id=2, pad_token_id=0)

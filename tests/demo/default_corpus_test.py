@@ -38,6 +38,7 @@ def test_readers_agree_on_formats(tmp_path):
     assert read == sorted(split_sentences(" ".join(d[:3]) + "\n\n" + " ".join(d[3:])) for d in documents)
 
 
+@pytest.mark.slow
 def test_document_buffer_shuffles_deterministically(tmp_path):
     path = tmp_path / "c.txt"
     path.write_text("\n\n".join("\n".join(d) for d in default_corpus_documents()[:50]) + "\n")

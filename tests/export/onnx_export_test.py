@@ -83,6 +83,7 @@ def test_onnx_outputs_equal_the_tasks_on_real_and_odd_texts(kind, tokenizer, tmp
         np.testing.assert_allclose(onnx_outputs[key], expected[key], atol=1e-4, rtol=0)
 
 
+@pytest.mark.slow
 def test_question_answerer_answers_strings_as_its_saved_model(tokenizer, tmp_path):
     """text_model.onnx: questions and contexts in, the answers of the
     SavedModel's `serving_default` (the preprocessor's windows, the model and

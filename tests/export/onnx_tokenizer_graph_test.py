@@ -82,6 +82,7 @@ def test_single_texts_on_all_real_lines(tokenizer, tmp_path):
     assert_same_model_inputs(preprocessor, session, list(real_lines()) + ODD_TEXTS)
 
 
+@pytest.mark.slow
 def test_pairs_truncated_longest_first(tokenizer, tmp_path):
     preprocessor = BertTextPreprocessor(tokenizer, sequence_length=24, pad_to_multiple_of=1, sentence_pairs=True)
     session = in_graph_tokenizer(preprocessor, tmp_path)

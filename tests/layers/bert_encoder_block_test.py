@@ -65,6 +65,7 @@ def test_a_width_the_heads_do_not_divide_is_refused():
         BertEncoderBlock(num_heads=4, intermediate_dim=16)(np.zeros((1, 3, 10), "float32"), np.ones((1, 3), "int32"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["right padding", "packed rows"])
 def test_training_without_attention_dropout_gives_the_inference_values_and_gradients(hf_and_ours, layout):
     """With `attention_dropout=0` a JAX training step takes the fused attention

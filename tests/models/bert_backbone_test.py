@@ -55,6 +55,7 @@ def test_outputs_and_config_round_trip():
     assert clone.count_params() == backbone.count_params()
 
 
+@pytest.mark.slow
 def test_padding_does_not_change_real_tokens():
     backbone = tiny_backbone()
     inputs = batch(rows=1, length=5)
@@ -84,6 +85,7 @@ def test_training_without_dropout_equals_inference():
     np.testing.assert_allclose(training, inference, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_pooled_output_alone_equals_the_full_pass():
     # The last block computes the [CLS] row alone; padding keys stay masked.
     backbone = tiny_backbone(dropout=0.0, num_layers=3)

@@ -54,6 +54,7 @@ def hf_classifier_dir(minilm_dir, tmp_path_factory):
     return save_hf_task(model, minilm_dir, tmp_path_factory.mktemp("hf_classifier")), model.eval()
 
 
+@pytest.mark.slow
 def test_a_hugging_face_classifier_loads_with_its_head_and_equal_logits(hf_classifier_dir):
     path, theirs = hf_classifier_dir
     ours = BertClassifier.from_preset(path)  # num_classes read from the head.
@@ -67,6 +68,7 @@ def test_a_hugging_face_classifier_loads_with_its_head_and_equal_logits(hf_class
     assert max_abs_diff(ours.predict(texts, verbose=0), expected) < 1e-4  # Through our own tokenizer.
 
 
+@pytest.mark.slow
 def test_one_training_step_follows_the_transformers_gradients(minilm_dir):
     torch = import_reference("torch")
     ours, theirs = classifier_pair(minilm_dir)

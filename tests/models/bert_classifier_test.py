@@ -24,6 +24,7 @@ def tiny_classifier(tokenizer, num_classes=3, **kwargs):
     return BertClassifier(tiny_backbone(tokenizer.vocabulary_size()), num_classes, tokenizer=tokenizer, **kwargs)
 
 
+@pytest.mark.slow
 def test_fit_evaluate_predict_on_raw_strings(tokenizer, topics):
     classifier = tiny_classifier(tokenizer, num_classes=6, sequence_length=16)
     texts, labels = topics["train_texts"][:64], np.array(topics["train_labels"][:64])
@@ -60,6 +61,7 @@ def test_fit_on_a_dataset_of_strings(tokenizer, topics):
     assert np.isfinite(classifier.evaluate(batched, verbose=0, return_dict=True)["loss"])
 
 
+@pytest.mark.slow
 def test_batches_of_a_dataset_larger_than_batch_size(tokenizer, topics):
     """A dataset batched by its user in 20s, `batch_size` 8: the same loss as
     the texts batched by the task, steps compiled or not."""
@@ -86,6 +88,7 @@ def test_predict_on_a_dataset_of_texts_gives_a_row_per_text(tokenizer, topics):
         np.testing.assert_allclose(logits, expected, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_sentence_pairs(tokenizer, topics):
     classifier = tiny_classifier(tokenizer, num_classes=2, sequence_length=16, sentence_pairs=True)
     first, second = topics["train_texts"][:12], topics["train_texts"][12:24]
@@ -190,6 +193,7 @@ def test_config_round_trip(tokenizer):
     np.testing.assert_allclose(again.predict(texts, verbose=0), classifier.predict(texts, verbose=0), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_from_preset_on_the_real_checkpoint(minilm_dir, topics):
     classifier = BertClassifier.from_preset(minilm_dir, num_classes=6)
     assert classifier.backbone.hidden_dim == 384

@@ -56,6 +56,7 @@ def hf_pretraining_checkpoint(tmp_path):
     return reference.eval(), str(tmp_path)
 
 
+@pytest.mark.slow
 def test_heads_and_joint_loss_equal_hugging_face(hf_pretraining_checkpoint):
     torch = import_reference("torch")
     reference, path = hf_pretraining_checkpoint
@@ -189,6 +190,7 @@ def test_settings_this_machine_cannot_run_well_are_named_at_compile():
     assert "loss" in pretrainer.fit(tf.data.Dataset.from_tensors(pretraining_batch()), verbose=0).history
 
 
+@pytest.mark.slow
 def test_datasets_lacking_a_part_are_named():
     pretrainer = BertPretrainer(BertBackbone(120, 2, 2, 32, 64, max_sequence_length=16))
     pretrainer.compile()

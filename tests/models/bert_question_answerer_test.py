@@ -136,6 +136,7 @@ def test_fine_tuning_learns_to_answer(minilm_dir):
     assert after > before + 0.15
 
 
+@pytest.mark.slow
 def test_preset_and_config_round_trip(minilm_dir, tmp_path):
     qa = tiny_answerer(minilm_dir, max_answer_length=7)
     questions, contexts = map(list, zip(*passages()[:3]))

@@ -55,6 +55,7 @@ def hf_token_classifier_dir(minilm_dir, tmp_path_factory):
     return save_hf_task(model, minilm_dir, tmp_path_factory.mktemp("hf_token_classifier")), model
 
 
+@pytest.mark.slow
 def test_logits_and_loss_equal_hugging_face(hf_token_classifier_dir, tags):
     transformers = import_reference("transformers")
     torch = import_reference("torch")
@@ -126,6 +127,7 @@ def test_predict_on_words_and_strings(tokenizer, tags):
         assert set(label.tolist()) <= {-1, 0, 1, 2}
 
 
+@pytest.mark.slow
 def test_bad_input(tokenizer):
     tagger = tiny_tagger(tokenizer, sequence_length=16)
     with pytest.raises(ValueError, match=r"outside 0\.\.2"):

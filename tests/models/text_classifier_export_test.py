@@ -137,6 +137,7 @@ def test_xla_export_serves_like_predict(minilm_dir, tmp_path, texts):
     assert xla_compiled_functions(tmp_path / "export")
 
 
+@pytest.mark.slow
 def test_default_export_needs_no_xla(minilm_dir, tmp_path):
     """The default export has no function that must be compiled by XLA: TF
     Serving runs it without `--xla_cpu_compilation_enabled`."""
@@ -225,6 +226,7 @@ def test_bfloat16_export_holds_bfloat16_variables(minilm_dir, tmp_path, texts):
     assert served["logits"].std() > 0
 
 
+@pytest.mark.slow
 def test_export_without_warmup_records(minilm_dir, tmp_path):
     export_dir = tmp_path / "export"
     tiny_classifier(minilm_dir).export(str(export_dir), warmup=False)

@@ -17,6 +17,7 @@ def minilm_embedder_parts(minilm_dir):
     return BertBackbone.from_preset(minilm_dir), BertTokenizer.from_preset(minilm_dir)
 
 
+@pytest.mark.slow
 def test_mean_pooling_equals_sentence_transformers(minilm_dir, minilm_embedder_parts):
     # all-MiniLM-L6-v2 is a sentence-transformers model: mean pooling, then L2 norm.
     sentence_transformers = import_reference("sentence_transformers")

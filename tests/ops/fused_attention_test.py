@@ -39,6 +39,7 @@ def packed_rows():
 requires_fused = pytest.mark.skipif(not fused_attention_available(), reason="the fused kernel is JAX's")
 
 
+@pytest.mark.slow
 @requires_fused
 @pytest.mark.parametrize("layout", ["right padding", "packed rows"])
 def test_values_and_gradients_are_the_reference_ones(layout):

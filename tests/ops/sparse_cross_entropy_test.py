@@ -29,6 +29,7 @@ def labels_and_logits(seed=0, shape=(4, 7), classes=300):
     return labels, logits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fast", FAST)
 def test_float32_loss_hits_and_gradient_are_the_reference_ones(fast):
     labels, logits = labels_and_logits()

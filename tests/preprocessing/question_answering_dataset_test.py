@@ -15,6 +15,7 @@ from tests.qa_passages import LENGTHS
 pytestmark = pytest.mark.backend_free  # TensorFlow and tf-text only: no Keras backend reaches it.
 
 
+@pytest.mark.slow
 def test_batches_hold_every_window_once_with_its_labels(minilm_dir):
     preprocessor = QuestionAnsweringPreprocessor(BertTokenizer.from_preset(minilm_dir), **LENGTHS)
     examples = {field: values[:40] for field, values in docstring_questions()["train"].items()}

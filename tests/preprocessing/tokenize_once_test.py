@@ -61,6 +61,7 @@ def test_text_batches_equal_the_preprocessor_on_their_texts(tokenizer, texts, op
     )
 
 
+@pytest.mark.slow
 def test_pair_batches_and_datasets_of_texts_equal_the_preprocessor(tokenizer, texts):
     seconds = texts[::-1]
     pairs = BertTextPreprocessor(tokenizer, sequence_length=48, sentence_pairs=True)

@@ -24,6 +24,7 @@ def predict(backbone, inputs):
     return backbone.predict(inputs, verbose=0)
 
 
+@pytest.mark.slow
 @pytest.mark.cpu_numerics
 def test_minilm_matches_transformers_on_real_sentences(minilm_dir):
     transformers = import_reference("transformers")
@@ -47,6 +48,7 @@ def test_minilm_config_is_read_from_the_checkpoint(minilm_dir):
     assert backbone.activation == "gelu"  # hidden_act "gelu" is the exact erf GELU.
 
 
+@pytest.mark.slow
 @pytest.mark.cpu_numerics
 @pytest.mark.parametrize("hidden_act", ["gelu", "gelu_new", "relu"])
 def test_random_checkpoint_with_pretraining_heads_matches_transformers(tmp_path, hidden_act):

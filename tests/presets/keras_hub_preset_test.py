@@ -2,11 +2,13 @@
 
 import numpy as np
 import keras_hub
+import pytest
 
 from keras_bert3.models.bert_backbone import BertBackbone
 from tests.hf_helpers import max_abs_diff
 
 
+@pytest.mark.slow
 def test_keras_hub_preset_gives_keras_hub_outputs(tmp_path):
     theirs = keras_hub.models.BertBackbone(
         vocabulary_size=150,

@@ -33,6 +33,7 @@ def count_mismatches(tokenizer, hf_tokenizer, lines) -> int:
     return mismatches
 
 
+@pytest.mark.slow
 def test_offsets_equal_hugging_face_on_all_real_lines(minilm_dir, hf_fast):
     tokenizer = BertTokenizer.from_preset(minilm_dir)
     lines = list(real_lines()) + EDGE_LINES
@@ -48,6 +49,7 @@ def test_offsets_without_special_tokens_in_strings_and_ids_unchanged(minilm_dir,
     assert ids.to_list() == tokenizer.tokenize(lines).to_list()
 
 
+@pytest.mark.slow
 def test_scalar_word_offsets_and_tf_function(minilm_dir):
     tokenizer = BertTokenizer.from_preset(minilm_dir)
     text = "Unaffable [MASK]x, 東京"

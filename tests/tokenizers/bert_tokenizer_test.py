@@ -72,6 +72,7 @@ def test_in_tf_data_and_tf_function(uncased_tokenizer):
     assert traced(tf.constant(lines)).to_list() == expected
 
 
+@pytest.mark.slow
 def test_saved_model_round_trip(uncased_tokenizer, tmp_path):
     class Preprocessor(tf.Module):
         def __init__(self, tokenizer):

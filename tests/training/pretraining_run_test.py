@@ -275,6 +275,7 @@ def test_debug_shows_the_traceback_instead_of_the_line(tmp_path, small_corpus, c
         main(args)
 
 
+@pytest.mark.slow
 @pytest.mark.both_backends
 def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
     # Eight virtual JAX devices split the batch; 12 examples do not split over 8.

@@ -61,6 +61,7 @@ def test_a_stopped_classifier_fit_resumes_to_the_uninterrupted_weights(tmp_path,
     assert sorted(os.listdir(backup)) == [f"checkpoint-{EPOCHS}"]  # Older checkpoints removed.
 
 
+@pytest.mark.slow
 def test_half_written_checkpoints_are_ignored_and_bad_ones_refused(tmp_path, tokenizer, topics):
     texts, labels = topics["train_texts"][:16], np.array(topics["train_labels"][:16])
     backup = tmp_path / "backup"
@@ -83,6 +84,7 @@ def test_half_written_checkpoints_are_ignored_and_bad_ones_refused(tmp_path, tok
         restore_checkpoint(classifier, str(earlier))
 
 
+@pytest.mark.slow
 def test_a_checkpoint_of_non_finite_weights_is_never_written(tmp_path, tokenizer, topics):
     """One weight made NaN after a good checkpoint: the next write raises,
     naming the good one, and leaves the folder as it was."""

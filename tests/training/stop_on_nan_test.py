@@ -44,6 +44,7 @@ def test_nan_loss_stops_with_the_step_and_keeps_the_checkpoint(tmp_path):
 POLICIES = ["mixed_bfloat16"] + (["mixed_float16"] if accelerator_type() == "gpu" else [])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", POLICIES)
 def test_mixed_precision_trains(policy):
     backbone = BertBackbone(120, 2, 2, 32, 64, max_sequence_length=16, dropout=0.0, dtype=policy)
