@@ -1,9 +1,10 @@
-"""keras-bert3 finetune / export / predict on real labelled text (a tiny
-backbone with MiniLM's real vocabulary, so the run is short). The commands
-run in this process through `keras_bert3.cli.main`, as the console script
-calls it (`python -m keras_bert3` runs in tests/training/pretraining_run_test.py).
-The whole run (`test_finetune_export_predict`) runs in one pass: exports from
-either backend are tested in tests/models/text_classifier_export_test.py."""
+"""keras-bert3 finetune / export / predict on bad input and damaged presets,
+with real labelled text (a tiny backbone with MiniLM's real vocabulary, so a
+run is short). The commands run in this process through
+`keras_bert3.cli.main`, as the console script calls it (`python -m
+keras_bert3` runs in tests/training/pretraining_run_test.py). The whole job,
+fine-tuning to every export and prediction, runs in
+tests/jobs/task_commands_test.py."""
 
 import csv
 import json
@@ -40,82 +41,6 @@ def files(tmp_path_factory, minilm_dir):
             f.write(json.dumps({"sentence": text, "topic": names[label]}) + "\n")
     write_tiny_preset(str(root / "pretrained"), minilm_dir)
     return root
-
-
-@pytest.mark.slow
-@pytest.mark.one_pass
-def test_finetune_export_predict(files, capsys):
-    out = cli(
-        capsys,
-        "finetune",
-        "--preset",
-        str(files / "pretrained"),
-        "--train",
-        str(files / "train.csv"),
-        "--validation",
-        str(files / "validation.jsonl"),
-        "--text-column",
-        "sentence",
-        "--label-column",
-        "topic",
-        "--output",
-        str(files / "finetuned"),
-        "--epochs",
-        "1",
-        "--sequence-length",
-        "32",
-        "--verbose",
-        "0",
-    )
-    assert "val_accuracy" in out and os.path.isfile(files / "finetuned" / "task.json")
-    printed = cli(capsys, "predict", "--model", str(files / "finetuned"), "Open the URL and return the response.", "")
-    lines = printed.strip().splitlines()
-    assert len(lines) == 2 and lines[0].split("\t")[0] in docstring_topics()["class_names"]
-    cli(capsys, "export", "--model", str(files / "finetuned"), "--output", str(files / "export"))
-    assert os.path.isfile(files / "export" / "saved_model.pb")
-    # The export, loaded with TensorFlow and tf-text, predicts the same labels and probabilities.
-    from_export = cli(capsys, "predict", "--model", str(files / "export"), "Open the URL and return the response.", "")
-    assert from_export.strip().splitlines() == lines
-    # An ONNX export, served by onnxruntime: the same labels, the probabilities within the printed rounding.
-    cli(capsys, "export", "--model", str(files / "finetuned"), "--output", str(files / "onnx"), "--format", "onnx")
-    assert os.path.isfile(files / "onnx" / "model.onnx") and os.path.isfile(files / "onnx" / "class_names.json")
-    assert os.path.isfile(files / "onnx" / "text_model.onnx")  # Strings in: the tokenizer in the graph.
-    from_onnx = cli(capsys, "predict", "--model", str(files / "onnx"), "Open the URL and return the response.", "")
-    for ours, theirs in zip(lines, from_onnx.strip().splitlines(), strict=True):
-        (label, probability), (onnx_label, onnx_probability) = ours.split("\t")[:2], theirs.split("\t")[:2]
-        assert onnx_label == label and abs(float(onnx_probability) - float(probability)) <= 1e-3
-    int8_flags = ["--output", str(files / "onnx8"), "--format", "onnx", "--quantize", "int8"]
-    cli(capsys, "export", "--model", str(files / "finetuned"), *int8_flags)
-    int8_lines = cli(capsys, "predict", "--model", str(files / "onnx8"), "Open the URL and return the response.")
-    assert int8_lines.split("\t")[0] in docstring_topics()["class_names"]
-    # A bfloat16 export (for CPUs with AMX or AVX512-BF16): bfloat16 weights, the same probabilities within 1e-2.
-    cli(
-        capsys,
-        "export",
-        "--model",
-        str(files / "finetuned"),
-        "--output",
-        str(files / "export_bf16"),
-        "--dtype",
-        "bfloat16",
-    )
-    from_bf16 = [
-        line.split("\t")
-        for line in cli(
-            capsys, "predict", "--model", str(files / "export_bf16"), "Open the URL and return the response.", ""
-        )
-        .strip()
-        .splitlines()
-    ]
-    for (label, probability), (bf16_label, bf16_probability) in zip(
-        [line.split("\t")[:2] for line in lines], [line[:2] for line in from_bf16], strict=True
-    ):
-        assert abs(float(probability) - float(bf16_probability)) <= 1e-2
-        assert bf16_label == label or float(probability) < 0.5  # A near tie may change sides.
-    import tensorflow as tf
-
-    weights = tf.train.load_checkpoint(str(files / "export_bf16" / "variables" / "variables"))
-    assert tf.bfloat16 in set(weights.get_variable_to_dtype_map().values())
 
 
 @pytest.mark.backend_free

@@ -124,17 +124,27 @@ def tags():
 @pytest.fixture(scope="session")
 def run_vocabulary(tmp_path_factory):
     """Copies a vocabulary (1,500 WordPieces learnt on 200 documents of the
-    embedded corpus, once per session) into a pretraining run's output
-    directory, where `keras-bert3 pretrain` takes it instead of learning one
-    (as a resumed run does): `run_vocabulary(output_dir)`."""
+    embedded corpus, once per machine for both passes: `computed_once`) into a
+    pretraining run's output directory, where `keras-bert3 pretrain` takes it
+    instead of learning one (as a resumed run does): `run_vocabulary(output_dir)`."""
+    import json
     import shutil
+    from importlib.metadata import version
 
+    from keras_bert3.tokenizers import bert_normalizer
+    from keras_bert3.tokenizers import wordpiece_vocabulary
     from keras_bert3_demo.default_corpus import default_corpus_documents
-    from keras_bert3.tokenizers.wordpiece_vocabulary import learn_wordpiece_vocabulary
+    from tests.computed_once import computed_once
+    from tests.computed_once import source_of
 
-    path = tmp_path_factory.mktemp("vocabulary") / "vocabulary.txt"
     sentences = [sentence for document in default_corpus_documents()[:200] for sentence in document]
-    learn_wordpiece_vocabulary(sentences, 1500, vocabulary_output_file=str(path))
+    versions = [version("keras-hub"), version("tensorflow-text"), source_of(wordpiece_vocabulary, bert_normalizer)]
+    vocabulary = computed_once(
+        json.dumps(["run_vocabulary", sentences, 1500, versions]),
+        lambda: wordpiece_vocabulary.learn_wordpiece_vocabulary(sentences, 1500),
+    )
+    path = tmp_path_factory.mktemp("vocabulary") / "vocabulary.txt"
+    path.write_text("".join(token + "\n" for token in vocabulary), encoding="utf-8")
 
     def copy_into(output_dir):
         os.makedirs(output_dir, exist_ok=True)

@@ -4,10 +4,12 @@ to its longest example), written as the plain PyTorch loop that HF's
 `Trainer` runs. Shared by the parity test and bench/bench_finetuning.py."""
 
 import math
+import os
 import time
 
 import numpy as np
 
+from tests.computed_once import computed_once
 from tests.reference import import_reference
 
 
@@ -104,24 +106,17 @@ def finetune_hf(
 
 
 def finetune_hf_once(model_dir, train_texts, train_labels, test_texts, test_labels, **budget) -> dict:
-    """`finetune_hf`'s test accuracy, computed once per machine for the same inputs.
-
-    The suite runs once per backend and the PyTorch reference does not depend
-    on the backend: the second pass reads the first pass's result from a file
-    in the temporary directory, keyed by a hash of the data, the budget and
-    the torch / transformers versions (a file lock makes a pass running side by
-    side wait for the other's result).
-    """
-    import fcntl
-    import hashlib
+    """`finetune_hf`'s test accuracy, computed once per machine for the same
+    inputs (`tests/computed_once.py`): the PyTorch reference does not depend on
+    the backend, so the second pass of the suite reads the first pass's result.
+    The key holds the data, the budget and the torch / transformers versions."""
     import json
-    import os
-    import tempfile
 
     torch = import_reference("torch")
     transformers = import_reference("transformers")
     key = json.dumps(
         [
+            "finetune_hf",
             os.path.abspath(model_dir),
             train_texts,
             list(map(int, train_labels)),
@@ -132,18 +127,9 @@ def finetune_hf_once(model_dir, train_texts, train_labels, test_texts, test_labe
             transformers.__version__,
         ]
     )
-    path = os.path.join(
-        tempfile.gettempdir(), "keras_bert3_hf_finetuning", hashlib.sha256(key.encode()).hexdigest() + ".json"
-    )
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # The other backend's pass, run side by side, waits for this one.
-        if os.path.isfile(path):
-            with open(path) as f:
-                return json.load(f)
+
+    def compute() -> dict:
         result = finetune_hf(model_dir, train_texts, train_labels, test_texts, test_labels, **budget)
-        result = {"accuracy": result["accuracy"], "train_seconds": result["train_seconds"]}
-        with open(path + ".tmp", "w") as f:
-            json.dump(result, f)
-        os.replace(path + ".tmp", path)
-    return result
+        return {"accuracy": result["accuracy"], "train_seconds": result["train_seconds"]}
+
+    return computed_once(key, compute)

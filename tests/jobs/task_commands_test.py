@@ -2,7 +2,8 @@
 then `evaluate` and `predict --input` on the fine-tuned preset, its
 SavedModel and its ONNX export, which agree; `evaluate`'s figures equal an
 independent computation on the same predictions (scikit-learn, seqeval, the
-SQuAD script's definitions written out here). One pass (`one_pass`): what
+SQuAD script's definitions written out here). The classifier's also predict
+texts given on the command line, beside its int8 ONNX and bfloat16 exports. One pass (`one_pass`): what
 the file commands read, write and score is the same code on either backend;
 the tasks' training and exports on each backend are tested in tests/models/
 and tests/export/."""
@@ -136,6 +137,40 @@ def test_finetune_evaluate_export_and_predict_files_agree_in_every_format(task, 
     check_same_predictions(task, predictions)
     check_same_reports(reports)
     check_report_against_independent_scores(task, task_files, reports["model"], predictions["model"])
+    if task == "classifier":
+        check_texts_on_the_command_line_and_the_other_exports(model, tmp_path, capsys)
+
+
+TEXTS = ["Open the URL and return the response.", ""]
+
+
+def check_texts_on_the_command_line_and_the_other_exports(model, tmp_path, capsys) -> None:
+    """`predict` on texts given on the command line prints a label and its probability a line, the same from the
+    fine-tuned preset, its SavedModel and its ONNX export (the probabilities within the printed rounding); an int8
+    ONNX export predicts a known label; a bfloat16 SavedModel holds bfloat16 weights and gives the probabilities
+    within 1e-2."""
+    import tensorflow as tf
+
+    from keras_bert3_demo.docstring_topics import docstring_topics
+
+    def predicted(form) -> list[tuple[str, float]]:
+        lines = cli(capsys, "predict", "--model", form, *TEXTS).strip().splitlines()
+        assert len(lines) == len(TEXTS), lines
+        return [(line.split("\t")[0], float(line.split("\t")[1])) for line in lines]
+
+    lines = predicted(model)
+    assert all(label in docstring_topics()["class_names"] for label, _ in lines)
+    assert predicted(tmp_path / "saved_model") == lines
+    for (label, probability), (onnx_label, onnx_probability) in zip(lines, predicted(tmp_path / "onnx")):
+        assert onnx_label == label and abs(onnx_probability - probability) <= 1e-3
+    cli(capsys, "export", "--model", model, "--output", tmp_path / "onnx8", "--format", "onnx", "--quantize", "int8")
+    assert all(label in docstring_topics()["class_names"] for label, _ in predicted(tmp_path / "onnx8"))
+    cli(capsys, "export", "--model", model, "--output", tmp_path / "bf16", "--dtype", "bfloat16", "--no-warmup")
+    for (label, probability), (bf16_label, bf16_probability) in zip(lines, predicted(tmp_path / "bf16")):
+        assert abs(probability - bf16_probability) <= 1e-2
+        assert bf16_label == label or probability < 0.5  # A near tie may change sides.
+    weights = tf.train.load_checkpoint(str(tmp_path / "bf16" / "variables" / "variables"))
+    assert tf.bfloat16 in set(weights.get_variable_to_dtype_map().values())
 
 
 def check_same_predictions(task: str, predictions: dict) -> None:

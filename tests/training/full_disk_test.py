@@ -68,7 +68,8 @@ def test_a_checkpoint_on_a_full_disk_fails_cleanly_and_the_last_one_resumes(tmp_
 def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path, minilm_dir, topics):
     """`finetune`, `export`, `convert` and `predict` on a 1 MB disk (full, for
     `predict`'s few rows): each says one line and leaves nothing under its
-    output's name."""
+    output's name. About a minute: four commands, each in a process of its own
+    (a crash inside h5py or TensorFlow must show as the process's exit code)."""
     import csv
 
     from keras_bert3.models.bert_classifier import BertClassifier
