@@ -64,9 +64,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
 from bench.model_flops import pretraining_flops_per_step  # noqa: E402
-from keras_bert3.data.batching_config import BatchingConfig
-from keras_bert3.data.masking_config import MaskingConfig
-from keras_bert3.data.pairing_config import PairingConfig
+
+# Nothing above imports Keras or TensorFlow: bench/accelerator_huggingface.py imports this module's
+# row settings on a machine that may have neither. The rows import keras_bert3 in their own functions.
 
 PRECISIONS = ("float32", "mixed_float16", "mixed_bfloat16")  # "auto" rows: a float32 model, compile's choice.
 # Fine-tuning first: its first epoch then pays what a new process pays (device start-up included).
@@ -294,6 +294,9 @@ def run_pretrain(row: dict, args) -> dict:
     import keras
 
     from keras_bert3_demo.default_corpus import default_corpus_path
+    from keras_bert3.data.batching_config import BatchingConfig
+    from keras_bert3.data.masking_config import MaskingConfig
+    from keras_bert3.data.pairing_config import PairingConfig
     from keras_bert3.data.pretraining_dataset import pretraining_dataset
     from keras_bert3.distribution.devices import check_precision
     from keras_bert3.models.bert_backbone import BertBackbone

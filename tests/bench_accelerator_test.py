@@ -28,6 +28,21 @@ def test_float16_rows_are_offered_on_gpus_only():
     assert any("mixed_float16" in name for name in row_names(Args, "gpu"))
 
 
+@pytest.mark.backend_free
+def test_the_hugging_face_rows_import_neither_keras_nor_tensorflow():
+    """`bench/accelerator_huggingface.py` takes its row settings from `bench/accelerator.py`: importing that
+    module must not import Keras or TensorFlow, which a GPU machine for the comparison may not have."""
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import json, sys; import bench.accelerator; print(json.dumps(sorted(sys.modules)))"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert loaded.returncode == 0, loaded.stderr[-3000:]
+    modules = {name.split(".")[0] for name in json.loads(loaded.stdout)}
+    assert not modules & {"keras", "tensorflow", "keras_bert3", "jax"}, modules & {"keras", "tensorflow", "jax"}
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(
     keras.backend.backend() != "tensorflow",
