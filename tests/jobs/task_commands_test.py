@@ -69,6 +69,8 @@ def read_jsonl(path) -> list[dict]:
 @pytest.mark.one_pass
 @pytest.mark.parametrize("task", list(TASKS))
 def test_finetune_evaluate_export_and_predict_files_agree_in_every_format(task, task_files, tmp_path, capsys):
+    """About a minute for the classifier: one fine-tuning, then four exports and nine predictions and
+    evaluations, each a command as a user runs it."""
     files = TASKS[task]
     model = tmp_path / "model"
     cli(
