@@ -2,9 +2,10 @@
 (tests/models/bert_classifier_finetuning_test.py): its data, its budget and
 the reference's test accuracy, made once per machine (`finetune_hf_once`).
 
-`python -m tests.minilm_finetuning_reference` makes it ahead of the suite:
-tests/run_all.sh starts it beside the passes, so that neither pass waits
-idle on the other's two epochs of PyTorch."""
+`python -m tests.minilm_finetuning_reference` makes it. tests/conftest.py
+starts that process when the test is among a session's tests, so that the
+reference is made beside the tests before it and neither pass of
+tests/run_all.sh waits idle on the other's two epochs of PyTorch."""
 
 from keras_bert3_demo.docstring_topics import docstring_topics
 from tests.hf_finetuning import finetune_hf_once

@@ -19,7 +19,7 @@ def test_finetuning_minilm_learns_like_hugging_face(minilm_dir):
     """Over a minute on a CPU core: two epochs of MiniLM (22 million weights) on
     512 texts, the least data on which both runs clear the majority class with
     room. The Hugging Face run is made once per machine
-    (tests/minilm_finetuning_reference.py; tests/run_all.sh starts it beside the passes)."""
+    (tests/minilm_finetuning_reference.py; tests/conftest.py starts it as the session begins)."""
     data = split()
     test_labels = np.array(data["test_labels"])
     majority = np.bincount(test_labels).max() / len(test_labels)

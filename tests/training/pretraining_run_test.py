@@ -140,7 +140,7 @@ def test_a_run_stopped_mid_epoch_resumes_exactly_on_this_backend(tmp_path, small
     named moment, after its 15th step: a checkpoint of step 15), resumed by
     the same command here, ends with an uninterrupted run's history and final
     weights, to the bit: this backend restores weights, optimizer, dropout's
-    random state and the cut epoch's metric sums exactly. About a minute:
+    random state and the cut epoch's metric sums exactly. One to two minutes:
     three runs of 20 steps, one of them a process of its own."""
     from keras_bert3.cli import main
 
