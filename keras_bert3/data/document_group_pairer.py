@@ -4,6 +4,8 @@ from typing import NamedTuple
 
 import tensorflow as tf
 
+from keras_bert3.tokenizers.joined_segments import joined_segments
+
 
 class DocumentGroupPairer:
     """Turns a group of tokenized documents into BERT pretraining pairs (google-research/bert
@@ -291,18 +293,15 @@ def truncated_pair(tokens, a_span, b_span, max_tokens: int, key):
 
 def joined_examples(a, b, *, cls_token_id: int, sep_token_id: int, pad_token_id: int, sequence_length: int):
     """`[CLS] A [SEP] B [SEP]` (`b` None: `[CLS] A [SEP]`), padded: int32 `token_ids`, `segment_ids`, `lengths`."""
-    rows = a.nrows(out_type=tf.int32)
-    column = lambda value: tf.fill([rows, 1], value)  # noqa: E731
-    parts = [column(cls_token_id), a, column(sep_token_id)]
-    segments = [tf.zeros_like(parts[0]), tf.zeros_like(a), tf.zeros_like(parts[2])]
-    if b is not None:
-        parts += [b, column(sep_token_id)]
-        segments += [tf.ones_like(b), tf.ones([rows, 1], tf.int32)]
-    joined = tf.concat(parts, axis=1)
-    shape = [rows, sequence_length]
-    token_ids = joined.to_tensor(pad_token_id, shape=shape)
-    segment_ids = tf.concat(segments, axis=1).to_tensor(0, shape=shape)
-    return token_ids, segment_ids, tf.cast(joined.row_lengths(), tf.int32)
+    segments = [a] if b is None else [a, b]
+    return joined_segments(
+        segments,
+        [segment.row_lengths() for segment in segments],
+        cls_token_id=cls_token_id,
+        sep_token_id=sep_token_id,
+        pad_token_id=pad_token_id,
+        sequence_length=sequence_length,
+    )
 
 
 def drop_forced_negatives(examples, seed):

@@ -1,8 +1,10 @@
 """Joins segments of token ids into BERT inputs `[CLS] a [SEP] (b [SEP])`, truncating like Hugging Face."""
 
 import keras
-from keras_bert3.upstream.string_input_layer import StringInputLayer
 import tensorflow as tf
+
+from keras_bert3.tokenizers.joined_segments import joined_segments
+from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 
 def longest_first_lengths(first_lengths: tf.Tensor, second_lengths: tf.Tensor, budget: int):
@@ -79,23 +81,16 @@ class BertSegmentJoiner(StringInputLayer):
             keep = [tf.minimum(lengths[0], budget)]
         else:
             keep = list(longest_first_lengths(lengths[0], lengths[1], budget))
-        batch_size = first.nrows()
-        cls = tf.RaggedTensor.from_tensor(tf.fill([batch_size, 1], self.cls_token_id))
-        sep = tf.RaggedTensor.from_tensor(tf.fill([batch_size, 1], self.sep_token_id))
-        token_parts, segment_parts = [cls], [tf.zeros_like(cls)]
-        for index, (segment, kept) in enumerate(zip(segments, keep)):
-            positions = tf.ragged.range(segment.row_lengths())  # (batch, None)
-            segment = tf.ragged.boolean_mask(segment, positions < kept[:, None])
-            token_parts += [segment, sep]
-            segment_parts += [tf.zeros_like(segment) + index, tf.zeros_like(sep) + index]
-        token_ids = tf.concat(token_parts, axis=1)
-        segment_ids = tf.concat(segment_parts, axis=1)
-        shape = [None, self.sequence_length]
-        outputs = {
-            "token_ids": token_ids.to_tensor(self.pad_token_id, shape=shape),
-            "segment_ids": segment_ids.to_tensor(0, shape=shape),
-            "padding_mask": tf.ones_like(token_ids).to_tensor(0, shape=shape),
-        }
+        token_ids, segment_ids, lengths = joined_segments(
+            segments,
+            keep,
+            cls_token_id=self.cls_token_id,
+            sep_token_id=self.sep_token_id,
+            pad_token_id=self.pad_token_id,
+            sequence_length=self.sequence_length,
+        )
+        padding_mask = tf.cast(tf.range(self.sequence_length)[None, :] < lengths[:, None], tf.int32)
+        outputs = {"token_ids": token_ids, "segment_ids": segment_ids, "padding_mask": padding_mask}
         if unbatched:
             outputs = {key: value[0] for key, value in outputs.items()}
         return outputs
