@@ -200,30 +200,44 @@ def _sentence_documents(path, size, start, end, max_sentences: int, block_bytes:
     )  # Unlike signatures: autograph parses each.
     lines = lines.concatenate(tf.data.Dataset.from_tensors(tf.constant([""])))  # Ends the last document.
 
-    @tf.autograph.experimental.do_not_convert  # Traced as written: no Python control flow.
-    def documents(carry, lines):
-        """Lines to documents on a block; the open document is carried into the next block."""
-        lines = tf.concat([carry, lines], axis=0)
-        blank = tf.equal(lines, "")
-        document = tf.boolean_mask(tf.cumsum(tf.cast(blank, tf.int32), exclusive=True), ~blank)
-        lines = tf.boolean_mask(lines, ~blank)
-        open_document = tf.reduce_sum(tf.cast(blank, tf.int32))  # After the last blank line.
-        # Position of each line in its document, and the piece of `max_sentences` it falls in.
-        index = tf.range(tf.size(lines))
-        first_line = tf.math.unsorted_segment_min(index, document, open_document + 1)
-        piece = (index - tf.gather(first_line, document)) // max_sentences
-        last_piece = tf.math.unsorted_segment_max(piece, document, open_document + 1)
-        carried = (document == open_document) & (piece == tf.gather(last_piece, document))
-        new_row = tf.concat([[True], (document[1:] != document[:-1]) | (piece[1:] != piece[:-1])], axis=0)
-        row = tf.cumsum(tf.cast(new_row, tf.int32)) - 1
-        emitted = ~carried  # The carried lines are the last ones: the emitted rows are 0, 1, ...
-        rows = tf.RaggedTensor.from_value_rowids(
-            tf.boolean_mask(lines, emitted), tf.cast(tf.boolean_mask(row, emitted), tf.int64)
-        )
-        cut = tf.boolean_mask(piece < tf.gather(last_piece, document), new_row & emitted)
-        return tf.boolean_mask(lines, carried), (rows, cut)
-
+    documents = tf.autograph.experimental.do_not_convert(
+        lambda carry, lines: _block_documents(carry, lines, tf.constant(max_sentences))
+    )
     return lines.scan(tf.zeros([0], tf.string), documents)
+
+
+# Traced once a process, for any file and length: `scan` traces its function twice (the carry's shape is
+# relaxed after the first), and every pipeline built in the process calls this graph instead of tracing it again.
+@tf.function(
+    autograph=False,
+    input_signature=[
+        tf.TensorSpec([None], tf.string),
+        tf.TensorSpec([None], tf.string),
+        tf.TensorSpec([], tf.int32),
+    ],
+)
+def _block_documents(carry, lines, max_sentences):
+    """Lines to documents on a block, each cut every `max_sentences` lines; the open document is carried into the
+    next block. Returns `(carried lines, (documents as a ragged (documents, lines), cut flag per document))`."""
+    lines = tf.concat([carry, lines], axis=0)
+    blank = tf.equal(lines, "")
+    document = tf.boolean_mask(tf.cumsum(tf.cast(blank, tf.int32), exclusive=True), ~blank)
+    lines = tf.boolean_mask(lines, ~blank)
+    open_document = tf.reduce_sum(tf.cast(blank, tf.int32))  # After the last blank line.
+    # Position of each line in its document, and the piece of `max_sentences` it falls in.
+    index = tf.range(tf.size(lines))
+    first_line = tf.math.unsorted_segment_min(index, document, open_document + 1)
+    piece = (index - tf.gather(first_line, document)) // max_sentences
+    last_piece = tf.math.unsorted_segment_max(piece, document, open_document + 1)
+    carried = (document == open_document) & (piece == tf.gather(last_piece, document))
+    new_row = tf.concat([[True], (document[1:] != document[:-1]) | (piece[1:] != piece[:-1])], axis=0)
+    row = tf.cumsum(tf.cast(new_row, tf.int32)) - 1
+    emitted = ~carried  # The carried lines are the last ones: the emitted rows are 0, 1, ...
+    rows = tf.RaggedTensor.from_value_rowids(
+        tf.boolean_mask(lines, emitted), tf.cast(tf.boolean_mask(row, emitted), tf.int64)
+    )
+    cut = tf.boolean_mask(piece < tf.gather(last_piece, document), new_row & emitted)
+    return tf.boolean_mask(lines, carried), (rows, cut)
 
 
 def _owned_lines(start, end):

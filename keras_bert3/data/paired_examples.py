@@ -1,6 +1,8 @@
 """Stage 3 of the pretraining pipeline, pair: groups of documents tokenized and paired (`DocumentGroupPairer`)
 with TensorFlow ops alone, in parallel `tf.data` map workers."""
 
+import weakref
+
 import tensorflow as tf
 
 from keras_bert3.data.data_counters import DataCounters
@@ -70,16 +72,43 @@ def paired_examples(
         groups = marked.filter(lambda group, is_end: ~is_end)
         groups = groups.map(lambda group, is_end: group)
 
-    # Traced as written: autograph would rewrite the pairer and tf-text's Python in every process, for nothing.
-    pair = tf.autograph.experimental.do_not_convert(
-        lambda group, group_seed: pair_group(group, group_seed, tokenizer, pairer, counters)
-    )
+    pair_and_count = pairing_function(tokenizer, pairer)
+
+    @tf.autograph.experimental.do_not_convert  # Traced as written: no Python control flow.
+    def pair(group, group_seed):
+        token_ids, segment_ids, lengths, labels, counts = pair_and_count(group, group_seed)
+        if counters is None:
+            return token_ids, segment_ids, lengths, labels
+        add = lambda counts: counters.add(**dict(zip(GROUP_COUNTS, counts.numpy().tolist())))  # noqa: E731
+        with tf.control_dependencies([tf.py_function(add, [counts], [])]):
+            return tuple(tf.identity(part) for part in (token_ids, segment_ids, lengths, labels))
+
     pairs = groups.map(pair, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
     return pairs.unbatch()
 
 
-def pair_group(group: tf.RaggedTensor, group_seed, tokenizer, pairer: DocumentGroupPairer, counters=None):
-    """One group of raw documents `(documents, sentences)` to its `(token_ids, segment_ids, lengths, labels)`."""
+# A process's pairing functions, by tokenizer and then by the pairer's settings: each is traced once, and every
+# pipeline built after that (a run's one-batch check and then its training pass; a notebook's second build)
+# calls the same graph instead of tracing the tokenizer and the pairer again.
+_PAIRING_FUNCTIONS = weakref.WeakKeyDictionary()
+
+
+def pairing_function(tokenizer, pairer: DocumentGroupPairer):
+    """`pair_group` for this tokenizer and the pairer's settings as a `tf.function`, traced once a process.
+    It holds the tokenizer weakly: the tokenizer's entry goes with it."""
+    functions = _PAIRING_FUNCTIONS.setdefault(tokenizer, {})
+    settings = tuple(sorted(vars(pairer).items()))
+    if settings not in functions:
+        held = weakref.ref(tokenizer)
+        functions[settings] = tf.function(
+            lambda group, group_seed: pair_group(group, group_seed, held(), pairer), autograph=False
+        )
+    return functions[settings]
+
+
+def pair_group(group: tf.RaggedTensor, group_seed, tokenizer, pairer: DocumentGroupPairer):
+    """One group of raw documents `(documents, sentences)` to its `(token_ids, segment_ids, lengths, labels)` and
+    its int64 counts `(len(GROUP_COUNTS),)`, in `GROUP_COUNTS`' order."""
     sentences = group.flat_values
     valid = tf.strings.unicode_transcode(sentences, "UTF-8", "UTF-8", errors="replace")
     invalid = tf.reduce_sum(tf.cast(tf.not_equal(valid, sentences), tf.int64))
@@ -94,26 +123,22 @@ def pair_group(group: tf.RaggedTensor, group_seed, tokenizer, pairer: DocumentGr
     tokenized = tf.gather(tokenized, tf.where(sentence_counts > 0)[:, 0])
     usable = tokenized.nrows()
     examples = tf.cond(usable > 0, lambda: pairer(tokenized, group_seed), pairer.empty)
-    if counters is not None:
-        shortened, made, random_next, forced, dropped = tf.unstack(examples["counts"])
-        kept = tf.reduce_sum(sentence_counts)
-        counts = tf.stack(
-            [
-                usable,
-                group.nrows() - usable,
-                kept,
-                tf.size(sentences, tf.int64) - kept,
-                invalid,
-                tf.reduce_sum(tf.cast(ids.row_lengths() > pairer.max_tokens, tf.int64)),
-                tf.reduce_sum(tf.cast(sentence_counts == 1, tf.int64)),
-                shortened,
-                made,
-                random_next,
-                forced,
-                dropped,
-            ]
-        )
-        add = lambda counts: counters.add(**dict(zip(GROUP_COUNTS, counts.numpy().tolist())))  # noqa: E731
-        with tf.control_dependencies([tf.py_function(add, [counts], [])]):
-            examples = {key: tf.identity(value) for key, value in examples.items()}
-    return examples["token_ids"], examples["segment_ids"], examples["lengths"], examples["labels"]
+    shortened, made, random_next, forced, dropped = tf.unstack(examples["counts"])
+    kept = tf.reduce_sum(sentence_counts)
+    counts = tf.stack(
+        [
+            usable,
+            group.nrows() - usable,
+            kept,
+            tf.size(sentences, tf.int64) - kept,
+            invalid,
+            tf.reduce_sum(tf.cast(ids.row_lengths() > pairer.max_tokens, tf.int64)),
+            tf.reduce_sum(tf.cast(sentence_counts == 1, tf.int64)),
+            shortened,
+            made,
+            random_next,
+            forced,
+            dropped,
+        ]
+    )
+    return examples["token_ids"], examples["segment_ids"], examples["lengths"], examples["labels"], counts

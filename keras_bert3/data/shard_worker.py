@@ -12,7 +12,7 @@ from keras_bert3.data.corpus_reader import corpus_ranges
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
 from keras_bert3.data.document_groups import corpus_groups
 from keras_bert3.data.example_records import pair_records
-from keras_bert3.data.paired_examples import pair_group
+from keras_bert3.data.paired_examples import pairing_function
 from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.setting_fields import from_dict
 from keras_bert3.data.without_autotune import without_autotune
@@ -39,11 +39,12 @@ def write_shards(tokenizer, info: dict, shards: list[dict], claim=None):
 
     pairing = from_dict(PairingConfig, info, "the shards' settings")  # As `prepared.json` records them.
     groups = corpus_groups(ranges, pairing.pairing_group, seed=info["seed"], select=select, in_order=True)
-    pairer = DocumentGroupPairer.for_tokenizer(tokenizer, **pairing.pairer_settings())
+    pair = pairing_function(tokenizer, DocumentGroupPairer.for_tokenizer(tokenizer, **pairing.pairer_settings()))
 
     @tf.autograph.experimental.do_not_convert  # Traced as written, as `paired_examples`.
     def to_records(position, end, group, group_seed):
-        return position, end, pair_records(*pair_group(group, group_seed, tokenizer, pairer))
+        token_ids, segment_ids, lengths, labels, _ = pair(group, group_seed)
+        return position, end, pair_records(token_ids, segment_ids, lengths, labels)
 
     records = without_autotune(groups.map(to_records, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True))
     by_index = {shard["index"]: shard for shard in shards}
