@@ -65,3 +65,35 @@ def test_same_examples_new_masks_from_the_masker(tokenizer):
     assert not np.array_equal(one["mask_positions"], two["mask_positions"])
     for key in one:
         np.testing.assert_array_equal(one[key], again[key])
+
+
+def test_pipelines_built_again_reuse_the_traced_pairing_and_a_deleted_tokenizer_is_let_go(minilm_dir, corpus_path):
+    """Each pipeline built after the first with the same tokenizer and settings (a run's one-batch check, then its
+    training pass) calls the pairing and block functions traced for the first, and makes the same batches; the
+    traced functions do not keep a tokenizer that is gone."""
+    import gc
+    import weakref
+
+    from keras_bert3.data import corpus_reader
+    from keras_bert3.data import paired_examples
+    from keras_bert3.data.document_group_pairer import DocumentGroupPairer
+    from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
+
+    tokenizer = BertTokenizer.from_preset(minilm_dir)  # This test's own: its entry must go with it.
+    pairing = PairingConfig(sequence_length=64)
+    batching = BatchingConfig(batch_size=16, shuffle_buffer=64)
+    batches = [collect(pretraining_dataset(corpus_path, tokenizer, pairing, batching=batching, seed=7).take(2))]
+    pairing_function = paired_examples.pairing_function(
+        tokenizer, DocumentGroupPairer.for_tokenizer(tokenizer, **pairing.pairer_settings())
+    )
+    assert pairing_function.experimental_get_tracing_count() == 1
+    batches.append(collect(pretraining_dataset(corpus_path, tokenizer, pairing, batching=batching, seed=7).take(2)))
+    assert pairing_function.experimental_get_tracing_count() == 1
+    assert corpus_reader._block_documents.experimental_get_tracing_count() == 1
+    for key in batches[0]:
+        np.testing.assert_array_equal(batches[0][key], batches[1][key])
+
+    held = weakref.ref(tokenizer)
+    del tokenizer, pairing_function
+    gc.collect()
+    assert held() is None
