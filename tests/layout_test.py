@@ -15,8 +15,9 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "keras_bert3"
 FLOORS = [
     # Workarounds for upstream APIs; devices and cross-replica sums; backend-specific
     # fast ops, each beside its plain keras.ops reference (used by layers, models, optimizers);
-    # file writes that fail cleanly and reads that name the file; old public names kept for a release.
-    {"upstream", "distribution", "ops", "files", "renamed", "version"},
+    # file writes that fail cleanly and reads that name the file; old public names kept for a release;
+    # graphs traced once a process for an object (the tokenizer's, the pairing's).
+    {"upstream", "distribution", "ops", "files", "renamed", "version", "traced_once"},
     {"tokenizers"},  # Text to WordPiece ids.
     # The pretraining pipeline; Keras layers; scores of predictions (SQuAD's EM and F1: plain
     # Python, beside the layers so that models and tasks may use them); optimizers.

@@ -1,12 +1,11 @@
 """Stage 3 of the pretraining pipeline, pair: groups of documents tokenized and paired (`DocumentGroupPairer`)
 with TensorFlow ops alone, in parallel `tf.data` map workers."""
 
-import weakref
-
 import tensorflow as tf
 
 from keras_bert3.data.data_counters import DataCounters
 from keras_bert3.data.document_group_pairer import DocumentGroupPairer
+from keras_bert3.traced_once import traced_once
 
 NO_TEXT = "The corpus has no document with text: every file or document is empty."
 ONE_DOCUMENT = (
@@ -87,23 +86,14 @@ def paired_examples(
     return pairs.unbatch()
 
 
-# A process's pairing functions, by tokenizer and then by the pairer's settings: each is traced once, and every
-# pipeline built after that (a run's one-batch check and then its training pass; a notebook's second build)
-# calls the same graph instead of tracing the tokenizer and the pairer again.
-_PAIRING_FUNCTIONS = weakref.WeakKeyDictionary()
-
-
 def pairing_function(tokenizer, pairer: DocumentGroupPairer):
-    """`pair_group` for this tokenizer and the pairer's settings as a `tf.function`, traced once a process.
-    It holds the tokenizer weakly: the tokenizer's entry goes with it."""
-    functions = _PAIRING_FUNCTIONS.setdefault(tokenizer, {})
-    settings = tuple(sorted(vars(pairer).items()))
-    if settings not in functions:
-        held = weakref.ref(tokenizer)
-        functions[settings] = tf.function(
-            lambda group, group_seed: pair_group(group, group_seed, held(), pairer), autograph=False
-        )
-    return functions[settings]
+    """`pair_group` for this tokenizer and the pairer's settings, traced once a process: every pipeline built after
+    the first (a run's one-batch check and then its training pass; a notebook's second build) calls its graph."""
+
+    def pair(tokenizer, group, group_seed):
+        return pair_group(group, group_seed, tokenizer, pairer)
+
+    return traced_once(tokenizer, ("pair_group", tuple(sorted(vars(pairer).items()))), pair)
 
 
 def pair_group(group: tf.RaggedTensor, group_seed, tokenizer, pairer: DocumentGroupPairer):
