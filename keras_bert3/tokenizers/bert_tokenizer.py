@@ -11,6 +11,7 @@ import tensorflow_text as tf_text
 
 from keras_bert3.tokenizers.bert_normalizer import BertNormalizer
 from keras_bert3.tokenizers.bert_segment_joiner import BertSegmentJoiner
+from keras_bert3.traced_once import traced_once
 from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 # Hugging Face's `clean_up_tokenization`, applied in this order by `detokenize`.
@@ -195,15 +196,34 @@ class BertTokenizer(StringInputLayer):
     def tokenize(self, inputs) -> tf.Tensor | tf.RaggedTensor:
         """Strings to WordPiece ids (no special tokens added): int32 `(tokens,)` or ragged `(batch, None)`."""
         strings, scalar = self._to_batch(inputs)
+        ids = self._run(self._batch_tokenize, strings)
+        return ids[0] if scalar else ids
+
+    def _run(self, batch_method, strings: tf.Tensor, *settings):
+        """`batch_method(strings, *settings)`: called as it is when eager, and inside a graph being built (a `tf.data`
+        map, a serving function) as a graph traced once for this tokenizer, so that pipelines and exports built again
+        call it instead of tracing the tokenizer again."""
+        if tf.executing_eagerly():
+            return batch_method(strings, *settings)
+        function = batch_method.__func__  # Unbound: the traced graph holds the tokenizer weakly.
+        traced = traced_once(
+            self,
+            (function.__name__, settings),
+            lambda tokenizer, strings: function(tokenizer, strings, *settings),
+            input_signature=[tf.TensorSpec([None], tf.string)],
+        )
+        return traced(strings)
+
+    def _batch_tokenize(self, strings: tf.Tensor) -> tf.RaggedTensor:
+        """`(batch,)` strings to ragged `(batch, None)` ids."""
         words = self._split_words(strings)  # (batch, None)
         flat_words = words.flat_values
         too_long = tf.strings.length(flat_words, unit="UTF8_CHAR") > self.max_word_chars
         flat_words = tf.where(too_long, tf.constant(self.unk_token), flat_words)
         pieces = self._wordpiece.tokenize(flat_words)  # (words, None)
-        ids = tf.RaggedTensor.from_row_splits(
+        return tf.RaggedTensor.from_row_splits(
             pieces.flat_values, tf.gather(pieces.row_splits, words.row_splits), validate=False
         )
-        return ids[0] if scalar else ids
 
     def tokenize_with_offsets(self, inputs, *, word_offsets: bool = False):
         """Strings to WordPiece ids and where each piece is in the original string.
@@ -213,6 +233,11 @@ class BertTokenizer(StringInputLayer):
         characters: `text[start:end]` is the piece's source (`return_offsets_mapping=True`).
         """
         strings, scalar = self._to_batch(inputs)
+        outputs = self._run(self._batch_tokenize_with_offsets, strings, bool(word_offsets))
+        return tuple(output[0] for output in outputs) if scalar else outputs
+
+    def _batch_tokenize_with_offsets(self, strings: tf.Tensor, word_offsets: bool) -> tuple:
+        """`(batch,)` strings to the ragged `(batch, None)` outputs of `tokenize_with_offsets`."""
         words, sources = self._split_words_with_sources(strings)  # (batch, words), (batch, words, chars)
         flat_words, word_sources = words.flat_values, sources.values  # (words,), (words, chars)
         too_long = tf.strings.length(flat_words, unit="UTF8_CHAR") > self.max_word_chars
@@ -236,8 +261,7 @@ class BertTokenizer(StringInputLayer):
         row_splits = tf.gather(pieces.row_splits, words.row_splits)
 
         def batched(values):
-            values = tf.RaggedTensor.from_row_splits(values, row_splits, validate=False)
-            return values[0] if scalar else values
+            return tf.RaggedTensor.from_row_splits(values, row_splits, validate=False)
 
         outputs = [batched(pieces.flat_values), batched(starts), batched(ends)]
         if word_offsets:

@@ -70,6 +70,10 @@ def test_in_tf_data_and_tf_function(uncased_tokenizer):
     np.testing.assert_array_equal(got, direct["token_ids"].numpy())
     traced = tf.function(t.tokenize, input_signature=[tf.TensorSpec([None], tf.string)])
     assert traced(tf.constant(lines)).to_list() == expected
+    # Each graph above called the one graph of the tokenizer traced for the first (`traced_once`).
+    from keras_bert3 import traced_once
+
+    assert traced_once._FUNCTIONS[t][("_batch_tokenize", ())].experimental_get_tracing_count() == 1
 
 
 @pytest.mark.slow
