@@ -18,7 +18,9 @@ def traced_once(owner, key, python_function, **options) -> tf.function:
     `tf.function` (e.g. `input_signature`); autograph is off: the Python is traced as written.
 
     Example:
-    >>> tokenize = traced_once(tokenizer, "tokenize", BertTokenizer.batch_tokenize)  # doctest: +SKIP
+    >>> row_lengths = lambda tokenizer, texts: tokenizer.tokenize(texts).row_lengths()  # doctest: +SKIP
+    >>> lengths = traced_once(tokenizer, "lengths", row_lengths)  # doctest: +SKIP
+    >>> lengths(tf.constant(["a few words", "more words than that"]))  # doctest: +SKIP
     """
     functions = _FUNCTIONS.setdefault(owner, {})
     if key not in functions:
