@@ -13,15 +13,19 @@
 #               `patch = subprocess`, configured in pyproject.toml)
 #   --avx2-only TensorFlow, XLA and oneDNN compute as on an AVX2-only CPU
 #               (AMD EPYC Zen 3), whatever this CPU has: tests/avx2_only.sh
+#   --cpu-times each test's CPU seconds, its own and those of the processes
+#               it starts, per pass, then the costliest tests: tests/cpu_times.py
 set -uo pipefail
 cd "$(dirname "$0")/.."
 measure_coverage=0
+measure_cpu_times=0
 selection=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) selection=(-m "not slow") ;;
     --coverage) measure_coverage=1 ;;
     --avx2-only) . tests/avx2_only.sh ;;
+    --cpu-times) measure_cpu_times=1 ;;
     *) break ;;
   esac
   shift
@@ -69,6 +73,7 @@ if [ $measure_coverage = 1 ]; then
   rm -rf .coverage-data && mkdir .coverage-data
   pytest=(python -m coverage run -m pytest)
 fi
+[ $measure_cpu_times = 1 ] && pytest+=(-p tests.cpu_times)
 # JAX keeps XLA's compiled programs in a cache of the run's own, new each run
 # (JAX's persistent compilation cache), shared by both passes: the test processes
 # and the processes they start compile the same small models again and again, and
@@ -89,7 +94,8 @@ start=$SECONDS
 for backend in tensorflow jax; do
   (
     pass_start=$SECONDS
-    env JAX_COMPILATION_CACHE_DIR="$jax_cache" JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 KERAS_BACKEND=$backend "${pytest[@]}" -q -p no:cacheprovider --durations=50 "${selection[@]}" "$@" >"$logs/$backend.log" 2>&1
+    env JAX_COMPILATION_CACHE_DIR="$jax_cache" JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 KERAS_BACKEND=$backend \
+      KERAS_BERT3_CPU_TIMES="$logs/cpu-times-$backend.tsv" "${pytest[@]}" -q -p no:cacheprovider --durations=50 "${selection[@]}" "$@" >"$logs/$backend.log" 2>&1
     echo $? >"$logs/$backend.status"
     echo "KERAS_BACKEND=$backend pass: $((SECONDS - pass_start)) s" >>"$logs/$backend.log"
   ) &
@@ -105,6 +111,9 @@ echo "Both passes: $((SECONDS - start)) s"
 if [ $measure_coverage = 1 ]; then
   python -m coverage combine --quiet && python -m coverage report --precision=1 --skip-covered --sort=cover
   python -m tests.coverage_summary
+fi
+if [ $measure_cpu_times = 1 ]; then
+  python -m tests.cpu_times "$logs"/cpu-times-*.tsv
 fi
 rm -rf "$logs"
 exit $status
