@@ -3,7 +3,7 @@ times keras_bert3, for its `--quick` comparison on the same device.
 
 Rows (in this one process; each prints a `RESULT {json}` line):
 - `hf-pretrain-{size}-{length}`: `BertForPreTraining` (SDPA attention) under
-  `torch.compile`, bfloat16 autocast (float32 on a CPU) and fused AdamW (lr 1e-4, weight decay
+  `torch.compile` (eager on a CPU), bfloat16 autocast (float32 on a CPU) and fused AdamW (lr 1e-4, weight decay
   0.01), on random batches with `predictions` masked positions per
   sequence and NSP labels. Hugging Face's MLM head scores every position; MFU
   counts the same model FLOPs as ours (`bench/model_flops.py`: the head at the
@@ -40,6 +40,14 @@ def autocast(torch):
     the bench runs, float32: a CPU without bfloat16 instructions (AMD EPYC
     Zen 3) emulates bfloat16 products, many times slower."""
     return torch.autocast(DEVICE, dtype=torch.bfloat16, enabled=DEVICE == "cuda")
+
+
+def compiled(torch, model):
+    """`torch.compile(model)` on a GPU. On a CPU, where these rows only check
+    that the bench runs, the model itself: compiling there builds C++ kernels
+    with the system's compiler, a minute of CPU on a new machine for figures
+    no one reads."""
+    return torch.compile(model) if DEVICE == "cuda" else model
 
 
 def synchronized_seconds(torch, start: float) -> float:
@@ -80,7 +88,7 @@ def run_pretrain(size: str, length: int, batch_size: int, predictions: int, step
     torch.manual_seed(0)
     model = transformers.BertForPreTraining(pretraining_config(size)).to(DEVICE).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01, fused=DEVICE == "cuda")
-    step = torch.compile(model)
+    step = compiled(torch, model)
     generator = torch.Generator(device=DEVICE).manual_seed(0)
 
     def batch():
