@@ -124,7 +124,10 @@ def test_two_workers_read_their_own_share(tmp_path, corpus, prepared):
     """Prepared shards: the two workers' examples together are a one-process
     pass, each example once. Streaming text: each worker's stream is its share
     of the corpus's ranges as one process reads it (not sharded again by
-    tf.distribute, not the whole corpus). Then workers given different files are refused."""
+    tf.distribute, not the whole corpus). Then workers given different files are refused.
+
+    About a minute: two worker processes, each starting TensorFlow or JAX and
+    reading three inputs in turn, beside one pass read here (50-70 s of CPU)."""
     from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
     from tests.distribution.worker_examples import worker_pass
 
