@@ -5,16 +5,18 @@ test itself spends, the processes it starts included (the kill chain's ten
 `keras-bert3 pretrain` runs, a worker pair, a bench).
 
 As a pytest plugin (`-p tests.cpu_times`, with `KERAS_BERT3_CPU_TIMES` naming a
-file), appends one row per test: backend, test id, wall seconds, CPU seconds
-of the test process, CPU seconds of its children, setup and teardown included.
+folder), appends to the folder's `cpu-times-BACKEND.tsv` one row per test:
+backend, test id, "ran" or "skipped", wall seconds, CPU seconds of the test
+process, CPU seconds of its children, setup and teardown included.
 A child's CPU counts once the test has waited for it, as `subprocess.run` and
 `Popen.wait` do; a process that outlives its test (the serving runtime that
 a session shares) is not counted.
 
-    python -m tests.cpu_times FILE...   # totals per pass, then the 40 costliest tests
+    python -m tests.cpu_times FOLDER   # totals per pass, then the 40 costliest tests
 """
 
 import collections
+import glob
 import os
 import resource
 import sys
@@ -22,7 +24,7 @@ import time
 
 import pytest
 
-FILE_VARIABLE = "KERAS_BERT3_CPU_TIMES"
+FOLDER_VARIABLE = "KERAS_BERT3_CPU_TIMES"
 
 
 def _clock() -> tuple[float, float, float]:
@@ -31,30 +33,43 @@ def _clock() -> tuple[float, float, float]:
     return time.monotonic(), own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
+_skipped = set()  # Tests skipped in this pass (a one-pass test the other pass runs, a marker's skip).
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped:
+        _skipped.add(report.nodeid)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     before = _clock()
     yield
     after = _clock()
     wall, own, children = (b - a for a, b in zip(before, after))
-    with open(os.environ[FILE_VARIABLE], "a", encoding="utf-8") as out:
-        backend = os.environ.get("KERAS_BACKEND", "")
-        out.write(f"{backend}\t{item.nodeid}\t{wall:.2f}\t{own:.2f}\t{children:.2f}\n")
+    backend = os.environ.get("KERAS_BACKEND", "")
+    ran = "skipped" if item.nodeid in _skipped else "ran"
+    with open(os.path.join(os.environ[FOLDER_VARIABLE], f"cpu-times-{backend}.tsv"), "a", encoding="utf-8") as out:
+        out.write(f"{backend}\t{item.nodeid}\t{ran}\t{wall:.2f}\t{own:.2f}\t{children:.2f}\n")
 
 
-def report(paths: list[str], top: int = 40) -> None:
+def report(folder: str, top: int = 40) -> None:
     """Prints each pass's wall and CPU seconds, then the `top` tests by CPU, both passes summed."""
+    paths = sorted(glob.glob(os.path.join(folder, "cpu-times-*.tsv")))
+    if not paths:
+        print(f"No CPU times in {folder}: no test ran.")
+        return
     passes = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
     tests = collections.defaultdict(lambda: [0.0, 0.0, set()])
     for path in paths:
         with open(path, encoding="utf-8") as rows:
             for row in rows:
-                backend, test, wall, own, children = row.rstrip("\n").split("\t")
+                backend, test, ran, wall, own, children = row.rstrip("\n").split("\t")
                 for column, value in enumerate((wall, own, children)):
                     passes[backend][column] += float(value)
                 tests[test][0] += float(own)
                 tests[test][1] += float(children)
-                if float(own) + float(children) >= 0.5:  # Ran here (a skip costs nothing).
+                if ran == "ran":
                     tests[test][2].add(backend)
     for backend, (wall, own, children) in passes.items():
         print(
@@ -68,4 +83,4 @@ def report(paths: list[str], top: int = 40) -> None:
 
 
 if __name__ == "__main__":
-    report(sys.argv[1:])
+    report(sys.argv[1])

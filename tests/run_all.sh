@@ -73,7 +73,10 @@ if [ $measure_coverage = 1 ]; then
   rm -rf .coverage-data && mkdir .coverage-data
   pytest=(python -m coverage run -m pytest)
 fi
-[ $measure_cpu_times = 1 ] && pytest+=(-p tests.cpu_times)
+if [ $measure_cpu_times = 1 ]; then
+  pytest+=(-p tests.cpu_times)
+  export KERAS_BERT3_CPU_TIMES="$logs"
+fi
 # JAX keeps XLA's compiled programs in a cache of the run's own, new each run
 # (JAX's persistent compilation cache), shared by both passes: the test processes
 # and the processes they start compile the same small models again and again, and
@@ -94,8 +97,7 @@ start=$SECONDS
 for backend in tensorflow jax; do
   (
     pass_start=$SECONDS
-    env JAX_COMPILATION_CACHE_DIR="$jax_cache" JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 KERAS_BACKEND=$backend \
-      KERAS_BERT3_CPU_TIMES="$logs/cpu-times-$backend.tsv" "${pytest[@]}" -q -p no:cacheprovider --durations=50 "${selection[@]}" "$@" >"$logs/$backend.log" 2>&1
+    env JAX_COMPILATION_CACHE_DIR="$jax_cache" JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0 KERAS_BACKEND=$backend "${pytest[@]}" -q -p no:cacheprovider --durations=50 "${selection[@]}" "$@" >"$logs/$backend.log" 2>&1
     echo $? >"$logs/$backend.status"
     echo "KERAS_BACKEND=$backend pass: $((SECONDS - pass_start)) s" >>"$logs/$backend.log"
   ) &
@@ -113,7 +115,7 @@ if [ $measure_coverage = 1 ]; then
   python -m tests.coverage_summary
 fi
 if [ $measure_cpu_times = 1 ]; then
-  python -m tests.cpu_times "$logs"/cpu-times-*.tsv
+  python -m tests.cpu_times "$logs"
 fi
 rm -rf "$logs"
 exit $status
