@@ -4,7 +4,6 @@ The backend is fixed per process, so the other backend runs in a subprocess on
 the same saved preset and inputs."""
 
 import os
-import subprocess
 import sys
 
 import keras
@@ -12,6 +11,7 @@ import numpy as np
 import pytest
 
 from keras_bert3.models.bert_backbone import BertBackbone
+from tests import warm_commands
 
 RUN_OTHER_BACKEND = """
 import sys, numpy as np
@@ -38,7 +38,7 @@ def test_tensorflow_and_jax_agree(tmp_path, minilm_dir):
     }
     np.savez(tmp_path / "inputs.npz", **inputs)
     env = dict(os.environ, KERAS_BACKEND=other)
-    subprocess.run(
+    warm_commands.run(
         [sys.executable, "-c", RUN_OTHER_BACKEND, minilm_dir, str(tmp_path / "inputs.npz"), str(tmp_path / "out.npz")],
         check=True,
         env=env,

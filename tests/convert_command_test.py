@@ -8,16 +8,16 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 
 import numpy as np
 import pytest
 
 from keras_bert3.cli import main
+from tests import warm_commands
 from tests.named_moment import FOLDER_RENAME
 from tests.named_moment import moment_environment
-from tests.named_moment import started_and_waiting
+from tests.warm_commands import started_and_waiting
 from tests.training.pretrain_command import REPO
 
 pytestmark = pytest.mark.one_pass  # Files in, files out: the same code on either backend.
@@ -84,7 +84,9 @@ def test_convert_then_export_hf_keep_every_weight_and_token_killed_or_beside_a_s
         (["export-hf", str(preset), str(exported)], exported),
     ):
         python = [sys.executable, "-m", "keras_bert3", *command]
-        killed = subprocess.run(python, cwd=REPO, env=moment_environment(FOLDER_RENAME, 1, "kill"), capture_output=True)
+        killed = warm_commands.run(
+            python, cwd=REPO, env=moment_environment(FOLDER_RENAME, 1, "kill"), capture_output=True
+        )
         assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
         left = os.listdir(tmp_path)
         assert output.name not in left and any(

@@ -7,11 +7,11 @@ examples/serve_saved_model.py serves it."""
 
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 
+from tests import warm_commands
 from tests.tiny_preset import write_tiny_preset
 
 # The script runs on TensorFlow (the examples share the backends between them; the library code they
@@ -41,7 +41,7 @@ def test_finetune_classifier_example_exports_what_it_predicts(tmp_path, minilm_d
         "--output",
         str(tmp_path / "run"),
     ]
-    result = subprocess.run(command, cwd=REPO, env=BACKEND, capture_output=True, text=True)
+    result = warm_commands.run(command, cwd=REPO, env=BACKEND, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"test accuracy [\d.]+ -> [\d.]+", result.stdout)
     difference = float(re.search(r"max \|probabilities - predict\| = ([\d.e+-]+)", result.stdout).group(1))
@@ -49,7 +49,7 @@ def test_finetune_classifier_example_exports_what_it_predicts(tmp_path, minilm_d
     assert os.path.isfile(tmp_path / "run" / "preset" / "task_head.weights.h5")
     # examples/serve_saved_model.py serves that export with TensorFlow and tf-text only.
     texts = ["Round the decimal number to two places.", ""]
-    served = subprocess.run(
+    served = warm_commands.run(
         [
             sys.executable,
             "examples/serve_saved_model.py",

@@ -6,11 +6,11 @@ Face in tests/models/bert_question_answerer_test.py.)"""
 
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 
+from tests import warm_commands
 from tests.tiny_preset import write_tiny_preset
 
 # The script runs on JAX (the examples share the backends between them; the library code they
@@ -40,7 +40,7 @@ def test_answer_questions_example_exports_what_it_predicts(tmp_path, minilm_dir)
         "--output",
         str(tmp_path),
     ]
-    result = subprocess.run(command, cwd=REPO, env=BACKEND, capture_output=True, text=True)
+    result = warm_commands.run(command, cwd=REPO, env=BACKEND, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     assert re.search(r"exact match [\d.]+ -> [\d.]+, F1 [\d.]+ -> [\d.]+", result.stdout)
     assert "export answer == predict: True" in result.stdout

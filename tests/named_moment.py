@@ -4,7 +4,6 @@ moment is the same in every run (tests/named_moment_site/sitecustomize.py)."""
 
 import json
 import os
-import subprocess
 
 SITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "named_moment_site")
 MOMENT_VARIABLE = "KERAS_BERT3_TEST_MOMENT"
@@ -39,14 +38,3 @@ def wait_for_the_moment(process) -> None:
         if line.strip() == MOMENT_REACHED:
             return
     raise AssertionError(f"the process ended (exit {process.wait()}) before its moment")
-
-
-def started_and_waiting(command: list, moment: tuple[str, str], call: int, *, cwd, stderr=subprocess.PIPE):
-    """`command` started in `cwd` (a text process, its stdout a pipe) and
-    returned once it waits at the `call`th call of `moment`: there, SIGTERM
-    and SIGINT reach its own handlers, and SIGUSR1 lets it go on."""
-    process = subprocess.Popen(
-        command, cwd=cwd, env=moment_environment(moment, call, "wait"), stdout=subprocess.PIPE, stderr=stderr, text=True
-    )
-    wait_for_the_moment(process)
-    return process

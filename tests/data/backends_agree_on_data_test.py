@@ -10,13 +10,13 @@ The backend is fixed per process, so the other backend reads the same corpus
 in a subprocess."""
 
 import os
-import subprocess
 import sys
 
 import keras
 import numpy as np
 import pytest
 
+from tests import warm_commands
 from tests.data.conftest import collect
 
 GLOBAL_SEED = 11
@@ -42,7 +42,7 @@ def test_the_pipeline_gives_the_same_batches_under_either_backend(tmp_path, mini
     from keras_bert3.data import pretraining_dataset
 
     other = {"tensorflow": "jax", "jax": "tensorflow"}[keras.backend.backend()]
-    subprocess.run(
+    warm_commands.run(
         [sys.executable, "-c", READ_BATCHES, minilm_dir, corpus_path, str(tmp_path / "other.npz")],
         check=True,
         env=dict(os.environ, KERAS_BACKEND=other),

@@ -30,13 +30,14 @@ from tests.distribution.distribution_test import free_port
 from tests.distribution.worker_examples import example_hashes
 from keras_bert3.data.batching_config import BatchingConfig
 from keras_bert3.data.pairing_config import PairingConfig
+from tests import warm_commands
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def start_server(log_path, *args) -> subprocess.Popen:
     with open(log_path, "w") as log:  # A file, not a pipe nobody reads till the end.
-        return subprocess.Popen(
+        return warm_commands.Popen(
             [sys.executable, "-m", "keras_bert3", "data-service", *args],
             cwd=REPO,
             stdout=log,
@@ -154,7 +155,7 @@ def test_pretrain_on_the_service_then_every_process_ends(service, tmp_path, corp
     """`keras-bert3 pretrain --data-service` trains its steps; the dispatcher
     and workers then stop on SIGTERM, each with exit code 0."""
     address, servers = service
-    result = subprocess.run(
+    result = warm_commands.run(
         [
             sys.executable,
             "-m",

@@ -3,9 +3,10 @@ libraries imported to the process gone (the hang this guards against was at
 exit, in a tf.data iterator's destructor)."""
 
 import os
-import subprocess
 import sys
 import time
+
+from tests import warm_commands
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READ_ONE_BATCH = """
@@ -33,7 +34,7 @@ def seconds_to_read_one_batch_and_exit(data: str, preset: str, *service_address:
     >>> seconds_to_read_one_batch_and_exit(corpus_path, minilm_dir) < 30
     True
     """
-    completed = subprocess.run(
+    completed = warm_commands.run(
         [sys.executable, "-c", READ_ONE_BATCH, data, preset, *service_address],
         cwd=REPO,
         capture_output=True,

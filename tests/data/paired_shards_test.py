@@ -23,10 +23,11 @@ from tests.data.corpus_reader_test import MESSY
 from tests.data.document_groups_test import pairs_of
 from tests.named_moment import SHARD_RENAME
 from tests.named_moment import moment_environment
-from tests.named_moment import started_and_waiting
+from tests.warm_commands import started_and_waiting
 from tests.small_disk import small_disk
 from keras_bert3.data.batching_config import BatchingConfig
 from keras_bert3.data.pairing_config import PairingConfig
+from tests import warm_commands
 
 pytestmark = pytest.mark.backend_free  # The pipeline is TensorFlow under either backend: one pass.
 
@@ -111,7 +112,7 @@ def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir,
     command = prepare_command(corpus, minilm_dir, killed)
     # SIGKILL right after the fourth rename: prepared.json's, then three shards'.
     environment = moment_environment(SHARD_RENAME, 4, "kill")
-    died = subprocess.run(command, cwd=REPO, env=environment, capture_output=True)
+    died = warm_commands.run(command, cwd=REPO, env=environment, capture_output=True)
     assert died.returncode == -signal.SIGKILL, died.stderr.decode()[-3000:]
     left = shard_bytes(killed)
     assert len(left) == 3, len(left)
@@ -119,7 +120,7 @@ def test_a_killed_prepare_data_finishes_when_rerun(tmp_path, corpus, minilm_dir,
         read_paired_shards(killed, tokenizer)
     with open(os.path.join(killed, "paired-00063-of-00064.tfrecord.partial"), "wb") as f:
         f.write(b"half a record")  # As a kill in the middle of a shard leaves.
-    subprocess.run(command, check=True, cwd=REPO, capture_output=True)
+    warm_commands.run(command, check=True, cwd=REPO, capture_output=True)
     assert shard_bytes(killed) == shard_bytes(complete)
     assert not [name for name in os.listdir(killed) if name.endswith(".partial")]
 
@@ -134,7 +135,7 @@ def test_a_second_copy_is_refused_and_a_full_disk_is_named(tmp_path, corpus, min
     first = started_and_waiting(  # Its first shard written.
         prepare_command(corpus, minilm_dir, output), SHARD_RENAME, 2, cwd=REPO, stderr=subprocess.DEVNULL
     )
-    second = subprocess.run(prepare_command(corpus, minilm_dir, output), cwd=REPO, capture_output=True, text=True)
+    second = warm_commands.run(prepare_command(corpus, minilm_dir, output), cwd=REPO, capture_output=True, text=True)
     assert second.returncode == 2 and "Traceback" not in second.stderr, second.stderr[-3000:]
     assert said(second)[0].startswith(f"keras-bert3 prepare-data: {output} is in use by another run (pid {first.pid}")
     first.send_signal(signal.SIGTERM)
@@ -148,7 +149,7 @@ def test_a_second_copy_is_refused_and_a_full_disk_is_named(tmp_path, corpus, min
     rest = sum(os.path.getsize(os.path.join(complete, n)) for n in os.listdir(complete) if "tfrecord" not in n)
     with small_disk(tmp_path / "disk", (rest + shards / 2) / 2**20 + 0.1) as disk:
         full = disk / "prepared"
-        result = subprocess.run(prepare_command(corpus, minilm_dir, full), cwd=REPO, capture_output=True, text=True)
+        result = warm_commands.run(prepare_command(corpus, minilm_dir, full), cwd=REPO, capture_output=True, text=True)
         assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-3000:]
         lines = said(result)
         assert lines[0].startswith(f"keras-bert3 prepare-data: Cannot write shards into {full}: "), lines

@@ -2,7 +2,6 @@
 the devices it has (CI machines have CPUs only)."""
 
 import os
-import subprocess
 import sys
 
 import keras
@@ -13,6 +12,7 @@ from keras_bert3.distribution.devices import check_precision
 from keras_bert3.distribution.devices import first_devices
 from keras_bert3.distribution.devices import visible_devices
 from keras_bert3.distribution.strategy import distribution_scope
+from tests import warm_commands
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STRATEGY = {"tensorflow": "mirrored", "jax": "data_parallel"}[keras.backend.backend()]
@@ -45,7 +45,7 @@ def test_more_devices_than_exist_are_refused_by_name():
 @pytest.mark.one_pass
 @pytest.mark.slow
 def test_pretrain_command_refuses_float16_before_writing_anything(tmp_path):
-    completed = subprocess.run(
+    completed = warm_commands.run(
         [
             sys.executable,
             "-m",

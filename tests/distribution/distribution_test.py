@@ -12,6 +12,7 @@ import pytest
 from keras_bert3.distribution import distribution_scope
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_pretrainer import BertPretrainer
+from tests import warm_commands
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Each backend's strategies and the devices they run on, all in one process
@@ -22,7 +23,7 @@ STRATEGIES, DEVICES = SETUPS[keras.backend.backend()]
 
 def run_steps(preset, out, strategies, devices):
     """The losses of two steps under each of `strategies`, run in a fresh process."""
-    subprocess.run(
+    warm_commands.run(
         [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), ",".join(strategies), str(devices)],
         check=True,
         cwd=REPO,
@@ -77,7 +78,7 @@ def run_two_processes(tmp_path, preset, strategy, devices, environments):
     for index, environment in enumerate(environments):
         out = tmp_path / f"process{index}.npz"
         processes.append(
-            subprocess.Popen(
+            warm_commands.Popen(
                 [sys.executable, "-m", "tests.distribution.one_step", preset, str(out), strategy, str(devices)],
                 cwd=REPO,
                 env=dict(os.environ, **environment),

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests import warm_commands
 from tests.data.conftest import write_corpus_parts
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.distribution.worker_input import files_for_worker
@@ -56,7 +57,7 @@ def run_workers(tokenizer_dir, tmp_path, environments) -> list[list[collections.
             *datas,
         ]
         processes.append(
-            subprocess.Popen(
+            warm_commands.Popen(
                 command,
                 cwd=REPO,
                 env=dict(os.environ, **environment),

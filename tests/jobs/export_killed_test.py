@@ -18,7 +18,7 @@ import pytest
 from keras_bert3.cli import main
 from tests.named_moment import FOLDER_RENAME
 from tests.named_moment import moment_environment
-from tests.named_moment import started_and_waiting
+from tests.warm_commands import started_and_waiting
 from tests.training.pretrain_command import REPO
 
 

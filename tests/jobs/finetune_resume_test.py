@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 
 from keras_bert3.cli import main
+from tests import warm_commands
 from tests.named_moment import moment_environment
-from tests.named_moment import started_and_waiting
+from tests.warm_commands import started_and_waiting
 from tests.training.pretrain_command import REPO
 
 # Between two steps of a fine-tuning (ResumableBackup's batch end, after it ran).
@@ -38,7 +39,9 @@ def arguments(task_files, output) -> list[str]:
 
 def stopped_at(moment, call: int, then: str, args) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "keras_bert3", *args]
-    return subprocess.run(command, cwd=REPO, env=moment_environment(moment, call, then), capture_output=True, text=True)
+    return warm_commands.run(
+        command, cwd=REPO, env=moment_environment(moment, call, then), capture_output=True, text=True
+    )
 
 
 def history(preset) -> list[dict]:

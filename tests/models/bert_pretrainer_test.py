@@ -13,6 +13,7 @@ import tensorflow as tf
 from keras_bert3.distribution.devices import accelerator_type
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_pretrainer import BertPretrainer
+from tests import warm_commands
 from tests.hf_helpers import max_abs_diff
 from tests.hf_helpers import tiny_hf_config
 from tests.reference import import_reference
@@ -134,7 +135,7 @@ def test_one_training_step_is_the_same_on_tensorflow_and_jax(tmp_path, hf_pretra
     _, path = hf_pretraining_checkpoint
     here = keras.backend.backend()
     other = {"tensorflow": "jax", "jax": "tensorflow"}[here]
-    process = subprocess.Popen(
+    process = warm_commands.Popen(
         [sys.executable, "-c", RUN_STEPS_ON_THE_OTHER_BACKEND, path, str(tmp_path / "other.npy")],
         cwd=REPO,
         env=dict(os.environ, KERAS_BACKEND=other),

@@ -6,7 +6,6 @@ together from two models, a task), and batches made with a larger vocabulary
 
 import os
 import re
-import subprocess
 import sys
 
 import pytest
@@ -21,6 +20,7 @@ from keras_bert3_demo.default_corpus import default_corpus_documents
 from keras_bert3.data.batching_config import BatchingConfig
 from keras_bert3.data.masking_config import MaskingConfig
 from keras_bert3.data.pairing_config import PairingConfig
+from tests import warm_commands
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -76,7 +76,7 @@ def test_pretraining_a_preset_whose_tokenizer_outgrows_its_backbone_is_refused_b
     BertBackbone.from_size("tiny", vocabulary_size=8000).save_to_preset(preset)
     BertTokenizer.from_preset(minilm_dir).save_to_preset(preset)
     output = tmp_path / "run"
-    result = subprocess.run(
+    result = warm_commands.run(
         [
             sys.executable,
             "-m",

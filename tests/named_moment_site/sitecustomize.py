@@ -114,4 +114,9 @@ class _WrapOnImport(importlib.abc.MetaPathFinder):
 
 
 if os.environ.get(MOMENT_VARIABLE):
-    sys.meta_path.insert(0, _WrapOnImport(json.loads(os.environ[MOMENT_VARIABLE])))
+    _finder = _WrapOnImport(json.loads(os.environ[MOMENT_VARIABLE]))
+    if _finder.module in sys.modules:  # A process forked after its import (tests/warm_command_server.py).
+        _moment = _finder.moment
+        _wrap(sys.modules[_finder.module], _finder.attribute, _moment["call"], _moment["when"], _moment["then"])
+    else:
+        sys.meta_path.insert(0, _finder)

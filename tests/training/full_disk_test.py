@@ -5,11 +5,11 @@ run's last checkpoint, intact, resumes elsewhere."""
 
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
 
+from tests import warm_commands
 from tests.small_disk import small_disk
 from tests.training.pretrain_command import REPO
 from tests.training.pretrain_command import checkpoints
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.both_backends  # The writes are the same on both backen
 
 def run(args):
     """`python -m keras_bert3 ARGS` in a process of its own (a crash shows as a negative or 139 exit code)."""
-    return subprocess.run([sys.executable, "-m", "keras_bert3", *args], cwd=REPO, capture_output=True, text=True)
+    return warm_commands.run([sys.executable, "-m", "keras_bert3", *args], cwd=REPO, capture_output=True, text=True)
 
 
 def said(result, command_name):

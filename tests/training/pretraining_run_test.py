@@ -15,6 +15,7 @@ import pytest
 
 from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 from keras_bert3_demo.default_corpus import default_corpus_documents
+from tests import warm_commands
 from tests.named_moment import BATCH_END
 from tests.named_moment import CHECKPOINT_RENAME
 from tests.named_moment import CHECKPOINT_START
@@ -52,17 +53,24 @@ CHAIN_ENVIRONMENT = dict(os.environ, KERAS_BACKEND="jax")  # The backend of the 
 
 
 def stopped_run(arguments, moment, call, then, workdir):
-    """Runs `keras-bert3 ARGUMENTS` (the command users run, which passes
-    signals on to its process) until `moment`'s `call`th call, where it dies of
-    SIGKILL or, waiting there, gets `then` (a signal) from here; returns its
-    exit code and its own lines on stderr."""
-    launcher = shutil.which("keras-bert3")
-    assert launcher, "the keras-bert3 command is not installed: pip install -e ."
-    environment = {k: v for k, v in CHAIN_ENVIRONMENT.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "KERAS_BERT3_DEBUG")}
-    environment = moment_environment(moment, call, "kill" if then == "kill" else "wait", environment)
+    """Runs the command with ARGUMENTS until `moment`'s `call`th call, where it
+    dies of SIGKILL (`python -m keras_bert3`), or, waiting there, gets `then`
+    (a signal) from here through `keras-bert3` (the command users run, which
+    passes signals on to its process); returns its own lines on stderr."""
+    if then == "kill":
+        started = [sys.executable, "-m", "keras_bert3", *arguments]
+        environment = moment_environment(moment, call, "kill", CHAIN_ENVIRONMENT)
+    else:
+        launcher = shutil.which("keras-bert3")
+        assert launcher, "the keras-bert3 command is not installed: pip install -e ."
+        started = [launcher, *arguments]
+        environment = {
+            k: v for k, v in CHAIN_ENVIRONMENT.items() if k not in ("TF_CPP_MIN_LOG_LEVEL", "KERAS_BERT3_DEBUG")
+        }
+        environment = moment_environment(moment, call, "wait", environment)
     with open(workdir / "stderr.txt", "w+", encoding="utf-8") as stderr:
-        process = subprocess.Popen(
-            [launcher, *arguments], cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=stderr, text=True
+        process = warm_commands.Popen(
+            started, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=stderr, text=True
         )
         if then != "kill":
             wait_for_the_moment(process)
@@ -71,7 +79,7 @@ def stopped_run(arguments, moment, call, then, workdir):
         code = process.wait(timeout=300)
         stderr.seek(0)
         said = stderr.read()
-    assert code == (128 + signal.SIGKILL if then == "kill" else 128 + then), (moment, code, said[-3000:])
+    assert code == (-signal.SIGKILL if then == "kill" else 128 + then), (moment, code, said[-3000:])
     return [line for line in said.splitlines() if line.startswith("keras-bert3 pretrain: ")]
 
 
@@ -93,7 +101,7 @@ def test_killed_or_stopped_at_any_moment_resumes_exactly(tmp_path, small_corpus,
     disk, and the resume from it, are the same code on either backend; the
     state each backend restores (weights, optimizer, random and metric
     states) is tested on both by the next test."""
-    uninterrupted = subprocess.Popen(
+    uninterrupted = warm_commands.Popen(
         command(run_vocabulary(tmp_path / "uninterrupted"), small_corpus),
         cwd=REPO,
         env=CHAIN_ENVIRONMENT,
@@ -113,7 +121,7 @@ def test_killed_or_stopped_at_any_moment_resumes_exactly(tmp_path, small_corpus,
         assert bool(checkpoints(output)[1]) == half_written, (moment, checkpoints(output))
         steps = [int(row["step"]) for row in read_history(output)]
         assert steps == sorted(set(steps)), (moment, steps)  # A row may lead its checkpoint; never twice.
-    finished = subprocess.run(command(output, small_corpus), cwd=REPO, env=CHAIN_ENVIRONMENT, capture_output=True)
+    finished = warm_commands.run(command(output, small_corpus), cwd=REPO, env=CHAIN_ENVIRONMENT, capture_output=True)
     assert finished.returncode == 0, finished.stderr.decode()[-3000:]
     assert checkpoints(output) == (["checkpoint-6"], [])
 
@@ -149,7 +157,7 @@ def test_a_run_stopped_mid_epoch_resumes_exactly_on_this_backend(tmp_path, small
 
     assert main(arguments(tmp_path / "uninterrupted")[3:]) == 0
     output = tmp_path / "run"
-    stopped = subprocess.run(
+    stopped = warm_commands.run(
         arguments(output), cwd=REPO, env=moment_environment(BATCH_END, 15, "sigterm"), capture_output=True, text=True
     )
     assert stopped.returncode == 128 + signal.SIGTERM, stopped.stderr[-3000:]
@@ -287,7 +295,7 @@ def test_batch_not_divisible_by_the_replicas_is_refused(tmp_path, small_corpus):
         KERAS_BACKEND="jax",
         XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8",
     )
-    result = subprocess.run(args, cwd=REPO, capture_output=True, text=True, env=env)
+    result = warm_commands.run(args, cwd=REPO, capture_output=True, text=True, env=env)
     assert result.returncode == 2
     assert "--batch-size 12 does not split evenly over the 8 replicas" in result.stderr
 
@@ -337,7 +345,7 @@ def test_two_workers_pretrain_from_their_own_files(tmp_path, small_corpus, run_v
             checkpoint_every=5,
         )
         processes.append(
-            subprocess.Popen(
+            warm_commands.Popen(
                 args, cwd=REPO, env=dict(os.environ, **environment), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
             )
         )

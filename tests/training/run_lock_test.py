@@ -15,7 +15,7 @@ import pytest
 from keras_bert3.training.run_lock import LOCK_FILE
 from keras_bert3.training.run_lock import run_lock
 from tests.named_moment import BATCH_END
-from tests.named_moment import started_and_waiting
+from tests.warm_commands import started_and_waiting
 from tests.training.pretrain_command import REPO
 from tests.training.pretrain_command import command
 from tests.training.pretrain_command import read_history

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from keras_bert3.data.pairing_config import PairingConfig
+from tests import warm_commands
 
 pytestmark = pytest.mark.backend_free  # The stream is the data pipeline's: TensorFlow under either backend.
 
@@ -41,7 +42,7 @@ def read_batches(tmp_path, corpus, tokenizer_dir, runs):
         processes.append(
             (
                 out,
-                subprocess.Popen(
+                warm_commands.Popen(
                     [sys.executable, "-c", READ, corpus, tokenizer_dir, str(start), str(count), out],
                     cwd=REPO,
                     stdout=subprocess.DEVNULL,
