@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 
 from tests.named_moment import SITE
 from tests.named_moment import moment_environment
@@ -40,6 +41,7 @@ SWITCH = "KERAS_BERT3_WARM_COMMANDS"
 MOST_SERVERS = 4  # Each holds ~1 GB; a command whose environment would need one more starts a new interpreter.
 
 _servers = {}  # The server's environment, as sorted JSON -> (its process, its control socket).
+_servers_lock = threading.Lock()
 _ended_commands_cpu = [0.0]  # CPU seconds of the forked commands that have ended, for tests/cpu_times.py.
 _forked_commands = [0]
 
@@ -76,7 +78,11 @@ def _server_environment(environment: dict) -> dict:
 def _control_socket(environment: dict) -> socket.socket | None:
     """The control socket of the server for `environment`, started here where there is none yet
     (None where there are MOST_SERVERS already)."""
-    environment = _server_environment(environment)
+    with _servers_lock:  # Two threads of a test starting commands at once start one server.
+        return _started_control_socket(_server_environment(environment))
+
+
+def _started_control_socket(environment: dict) -> socket.socket | None:
     key = json.dumps(sorted(environment.items()))
     if key not in _servers and len(_servers) >= MOST_SERVERS:
         return None
@@ -128,9 +134,12 @@ class Popen(subprocess.Popen):
             request = {"arguments": [str(a) for a in args[1:]], "environment": environment, "folder": cwd or "."}
             request["folder"] = os.path.abspath(request["folder"])
             standard = [fd if fd != -1 else own for fd, own in zip((p2cread, c2pwrite, errwrite), (0, 1, 2))]
-            socket.send_fds(control, [json.dumps(request).encode()], [*standard, theirs.fileno()])
-            theirs.close()
-            answer = json.loads(ours.recv(1 << 16) or b'{"refused": "the warm process ended"}')
+            try:
+                with theirs:  # Closed here once sent: the answer's socket ends where the warm process does.
+                    socket.send_fds(control, [json.dumps(request).encode()], [*standard, theirs.fileno()])
+                answer = json.loads(ours.recv(1 << 16) or b'{"refused": "the warm process ended"}')
+            except OSError as error:  # The warm process has ended (killed for memory?): this one starts anew.
+                answer = {"refused": str(error)}
             if "pid" in answer:
                 self.pid, self._status, self._child_created = answer["pid"], ours, True
                 _forked_commands[0] += 1
