@@ -119,7 +119,9 @@ def _end_servers() -> None:
 
 
 class Popen(subprocess.Popen):
-    """`subprocess.Popen`, whose `python -m keras_bert3` processes are forked from a warm process."""
+    """`subprocess.Popen`, whose Python processes are forked from a warm process. It overrides
+    three private methods of CPython's `subprocess.Popen` (3.11: `_execute_child`, `_wait`,
+    `_internal_poll`); another Python's may need them revisited."""
 
     _status = None  # The command's socket to its server, while a forked command runs.
 
