@@ -15,6 +15,7 @@ from tests.minilm_finetuning_reference import split
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_finetuning_minilm_learns_like_hugging_face(minilm_dir):
     """Over a minute on a CPU core: two epochs of MiniLM (22 million weights) on
     512 texts, the least data on which both runs clear the majority class with

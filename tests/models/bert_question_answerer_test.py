@@ -114,6 +114,7 @@ def test_logits_and_answers_match_hugging_face_pipeline(hf_qa_dir):
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_fine_tuning_learns_to_answer(minilm_dir):
     """A short real run on docstring questions (MiniLM's first 3 layers): exact match rises well above the untrained model."""
     data = docstring_questions()

@@ -199,6 +199,7 @@ def first_piece_accuracy(tagger, words, labels) -> tuple[float, float]:
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_fine_tuning_minilm_beats_the_majority_tag(minilm_dir, tags):
     """40 steps of batch 16 on MiniLM's first 2 layers, sentences of one length
     bucket (one compiled shape), trained on sentences with code, tested on all."""
