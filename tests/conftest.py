@@ -107,8 +107,8 @@ def pytest_collection_finish(session):
 def pytest_unconfigure(config):
     """Collects once, then freezes what is left, before pytest's own five
     full collections at its end (which look for exceptions raised in
-    finalizers): with the frozen objects out of their walk they take a
-    second instead of five."""
+    finalizers): those then walk only what the last hooks make, not the
+    whole heap of the pass."""
     gc.collect()
     gc.freeze()
 
