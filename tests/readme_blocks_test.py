@@ -1,5 +1,6 @@
-"""Every Python block of README.md and docs/*.md runs, in a fresh process, on
-a tiny preset with MiniLM's real vocabulary, the embedded corpus and the
+"""Every Python block of README.md and docs/*.md runs, in a fresh process on
+Keras's default backend (TensorFlow: what a reader gets without setting
+KERAS_BACKEND), on a tiny preset with MiniLM's real vocabulary, the embedded corpus and the
 embedded labelled sets. The blocks' placeholders (preset paths, file names,
 the user's data) are given by `PRELUDE` and `PLACEHOLDERS`; `CHEAPER` shortens
 their training runs. Each replacement must occur in the text, so a block that
@@ -22,6 +23,10 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 pytestmark = [pytest.mark.both_backends, pytest.mark.slow]  # A fresh process of the default backend; one pass.
+# The backend of a reader who sets none. On JAX the blocks cost more CPU (each
+# eager op and each step compiles: bench/README.md, "Test suite"); the JAX
+# paths they take are tested in the model, export and command tests.
+DEFAULT_BACKEND = "tensorflow"
 
 # The user's things a block names without making them.
 PRELUDE = """
@@ -94,7 +99,11 @@ def test_the_blocks_run(tmp_path, minilm_dir):
     script.append("print('all blocks ran', flush=True)")
     work = tmp_path / "work"  # The blocks write relative paths (my_bert, serving/1).
     work.mkdir()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ,
+        KERAS_BACKEND=DEFAULT_BACKEND,
+        PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+    )
     done = subprocess.run([sys.executable, "-c", "\n".join(script)], cwd=work, capture_output=True, text=True, env=env)
     assert done.returncode == 0 and done.stdout.rstrip().endswith("all blocks ran"), (
         done.stdout[-2000:] + done.stderr[-4000:]
