@@ -46,8 +46,18 @@ ONE_PASS_MARKERS = {
     # backend parts are tested in both passes by smaller tests (gradients against
     # Hugging Face in tests/models/bert_classifier_reference_test.py, the kernels'
     # gradients in tests/ops/, AdamW in tests/optimizers/, a fit of each task).
+    # These build, train and export models in the test's process and the
+    # processes it starts: they run in the `PINNED_PASS`, not by claims.
     "one_pass",
 }
+
+# The pass of tests/run_all.sh that runs every `one_pass` test. Building,
+# training and exporting a model costs more CPU on JAX, where each new eager op
+# and each step compiles, than on TensorFlow, which traces; the tests' whole
+# command runs on JAX are the kill chain (tests/training/pretraining_run_test.py)
+# and the examples that pick JAX (tests/examples_test.py,
+# tests/examples_question_answering_test.py).
+PINNED_PASS = "tensorflow"
 
 # The folder, shared by the passes of one tests/run_all.sh run, where a pass
 # claims a test file's one-pass tests. Unset, every pass runs them.
@@ -86,14 +96,17 @@ def pytest_collection_finish(session):
     """Where the MiniLM fine-tuning test is selected, makes its Hugging Face
     reference (tests/minilm_finetuning_reference.py) in a process of its own
     with one PyTorch thread, beside the tests before it: the test then reads
-    the result instead of making it, or waiting idle while the other pass of
-    tests/run_all.sh makes it."""
+    the result instead of making it."""
     global _reference_maker
     import importlib.util
     import subprocess
     import sys
 
     wanted = any(item.nodeid.endswith("::test_finetuning_minilm_learns_like_hugging_face") for item in session.items)
+    if os.environ.get(CLAIMS_VARIABLE):  # A `one_pass` test: only the `PINNED_PASS` runs it.
+        import keras
+
+        wanted = wanted and keras.backend.backend() == PINNED_PASS
     if wanted and importlib.util.find_spec("torch") and importlib.util.find_spec("transformers"):
         _reference_maker = subprocess.Popen(
             [sys.executable, "-m", "tests.minilm_finetuning_reference"],
@@ -125,13 +138,18 @@ def pytest_runtest_setup(item):
     """Runs a test file's one-pass tests in the pass that reaches the first of
     them first, and skips them in the other pass before any fixture is made.
     The pass that is ahead takes the next file's, so the passes end about
-    together on any CPU, whichever backend is the slower there."""
+    together on any CPU, whichever backend is the slower there. A `one_pass`
+    test runs in the `PINNED_PASS` and is skipped in the other."""
     claims = os.environ.get(CLAIMS_VARIABLE)
     if not claims or not is_one_pass(item):
         return
     import keras
 
     this_pass = keras.backend.backend()
+    if "one_pass" in item.keywords:
+        if this_pass != PINNED_PASS:
+            pytest.skip(f"runs once per run of tests/run_all.sh: in the {PINNED_PASS} pass")
+        return
     claim = os.path.join(claims, item.nodeid.split("::")[0].replace("/", "__"))
     if not os.path.exists(claim):
         draft = f"{claim}.{this_pass}"
