@@ -1,4 +1,4 @@
-"""Run as a script (JAX): fits a tiny classifier on 600 real texts of 1 to 400
+"""Run as a script (JAX): fits a tiny classifier on 300 real texts of 1 to 400
 words, then evaluates and predicts, and prints one JSON line counting the XLA
 compilations of each step function (JAX's `jax_log_compiles` lines) and how
 many of them JAX's persistent compilation cache answered. With `precompile`,
@@ -41,9 +41,9 @@ def main() -> None:
 
     words = " ".join(pydoc_data.topics.topics.values()).split()
     rng = np.random.default_rng(0)
-    lengths = np.exp(rng.uniform(0, np.log(400), 600)).astype(int)  # 1 to 400 words, log-uniform.
-    texts = [" ".join(words[start : start + n]) for start, n in zip(rng.integers(0, len(words) - 400, 600), lengths)]
-    labels = rng.integers(0, 3, 600)
+    lengths = np.exp(rng.uniform(0, np.log(400), 300)).astype(int)  # 1 to 400 words, log-uniform.
+    texts = [" ".join(words[start : start + n]) for start, n in zip(rng.integers(0, len(words) - 400, 300), lengths)]
+    labels = rng.integers(0, 3, 300)
     tokenizer = keras_bert3.BertTokenizer.from_preset(sys.argv[1])
     backbone = tiny_backbone(tokenizer.vocabulary_size(), max_sequence_length=128)
     classifier = keras_bert3.BertClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=128)
