@@ -390,7 +390,7 @@ def run_finetune(row: dict, args) -> dict:
         tokenizer = BertTokenizer.from_preset(minilm_dir())
         backbone = BertBackbone.from_size(row["model"], vocabulary_size=tokenizer.vocabulary_size(), dtype=dtype)
         classifier = BertClassifier(backbone, num_classes=num_classes, tokenizer=tokenizer)
-    epochs = 1 if args.tiny else 3  # Timed: the last (the first compiles each batch shape it meets).
+    epochs = finetune_epochs(args)
     classifier.compile(learning_rate=5e-5 if row["model"] == "minilm" else 1e-4, length_buckets=length_buckets(args))
     timer = epoch_timer()
     classifier.fit(train_texts, train_labels, batch_size=32, epochs=epochs, callbacks=[timer], verbose=0)
@@ -595,6 +595,13 @@ def describe(result: dict) -> str:
     return line
 
 
+def finetune_epochs(args) -> int:
+    """The fine-tuning rows' epochs, ours and Hugging Face's: the last is timed
+    (the first compiles each batch shape it meets); one with `--tiny`, a check
+    that the rows run."""
+    return 1 if args.tiny else 3
+
+
 def quick_huggingface(args) -> list[dict]:
     """`--quick`'s Hugging Face rows, in their own process, on the texts the fine-tuning row wrote."""
     rows = ["hf-finetune-minilm", "hf-pretrain-tiny-64"] if args.tiny else QUICK_HUGGINGFACE_ROWS
@@ -611,6 +618,8 @@ def quick_huggingface(args) -> list[dict]:
         minilm_dir(),
         "--texts",
         args.texts_file,
+        "--finetune-epochs",
+        str(finetune_epochs(args)),
     ]
     info, results = spawn("torch", rows, args, argv=argv)
     print(f"\nHugging Face (PyTorch {'on ' + info['device'] if info else 'could not start'}):", flush=True)

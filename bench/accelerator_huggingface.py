@@ -11,8 +11,8 @@ Rows (in this one process; each prints a `RESULT {json}` line):
 - `hf-finetune-minilm`: `BertForSequenceClassification` on the
   all-MiniLM-L6-v2 checkpoint, a plain training loop with the fast
   tokenizer (each batch padded to its longest text, at most 128 tokens),
-  bfloat16 autocast (float32 on a CPU) and fused AdamW (lr 5e-5), batch 32, three epochs on
-  the texts given in `--texts` (a JSON file of `{"texts": [...], "labels": [...]}`):
+  bfloat16 autocast (float32 on a CPU) and fused AdamW (lr 5e-5), batch 32, three epochs
+  (`--finetune-epochs`) on the texts given in `--texts` (a JSON file of `{"texts": [...], "labels": [...]}`):
   the first epoch's time and the last's sequences/s.
 
 Command (from the repository root; `bench/accelerator.py --quick` runs it):
@@ -189,6 +189,7 @@ def main() -> None:
     parser.add_argument("--timed-epochs", type=int, default=2)
     parser.add_argument("--minilm", help="the all-MiniLM-L6-v2 checkpoint's folder")
     parser.add_argument("--texts", help="JSON {texts, labels} for hf-finetune-minilm")
+    parser.add_argument("--finetune-epochs", type=int, default=3, help="hf-finetune-minilm's epochs; the last is timed")
     args = parser.parse_args()
     import torch
 
@@ -222,7 +223,7 @@ def main() -> None:
                 )
             else:
                 settings = {"kind": "finetune", "model": parts[2]}
-                result = run_finetune(args.minilm, args.texts)
+                result = run_finetune(args.minilm, args.texts, epochs=args.finetune_epochs)
         except Exception as error:  # A row's failure is reported, not fatal.
             settings, result = {}, {"error": f"{type(error).__name__}: {str(error)[:300]}"}
         result["wall_s"] = time.perf_counter() - start
