@@ -29,9 +29,10 @@ def test_fine_tuning_compiles_one_step_per_bucket_and_nothing_when_run_again(tmp
     """The step a GPU runs (bfloat16 compute, float32 weights), on this CPU.
     The first run fills a new cache with `PrecompileTrainSteps` (what `fit`
     adds on accelerators for several buckets); the second, the same job
-    without it, compiles nothing. Over a minute on a CPU without bfloat16
-    instructions (AMD EPYC Zen 3), where bfloat16 is emulated: two processes,
-    each fitting, evaluating and predicting 300 texts."""
+    without it, compiles nothing. About a minute, more on a CPU without
+    bfloat16 instructions (AMD EPYC Zen 3), where bfloat16 is emulated: two
+    processes, the first compiling each bucket's steps, each fitting,
+    evaluating and predicting 300 texts."""
     script = ["-m", "tests.models.fit_compilations", minilm_dir, "mixed_bfloat16"]
     runs = []
     for arguments in (["precompile"], []):
