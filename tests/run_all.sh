@@ -96,7 +96,8 @@ fi
 jax_cache="$logs/jax-compilation-cache"
 # A test of one of the one-pass markers (tests/conftest.py: its behaviour is the
 # same under either backend) runs in one pass: the pass that reaches its file first
-# claims the file's one-pass tests here, so that the passes end about together.
+# claims the file's one-pass tests here, so that the passes end about together
+# (`one_pass` tests run in the TensorFlow pass: tests/conftest.py's PINNED_PASS).
 export KERAS_BERT3_ONE_PASS_CLAIMS="$logs/one-pass-claims"
 mkdir "$KERAS_BERT3_ONE_PASS_CLAIMS"
 start=$SECONDS
