@@ -58,13 +58,21 @@ export KERAS_BERT3_TORCH_THREADS=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
 # 342 s of CPU (206 s wall) against 323 s (196 s).
 export TF_NUM_INTRAOP_THREADS=$KERAS_BERT3_TORCH_THREADS TF_NUM_INTEROP_THREADS=$KERAS_BERT3_TORCH_THREADS
 [ "$KERAS_BERT3_TORCH_THREADS" = 1 ] && export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false ${XLA_FLAGS:-}"
-# XLA (every JAX program; TensorFlow's XLA steps) compiles at LLVM
-# optimization level 1 instead of 3: most of a test's XLA time is compiling
-# tiny programs, and the matrix products run in the same library calls at any
-# level. Measured: the JAX model tests (bert_classifier_test, bert_backbone_test)
-# 112 s of CPU against 147 s, the MiniLM fine-tuning test 79 s against 98 s.
-# Users' runs, the main job and bench/ keep XLA's default.
-export XLA_FLAGS="--xla_backend_optimization_level=1 ${XLA_FLAGS:-}"
+# XLA (every JAX program; TensorFlow's XLA steps) compiles for a test's few
+# steps, not for speed: LLVM optimization level 0 instead of 3, and the
+# element-wise fusions by XLA's older LLVM emitters instead of its MLIR
+# fusion emitters. Most of a JAX test's CPU is compiling tiny programs (the
+# train, test and predict steps, each eager op once per shape); the matrix
+# products run in the same library calls either way. Measured (AMD EPYC
+# Zen 4, JAX, one pass): five model test files (bert_classifier,
+# fixed_shapes, text_classifier_export, bert_pretrainer, packed_pretraining)
+# 311.6 s of CPU at level 1 with the fusion emitters, 218.9 s with the older
+# emitters, 172.6 s at level 0 with them (XLA's compile 133.3, 79.8 and
+# 44.8 s); tests of whole runs of many steps (the kill chain, two workers,
+# the mid-epoch resume, the fifty-step recipe) 291.6 s against 261.4 s.
+# Level 0 with the fusion emitters cost more than level 1 (145 s against 109 s
+# on two of those files). Users' runs, the main job and bench/ keep XLA's defaults.
+export XLA_FLAGS="--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false ${XLA_FLAGS:-}"
 logs=$(mktemp -d)
 pytest=(python -m pytest)
 if [ $measure_coverage = 1 ]; then
