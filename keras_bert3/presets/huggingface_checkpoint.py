@@ -169,7 +169,9 @@ def assign(variable, value: np.ndarray, name: str) -> None:
             f"model built from its config.json expects {tuple(variable.shape)}. "
             "The weights and the config do not belong together."
         )
-    variable.assign(value.astype(variable.dtype))
+    from keras_bert3.upstream.loaded_variables import give_value
+
+    give_value(variable, value.astype(variable.dtype))
 
 
 def weight_map(backbone):
@@ -229,21 +231,24 @@ def load_backbone_from_huggingface(preset_dir: str, cls, **overrides):
     config = backbone_config_from_huggingface(read_huggingface_config(preset_dir))
     config.update(overrides)
     checkpoint = SafetensorsCheckpoint(preset_dir)
-    backbone = cls(**config)
-    for variable, names, to_keras, to_huggingface in weight_map(backbone):
-        if names[0].startswith("pooler.") and not checkpoint.has(names[0]):
-            continue  # e.g. BertForMaskedLM checkpoints have no pooler.
-        tensors = [checkpoint.get(name) for name in names]
-        expected = [t.shape for t in to_huggingface(np.zeros(variable.shape, "float32"))]
-        found = [t.shape for t in tensors]
-        if found != expected:
-            raise ValueError(
-                f"Checkpoint tensor {' + '.join(names)} has shape "
-                f"{', '.join(map(str, found))} but the model built from "
-                f"{HF_CONFIG_FILE} expects {', '.join(map(str, expected))}. "
-                "The weights and the config do not belong together."
-            )
-        assign(variable, to_keras(tensors), " + ".join(names))
+    from keras_bert3.upstream.loaded_variables import values_loaded_next
+
+    with values_loaded_next():  # No random weights drawn for those the checkpoint has.
+        backbone = cls(**config)
+        for variable, names, to_keras, to_huggingface in weight_map(backbone):
+            if names[0].startswith("pooler.") and not checkpoint.has(names[0]):
+                continue  # e.g. BertForMaskedLM checkpoints have no pooler: it keeps its initializer's weights.
+            tensors = [checkpoint.get(name) for name in names]
+            expected = [t.shape for t in to_huggingface(np.zeros(variable.shape, "float32"))]
+            found = [t.shape for t in tensors]
+            if found != expected:
+                raise ValueError(
+                    f"Checkpoint tensor {' + '.join(names)} has shape "
+                    f"{', '.join(map(str, found))} but the model built from "
+                    f"{HF_CONFIG_FILE} expects {', '.join(map(str, expected))}. "
+                    "The weights and the config do not belong together."
+                )
+            assign(variable, to_keras(tensors), " + ".join(names))
     return backbone
 
 

@@ -52,11 +52,14 @@ def load_backbone_from_keras_hub(preset_dir: str, cls, **overrides):
         layer_norm_epsilon=1e-12,
     )
     config.update(overrides)
-    ours = cls(**config)
-    copy_embeddings(ours.embeddings, theirs)
-    for i, block in enumerate(ours.encoder_blocks):
-        copy_encoder_block(block, theirs.get_layer(f"transformer_layer_{i}"), ours.hidden_dim)
-    copy_dense(ours.pooler, theirs.get_layer("pooled_dense"))
+    from keras_bert3.upstream.loaded_variables import values_loaded_next
+
+    with values_loaded_next():  # Ours draws no random weights: each is copied from theirs.
+        ours = cls(**config)
+        copy_embeddings(ours.embeddings, theirs)
+        for i, block in enumerate(ours.encoder_blocks):
+            copy_encoder_block(block, theirs.get_layer(f"transformer_layer_{i}"), ours.hidden_dim)
+        copy_dense(ours.pooler, theirs.get_layer("pooled_dense"))
     return ours
 
 

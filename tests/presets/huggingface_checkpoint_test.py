@@ -113,6 +113,30 @@ def test_export_keeps_the_tanh_gelu(tmp_path):
     assert max_abs_diff(ours["sequence_output"], theirs.last_hidden_state) < 1e-5
 
 
+def test_a_checkpoint_without_a_pooler_loads_and_the_pooler_keeps_its_initial_weights(tmp_path):
+    """A `BertForMaskedLM` checkpoint has no pooler: every other weight is the checkpoint's, and the pooler, which the
+    load leaves alone, holds its initializer's random weights (truncated normal, stddev 0.02), as a new model does."""
+    transformers = import_reference("transformers")
+    reference = transformers.BertForMaskedLM(tiny_hf_config())
+    reference.save_pretrained(tmp_path)
+    backbone = BertBackbone.from_preset(tmp_path)
+    word_embeddings = reference.bert.embeddings.word_embeddings.weight.detach().numpy()
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(backbone.embeddings.token_embedding.embeddings), word_embeddings
+    )
+    pooler = keras.ops.convert_to_numpy(backbone.pooler.kernel)
+    assert np.isfinite(pooler).all() and 0.01 < pooler.std() < 0.03 and np.abs(pooler).max() <= 0.04
+    outputs = predict(
+        backbone,
+        {
+            "token_ids": np.ones((2, 5), "int32"),
+            "segment_ids": np.zeros((2, 5), "int32"),
+            "padding_mask": np.ones((2, 5), "int32"),
+        },
+    )
+    assert np.isfinite(outputs["pooled_output"]).all() and np.abs(outputs["pooled_output"]).max() > 0
+
+
 @pytest.mark.backend_free
 def test_legacy_gamma_beta_names_are_read(tmp_path, minilm_dir):
     from safetensors.numpy import load_file

@@ -319,3 +319,34 @@ def test_a_fit_starts_at_the_epoch_a_callback_sets_at_its_beginning():
     log_epochs = keras.callbacks.LambdaCallback(on_epoch_begin=lambda epoch, logs: epochs.append(epoch))
     model.fit(np.ones((8, 3)), np.ones((8, 1)), epochs=4, verbose=0, callbacks=[Resume(), log_epochs])
     assert epochs == [2, 3]
+
+
+def test_variables_made_for_loaded_values_take_them_and_the_rest_get_their_initializers():
+    """Within `values_loaded_next`, a layer's variables hold no value (nothing is drawn for them); `give_value` sets
+    one. On leaving, the others hold what their initializers give outside it (seeded: the same numbers), and a later
+    symbolic call, whose stateless scope initializes the variables Keras left without values, finds none."""
+    from keras_bert3.upstream.loaded_variables import give_value
+    from keras_bert3.upstream.loaded_variables import values_loaded_next
+
+    def dense():
+        return keras.layers.Dense(
+            4, kernel_initializer=keras.initializers.RandomNormal(seed=3), bias_initializer="ones"
+        )
+
+    reference = dense()
+    reference.build((None, 3))
+    layer = dense()
+    with values_loaded_next():
+        layer.build((None, 3))
+        assert layer.kernel._value is None and layer.bias._value is None
+        give_value(layer.kernel, np.full((3, 4), 2.0, "float32"))
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(layer.kernel), np.full((3, 4), 2.0))
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(layer.bias), np.ones(4))
+    unloaded = dense()
+    with values_loaded_next():
+        unloaded.build((None, 3))
+    assert unloaded.kernel._value is not None and layer.bias._value is not None  # Given on leaving.
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(unloaded.kernel), reference.kernel.numpy())
+    assert layer(keras.Input((3,))).shape == (None, 4)
+    give_value(layer.bias, np.zeros(4, "float32"))  # A variable that has a value: assigned.
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(layer(np.ones((1, 3), "float32"))), np.full((1, 4), 6.0))
