@@ -19,6 +19,7 @@ from keras_bert3.export.onnx_graph import INPUT_NAMES
 from keras_bert3.export.onnx_text_model import text_model
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.tokenizers import BertTokenizer
+from tests import warm_commands
 from tests.real_text import real_lines
 from tests.real_text import real_pairs
 
@@ -131,9 +132,10 @@ def test_no_strings_and_a_1_mb_string(tokenizer, tmp_path):
 @pytest.mark.slow
 def test_string_ops_refused_where_they_bind_to_tensorflows_re2():
     """onnxruntime-extensions imported after TensorFlow, by the user: a clear
-    error, not [UNK] for every text. Loaded by keras_bert3 after TensorFlow: works."""
+    error, not [UNK] for every text. Loaded by keras_bert3 after TensorFlow: works. (Each a process forked from
+    one that has imported TensorFlow and not onnxruntime-extensions, tests/warm_commands.py.)"""
     check = "from keras_bert3.export.onnx_string_ops import string_ops_library; string_ops_library(); print('works')"
-    run = lambda code: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)  # noqa: E731
+    run = lambda code: warm_commands.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)  # noqa: E731
     assert run(f"import tensorflow; {check}").stdout.strip() == "works"
     failed = run(f"import tensorflow, onnxruntime_extensions; {check}")
     assert failed.returncode != 0 and "loaded after TensorFlow" in failed.stderr
