@@ -144,16 +144,18 @@ def test_the_library_never_imports_the_demo():
 @pytest.mark.slow
 def test_importing_the_package_leaves_tensorflow_unconfigured():
     """Importing keras_bert3 builds nothing: TensorFlow's runtime has not
-    started, so a process (a prepare-data worker) may still set its threads."""
-    import subprocess
+    started, so a process (a prepare-data worker) may still set its threads. (In a process forked from one that
+    has imported TensorFlow and Keras, not keras_bert3: tests/warm_commands.py.)"""
     import sys
+
+    from tests import warm_commands
 
     script = (
         "import keras_bert3, keras_bert3.data, keras_bert3.export, keras_bert3.training.pretraining_run\n"
         "import tensorflow as tf\n"
         "tf.config.threading.set_inter_op_parallelism_threads(1)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=PACKAGE.parent)
+    done = warm_commands.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=PACKAGE.parent)
     assert done.returncode == 0, done.stderr[-2000:]
 
 

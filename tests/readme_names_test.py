@@ -1,21 +1,22 @@
 """Every `keras_bert3.<name>` the README's and docs' Python blocks call
-resolves after `import keras_bert3` alone, in a fresh process (the README's
-pretraining snippet called `keras_bert3.data.pretraining_dataset`, which
-`import keras_bert3` did not load)."""
+resolves after `import keras_bert3` alone, in a process that has imported no
+keras_bert3 module (forked from one that has imported TensorFlow and Keras:
+tests/warm_commands.py). The README's pretraining snippet called
+`keras_bert3.data.pretraining_dataset`, which `import keras_bert3` did not load."""
 
-import os
 import pathlib
 import re
-import subprocess
 import sys
 
 import pytest
+
+from tests import warm_commands
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 DOTTED_NAME = re.compile(r"\bkeras_bert3(?:\.[A-Za-z_]\w*)+")
 
-pytestmark = pytest.mark.both_backends  # A fresh process of the default backend; one pass is enough.
+pytestmark = pytest.mark.backend_free  # The package's names are the same under either backend; one pass is enough.
 
 
 def dotted_names() -> set[str]:
@@ -41,12 +42,6 @@ def test_every_name_the_readme_calls_resolves_after_importing_the_package():
         "        missing.append(name)\n"
         "print('missing:', missing)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script, *names],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, KERAS_BACKEND="tensorflow"),
-    )
+    done = warm_commands.run([sys.executable, "-c", script, *names], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "missing: []", done.stdout[-3000:]
