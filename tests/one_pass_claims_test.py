@@ -4,10 +4,11 @@ one of two passes (the first to reach its file; a `one_pass` test in the
 TensorFlow pass, whichever comes first), every other test in both."""
 
 import os
-import subprocess
 import sys
 
 import pytest
+
+from tests import warm_commands
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -36,7 +37,7 @@ def test_a_file_claimed_by_one_pass_is_skipped_by_the_other(tmp_path):
 
     def run_pass(backend):
         environment = dict(os.environ, KERAS_BACKEND=backend, KERAS_BERT3_ONE_PASS_CLAIMS=str(claims))
-        done = subprocess.run(
+        done = warm_commands.run(  # Forked from a process that has imported TensorFlow and Keras.
             [
                 sys.executable,
                 "-m",

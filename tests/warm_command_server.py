@@ -46,6 +46,7 @@ VOLATILE = (
     "KERAS_DISTRIBUTION_NUM_PROCESSES",
     "KERAS_DISTRIBUTION_PROCESS_ID",
     "XLA_FLAGS",  # Read as JAX's backend, or TensorFlow's first XLA program, starts.
+    "KERAS_BERT3_ONE_PASS_CLAIMS",  # Read by tests/conftest.py, in a pytest run of a test's own.
 )
 PRELOADED = ("numpy", "h5py", "tensorflow", "tensorflow_text", "keras", "keras_hub", "safetensors", "matplotlib.pyplot")
 
