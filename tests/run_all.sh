@@ -31,17 +31,20 @@ while [ $# -gt 0 ]; do
   shift
 done
 python -m pip install --quiet --disable-pip-version-check -e ".[jax,beam,onnx,test]" || exit 1
-# seqeval, the oracle of the entity scores' tests, ships only a source archive
-# whose build asks for setuptools-scm; pip's isolated build fetches the newest,
-# which cannot build it, so it is built here beside an older one.
-python -m pip install --quiet --disable-pip-version-check "setuptools-scm<8" "setuptools>=70.1" wheel || exit 1
-python -m pip install --quiet --disable-pip-version-check --no-build-isolation seqeval==1.2.2 || exit 1
 # The corpora derived from this machine's Python (tests/derived_corpora.py),
-# beside the TensorFlow that TF Serving runs, where the export tests load their
-# exports (a virtual environment: tests/serving_runtime.py). Both are cached,
-# built once per machine.
+# beside the installs below and the TensorFlow that TF Serving runs, where the
+# export tests load their exports (a virtual environment: tests/serving_runtime.py).
+# Both are cached, built once per machine.
 python -m tests.derived_corpora &
 corpora=$!
+# seqeval, the oracle of the entity scores' tests, ships only a source archive
+# whose build asks for setuptools-scm; pip's isolated build fetches the newest,
+# which cannot build it, so it is built here beside an older one (once: pip
+# takes seconds to find it installed).
+if ! python -c 'import importlib.metadata as m, sys; sys.exit(m.version("seqeval") != "1.2.2")' 2>/dev/null; then
+  python -m pip install --quiet --disable-pip-version-check "setuptools-scm<8" "setuptools>=70.1" wheel || exit 1
+  python -m pip install --quiet --disable-pip-version-check --no-build-isolation seqeval==1.2.2 || exit 1
+fi
 python -m tests.serving_runtime || exit 1
 wait $corpora || exit 1
 # Parity tests must run, never skip, here: a missing reference is an error.
