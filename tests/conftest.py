@@ -54,8 +54,7 @@ ONE_PASS_MARKERS = {
 # The pass of tests/run_all.sh that runs every `one_pass` test. Building,
 # training and exporting a model costs more CPU on JAX, where each new eager op
 # and each step compiles, than on TensorFlow, which traces; the tests' whole
-# command runs on JAX are the kill chain (tests/training/pretraining_run_test.py)
-# and the examples that pick JAX (tests/examples_test.py,
+# command runs on JAX are the examples that pick JAX (tests/examples_test.py,
 # tests/examples_question_answering_test.py).
 PINNED_PASS = "tensorflow"
 
