@@ -121,9 +121,17 @@ def _end_servers() -> None:
 class Popen(subprocess.Popen):
     """`subprocess.Popen`, whose Python processes are forked from a warm process. It overrides
     three private methods of CPython's `subprocess.Popen` (3.11: `_execute_child`, `_wait`,
-    `_internal_poll`); another Python's may need them revisited."""
+    `_internal_poll`); another Python's may need them revisited.
+
+    A forked process ends without the interpreter's teardown of its modules (see
+    tests/warm_command_server.py's `run_and_end`); `teardown=True` keeps it, for a test of
+    what a process does as it exits (a hang in a destructor)."""
 
     _status = None  # The command's socket to its server, while a forked command runs.
+
+    def __init__(self, args, *arguments, teardown: bool = False, **keywords):
+        self._teardown = teardown  # Read by _execute_child, which the constructor calls.
+        super().__init__(args, *arguments, **keywords)
 
     def _execute_child(self, args, executable, preexec_fn, close_fds, pass_fds, cwd, env, *rest):
         # The rest, in subprocess's order: startupinfo, creationflags, shell, the six pipe ends, ...
@@ -134,6 +142,7 @@ class Popen(subprocess.Popen):
         if control:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             request = {"arguments": [str(a) for a in args[1:]], "environment": environment, "folder": cwd or "."}
+            request["teardown"] = self._teardown
             request["folder"] = os.path.abspath(request["folder"])
             standard = [fd if fd != -1 else own for fd, own in zip((p2cread, c2pwrite, errwrite), (0, 1, 2))]
             try:

@@ -54,9 +54,43 @@ def test_an_uncaught_exception_and_a_kill_end_it_as_they_end_a_new_process():
     new, forked = new_and_forked([sys.executable, "-c", "raise ValueError('stop')"], capture_output=True, text=True)
     assert forked.returncode == new.returncode == 1
     assert forked.stderr.splitlines()[-1] == new.stderr.splitlines()[-1] == "ValueError: stop"
+    new, forked = new_and_forked([sys.executable, "-c", "raise KeyboardInterrupt"], capture_output=True, text=True)
+    assert forked.returncode == new.returncode == -signal.SIGINT
+    assert forked.stderr.splitlines()[-1] == new.stderr.splitlines()[-1] == "KeyboardInterrupt"
     killed = [sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"]
     new, forked = new_and_forked(killed)
     assert forked.returncode == new.returncode == -signal.SIGKILL
+
+
+ENDING = """
+import atexit, sys, threading
+def late():
+    for _ in range(10**6):
+        pass
+    print("thread", flush=True)
+threading.Thread(target=late).start()  # Not a daemon: Python waits for it.
+atexit.register(print, "atexit")
+print("main")
+sys.exit(sys.argv[1] if not sys.argv[1].isdigit() else int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("code", ["0", "3", "300", "a message"])
+def test_it_ends_as_python_ends_a_program(code):
+    """`sys.exit`'s status (a message: printed, status 1), the other
+    threads joined, then the atexit functions, the output flushed."""
+    new, forked = new_and_forked([sys.executable, "-c", ENDING, code], capture_output=True, text=True)
+    assert (forked.returncode, forked.stdout, forked.stderr) == (new.returncode, new.stdout, new.stderr)
+    assert new.stdout == "main\nthread\natexit\n"
+
+
+def test_the_teardown_of_its_modules_is_left_out_unless_asked_for():
+    """A forked process skips what the interpreter's teardown would do, as
+    finalizing what is still alive at the end; `teardown=True` keeps it."""
+    script = [sys.executable, "-c", "class A:\n def __del__(self): print('torn down')\na = A()"]
+    assert subprocess.run(script, capture_output=True, text=True, check=False).stdout == "torn down\n"
+    assert warm_commands.run(script, capture_output=True, text=True).stdout == ""
+    assert warm_commands.run(script, capture_output=True, text=True, teardown=True).stdout == "torn down\n"
 
 
 def test_its_pid_is_its_own_and_signals_reach_it():

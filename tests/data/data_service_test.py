@@ -43,6 +43,7 @@ def start_server(log_path, *args) -> subprocess.Popen:
             stdout=log,
             stderr=subprocess.STDOUT,
             text=True,
+            teardown=True,  # The servers' ending is under test: the interpreter's own, whole.
         )
 
 

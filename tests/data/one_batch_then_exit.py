@@ -40,6 +40,7 @@ def seconds_to_read_one_batch_and_exit(data: str, preset: str, *service_address:
         capture_output=True,
         text=True,
         timeout=120,
+        teardown=True,  # The interpreter's ending, where the hang was.
     )
     ended = time.monotonic()  # The child's clock too (system-wide on Linux).
     assert completed.returncode == 0, completed.stderr[-2000:]
