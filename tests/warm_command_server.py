@@ -204,7 +204,5 @@ if __name__ == "__main__":
     print("ready", flush=True)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     forked_request = serve(control_socket)
-    if forked_request is not None and forked_request.get("teardown"):
-        run_command(forked_request)  # Then Python's own ending, its teardown included.
-    elif forked_request is not None:
-        run_and_end(forked_request)
+    if forked_request is not None:  # With "teardown", Python's own ending follows the command's.
+        (run_command if forked_request["teardown"] else run_and_end)(forked_request)

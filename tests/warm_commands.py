@@ -141,9 +141,12 @@ class Popen(subprocess.Popen):
         control = control and _control_socket(environment)
         if control:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            request = {"arguments": [str(a) for a in args[1:]], "environment": environment, "folder": cwd or "."}
-            request["teardown"] = self._teardown
-            request["folder"] = os.path.abspath(request["folder"])
+            request = {
+                "arguments": [str(a) for a in args[1:]],
+                "environment": environment,
+                "folder": os.path.abspath(cwd or "."),
+                "teardown": self._teardown,
+            }
             standard = [fd if fd != -1 else own for fd, own in zip((p2cread, c2pwrite, errwrite), (0, 1, 2))]
             try:
                 with theirs:  # Closed here once sent: the answer's socket ends where the warm process does.
