@@ -60,6 +60,8 @@ CHEAPER = {
     "steps_per_epoch=1000": "steps_per_epoch=2",
     "epochs=3": "epochs=1",
     "epochs=2": "epochs=1",
+    "BatchingConfig(batch_size=32)": "BatchingConfig(batch_size=8)",
+    "batch_size=32, drop_remainder=True": "batch_size=4, drop_remainder=True",
 }
 # Blocks that need something a test machine does not run, and where what they do is tested instead.
 NOT_RUN = {
