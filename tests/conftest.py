@@ -39,9 +39,9 @@ ONE_PASS_MARKERS = {
     # A whole command or script run whose behaviour under test (a lock, a kill or a
     # signal at a named moment, a failed write, a stop on divergence, an example
     # script) is the same on either backend; the backend's part of it is tested in
-    # both passes by smaller tests (e.g. the mid-epoch resume in
-    # tests/training/pretraining_run_test.py, which the TensorFlow kill chain
-    # there covers for TensorFlow, tests/training/resumable_backup_test.py).
+    # both passes by smaller tests or by a one-pass test of the TensorFlow pass
+    # (e.g. the mid-epoch resume in tests/training/pretraining_run_test.py, whose
+    # kill chain runs on TensorFlow; tests/training/resumable_backup_test.py).
     # Also a fine-tuning run that checks a task learns its real data: what it
     # learns from is the task's code, the same on either backend, and the step's
     # backend parts are tested in both passes by smaller tests (gradients against

@@ -4,9 +4,9 @@ kill and the signal come at named moments (tests/named_moment.py).
 
 One pass (`one_pass`): the run folder, the lock, the replayed history and
 the training stream's position are the same code on either backend; each
-backend's restore of a fit's state is tested in both passes by
-tests/training/resumable_backup_test.py and by the mid-epoch resume of
-tests/training/pretraining_run_test.py."""
+backend's restore of a fit's state is tested: TensorFlow's here and by the
+kill chain of tests/training/pretraining_run_test.py, the others' by
+tests/training/resumable_backup_test.py and by the mid-epoch resume there."""
 
 import csv
 import signal

@@ -148,8 +148,8 @@ def test_killed_or_stopped_at_any_moment_resumes_exactly(tmp_path, small_corpus,
 
 @pytest.mark.slow
 @pytest.mark.skipif(
-    keras.backend.backend() == "tensorflow",
-    reason="the chain above runs on TensorFlow, and its SIGTERM stop is this one, mid-epoch, resumed to the bit",
+    keras.backend.backend() == CHAIN_ENVIRONMENT["KERAS_BACKEND"],
+    reason="the chain above runs on this backend, and its SIGTERM stop is this one, mid-epoch, resumed to the bit",
 )
 def test_a_run_stopped_mid_epoch_resumes_exactly_on_this_backend(tmp_path, small_corpus, run_vocabulary):
     """The backend's part of the test above, on the backends other than the

@@ -39,7 +39,14 @@ def fitted(tokenizer, texts, labels, callbacks):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    keras.backend.backend() == "tensorflow",
+    reason="tests/jobs/finetune_resume_test.py, a one-pass test of the TensorFlow pass, kills and stops a "
+    "classifier's fine-tuning mid-epoch and resumes it to the uninterrupted history and weights",
+)
 def test_a_stopped_classifier_fit_resumes_to_the_uninterrupted_weights(tmp_path, tokenizer, topics):
+    """On the backends other than TensorFlow's (whose fine-tuning command
+    covers it, killed and stopped mid-epoch: tests/jobs/finetune_resume_test.py)."""
     texts, labels = topics["train_texts"][:48], np.array(topics["train_labels"][:48])
     uninterrupted, full = fitted(tokenizer, texts, labels, [])
     backup = str(tmp_path / "backup")
