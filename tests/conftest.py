@@ -39,9 +39,11 @@ ONE_PASS_MARKERS = {
     # A whole command or script run whose behaviour under test (a lock, a kill or a
     # signal at a named moment, a failed write, a stop on divergence, an example
     # script) is the same on either backend; the backend's part of it is tested in
-    # both passes by smaller tests or by a one-pass test of the TensorFlow pass
-    # (e.g. the mid-epoch resume in tests/training/pretraining_run_test.py, whose
-    # kill chain runs on TensorFlow; tests/training/resumable_backup_test.py).
+    # both passes by smaller tests, which skip TensorFlow where a whole run there
+    # checks the same: the mid-epoch resume of tests/training/pretraining_run_test.py
+    # (its kill chain's processes run on TensorFlow in either pass), the
+    # classifier's resume of tests/training/resumable_backup_test.py
+    # (tests/jobs/finetune_resume_test.py, a `one_pass` test).
     # Also a fine-tuning run that checks a task learns its real data: what it
     # learns from is the task's code, the same on either backend, and the step's
     # backend parts are tested in both passes by smaller tests (gradients against
@@ -56,7 +58,8 @@ ONE_PASS_MARKERS = {
 # training and exporting a model costs more CPU on JAX, where each new eager op
 # and each step compiles, than on TensorFlow, which traces; the tests' whole
 # command runs on JAX are the examples that pick JAX (tests/examples_test.py,
-# tests/examples_question_answering_test.py).
+# tests/examples_question_answering_test.py). tests/training/resumable_backup_test.py
+# skips its classifier's resume on TensorFlow because a `one_pass` test covers it there.
 PINNED_PASS = "tensorflow"
 
 # The folder, shared by the passes of one tests/run_all.sh run, where a pass

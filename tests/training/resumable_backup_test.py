@@ -1,8 +1,9 @@
 """`ResumableBackup` with a task's `fit` on raw texts: a fit stopped after a
-checkpoint and resumed by a new process's model ends with the weights of an
-uninterrupted fit; half-written checkpoints are ignored, and unreadable or
-earlier-layout ones refused. (Kills at every moment of a real run, through the
-command line: tests/training/pretraining_run_test.py.)"""
+checkpoint and resumed by a new model (as a rerun builds) ends with the weights of an
+uninterrupted fit (on the backends other than TensorFlow, where the fine-tuning
+command's kill and stop do: tests/jobs/finetune_resume_test.py); half-written
+checkpoints are ignored, and unreadable or earlier-layout ones refused. (Kills at
+every moment of a real run, through the command line: tests/training/pretraining_run_test.py.)"""
 
 import os
 
