@@ -71,12 +71,22 @@ def is_one_pass(item) -> bool:
     return bool(ONE_PASS_MARKERS.intersection(item.keywords))
 
 
+def is_claimable(item) -> bool:
+    """A one-pass test that either pass may claim (not a `one_pass` test, pinned to the `PINNED_PASS`)."""
+    return is_one_pass(item) and "one_pass" not in item.keywords
+
+
 def pytest_collection_modifyitems(config, items):
     """Where the passes share the one-pass tests (`CLAIMS_VARIABLE` set), runs
-    the test files with the most slow one-pass tests first and the files whose
-    one-pass tests are all quick last, each file's tests together and in
-    order: the passes balance on the large shares early and on the small ones
-    at the end, so neither waits long for the other."""
+    each test file's tests together and in order, the files in three groups:
+    first the files with no test to claim (what a pass runs whichever pass
+    is ahead), the ones with most slow `one_pass` tests first; then the
+    files with both tests to claim and tests every pass runs; last the files
+    of tests to claim alone, those with the most slow ones first and those
+    whose tests are all quick last. The pass with less work of its own (the
+    one without the `PINNED_PASS`'s tests) reaches the shared files first and
+    claims the large ones, and the passes meet on the small ones at the end,
+    whichever backend is the slower on this CPU."""
     if not os.environ.get(CLAIMS_VARIABLE):
         return
 
@@ -85,8 +95,11 @@ def pytest_collection_modifyitems(config, items):
         files.setdefault(item.nodeid.split("::")[0], []).append(item)
 
     def order(tests):
-        slow = sum(is_one_pass(t) and "slow" in t.keywords for t in tests)
-        return -slow if slow else (1 if any(map(is_one_pass, tests)) else 0)
+        shares = [t for t in tests if is_claimable(t)]
+        if not shares:
+            return (0, -sum(is_one_pass(t) and "slow" in t.keywords for t in tests), 0)
+        alone = len(shares) == len(tests)
+        return (1 + alone, -sum("slow" in t.keywords for t in shares), -len(shares))
 
     items[:] = [item for tests in sorted(files.values(), key=order) for item in tests]
 
