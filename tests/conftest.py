@@ -79,8 +79,8 @@ def is_claimable(item) -> bool:
 def pytest_collection_modifyitems(config, items):
     """Where the passes share the one-pass tests (`CLAIMS_VARIABLE` set), runs
     each test file's tests together and in order, the files in three groups:
-    first the files with no test to claim (what a pass runs whichever pass
-    is ahead), the ones with most slow `one_pass` tests first; then the
+    first the files with no test to claim (a pass runs them whatever the
+    other has claimed), those with the most slow `one_pass` tests first; then the
     files with both tests to claim and tests every pass runs; last the files
     of tests to claim alone, those with the most slow ones first and those
     whose tests are all quick last. The pass with less work of its own (the
