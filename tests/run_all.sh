@@ -41,9 +41,10 @@ corpora=$!
 # whose build asks for setuptools-scm; pip's isolated build fetches the newest,
 # which cannot build it, so it is built here beside an older one (once: pip
 # takes seconds to find it installed).
-if ! python -c 'import importlib.metadata as m, sys; sys.exit(m.version("seqeval") != "1.2.2")' 2>/dev/null; then
+seqeval=1.2.2
+if ! python -c "import importlib.metadata as m, sys; sys.exit(m.version('seqeval') != '$seqeval')" 2>/dev/null; then
   python -m pip install --quiet --disable-pip-version-check "setuptools-scm<8" "setuptools>=70.1" wheel || exit 1
-  python -m pip install --quiet --disable-pip-version-check --no-build-isolation seqeval==1.2.2 || exit 1
+  python -m pip install --quiet --disable-pip-version-check --no-build-isolation "seqeval==$seqeval" || exit 1
 fi
 python -m tests.serving_runtime || exit 1
 wait $corpora || exit 1
