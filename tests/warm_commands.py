@@ -55,6 +55,16 @@ def forked_commands() -> int:
     return _forked_commands[0]
 
 
+def forking(environment: dict | None = None) -> bool:
+    """Whether commands with `environment` (this process's by default) are forked: not where the
+    switch turns forking off, nor under coverage, which measures each process from its start."""
+    environment = os.environ if environment is None else environment
+    return (
+        os.environ.get(SWITCH, "1") != "0"
+        and not {"COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG"} & environment.keys()
+    )
+
+
 def _warm(args, environment: dict) -> bool:
     """Whether `args` is `python -m MODULE ...`, `python -c CODE ...` or `python SCRIPT.py ...`
     with this interpreter and no options, and forked commands are on."""
@@ -63,8 +73,7 @@ def _warm(args, environment: dict) -> bool:
         and len(args) >= 2
         and args[0] == sys.executable
         and (args[1] in ("-m", "-c") and len(args) >= 3 or str(args[1]).endswith(".py"))
-        and os.environ.get(SWITCH, "1") != "0"
-        and not {"COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG"} & environment.keys()  # Measured from their start.
+        and forking(environment)
     )
 
 

@@ -15,7 +15,14 @@ from tests.named_moment import SHARD_RENAME
 from tests.named_moment import moment_environment
 from tests.named_moment import wait_for_the_moment
 
-pytestmark = pytest.mark.backend_free  # Processes and files; no model runs.
+pytestmark = [
+    pytest.mark.backend_free,  # Processes and files; no model runs.
+    pytest.mark.skipif(
+        not warm_commands.forking(),
+        reason="commands are not forked here (KERAS_BERT3_WARM_COMMANDS=0, or --coverage, which measures each "
+        "process from its start)",
+    ),
+]
 
 SHOW = """
 import json, os, sys
