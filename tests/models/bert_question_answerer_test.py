@@ -116,7 +116,8 @@ def test_logits_and_answers_match_hugging_face_pipeline(hf_qa_dir):
 @pytest.mark.slow
 @pytest.mark.one_pass
 def test_fine_tuning_learns_to_answer(minilm_dir):
-    """A short real run on docstring questions (MiniLM's first 3 layers): exact match rises well above the untrained model."""
+    """A short real run on docstring questions (MiniLM's first 3 layers): exact match rises well above the untrained model.
+    Up to a minute on a CPU core: an epoch of 320 questions, and the test questions answered before and after it."""
     data = docstring_questions()
     train = {key: values[:320] for key, values in data["train"].items()}
     test = data["test"]
