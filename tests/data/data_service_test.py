@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
@@ -17,12 +16,14 @@ import tensorflow as tf
 
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.data_counters import DataCounters
+from keras_bert3.distribution import data_service_dispatcher
 from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_answers
 from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_has_workers
 from keras_bert3.distribution.data_service_client import served_by_data_service
 from keras_bert3.data.paired_shards import prepare_pretraining_data
 from keras_bert3.data.paired_shards import read_paired_shards
 from keras_bert3.upstream.data_service_stop import stop_within
+from keras_bert3.upstream.data_service_workers import registered_workers
 from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path
 from tests.data.conftest import write_corpus_parts
 from tests.data.one_batch_then_exit import seconds_to_read_one_batch_and_exit
@@ -48,25 +49,42 @@ def start_server(log_path, *args) -> subprocess.Popen:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    """(address, [(process, log path)]): a dispatcher and two workers on localhost.
-    The last test of this file stops them; the others may run in any order before it."""
-    logs = tmp_path_factory.mktemp("service")
-    port = free_port()
-    servers = []
-    try:
+def running_service(tmp_path_factory):
+    """A function that returns (address, [(process, log path)]): a dispatcher and two workers
+    on localhost, shared by this file's tests, started anew where a test has stopped them (the
+    last test does; a repeated or reordered test after it gets its own)."""
+    started = []  # Each set of servers started, [(process, log path)], for the end.
+    current = []  # The set now running, with its address.
+
+    def running():
+        if current and all(process.poll() is None for process, _ in current[1]):
+            return tuple(current)
+        logs = tmp_path_factory.mktemp("service")
+        port = free_port()
+        servers = []
+        started.append(servers)
         for index, args in enumerate(
             [["dispatcher", "--port", str(port)]]
             + 2 * [["worker", "--dispatcher", f"localhost:{port}", "--worker-address", "localhost:%port%"]]
         ):
             servers.append((start_server(logs / f"{index}.log", *args), logs / f"{index}.log"))
         check_dispatcher_answers(f"localhost:{port}", timeout=120)
-        yield f"localhost:{port}", servers
+        current[:] = [f"localhost:{port}", servers]
+        return tuple(current)
+
+    try:
+        yield running
     finally:
-        for process, _ in servers:  # Still running only if a test failed before stopping them.
+        for process, _ in (server for servers in started for server in servers):  # Still running: not stopped.
             if process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+@pytest.fixture
+def service(running_service):
+    """(address, [(process, log path)]): the running dispatcher and two workers."""
+    return running_service()
 
 
 @pytest.fixture(scope="module")
@@ -216,9 +234,10 @@ def test_an_address_without_dispatcher_is_refused_in_bounded_time(corpus, tokeni
 
 
 @pytest.mark.backend_free
-def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokenizer, tmp_path):
+def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokenizer, tmp_path, monkeypatch):
     """A job there would wait for a worker forever: the run is refused, naming
-    the command that starts one; a worker that registers within the time is
+    the command that starts one; a worker that registers within the time (here,
+    started right after the dispatcher's first answer, which has none) is
     waited for. The dispatcher is the command's (`keras-bert3 data-service
     dispatcher`), which SIGTERM then stops with exit 0."""
     service = tf.data.experimental.service
@@ -235,12 +254,16 @@ def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokeniz
         served_by_data_service(local, address, worker_timeout=2)
     assert time.perf_counter() - start < 10
 
-    def start_worker_soon():
-        time.sleep(1)
-        started.append(service.WorkerServer(service.WorkerConfig(dispatcher_address=address)))
+    # The dispatcher's real answers; a worker is started after the first (none), and then waited for.
+    def a_worker_after_the_first_answer(*args, **kwargs):
+        workers = registered_workers(*args, **kwargs)
+        if not started:
+            assert workers == []
+            started.append(service.WorkerServer(service.WorkerConfig(dispatcher_address=address)))
+        return workers
 
     started = []
-    threading.Thread(target=start_worker_soon).start()
+    monkeypatch.setattr(data_service_dispatcher, "registered_workers", a_worker_after_the_first_answer)
     assert check_dispatcher_has_workers(address, timeout=30)[0].startswith("localhost:")  # Served passes: tests above.
     stop_within(started[0], 10, "worker")
     dispatcher.send_signal(signal.SIGTERM)
