@@ -4,7 +4,6 @@ relies on still behaves as relied on. An upgrade that changes one fails here."""
 import inspect
 import os
 import re
-import time
 
 import keras
 import numpy as np
@@ -111,6 +110,7 @@ def test_data_service_servers_stop_when_asked():
     registered; `_stop` stops a dispatcher and its worker (the port then
     refuses), and a second stop, the one in the destructor, is harmless."""
     from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_answers
+    from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_has_workers
     from keras_bert3.upstream.data_service_stop import stop_within
     from keras_bert3.upstream.data_service_workers import registered_workers
 
@@ -120,10 +120,7 @@ def test_data_service_servers_stop_when_asked():
     check_dispatcher_answers(address, timeout=30)
     assert registered_workers(address) == []
     worker = service.WorkerServer(service.WorkerConfig(dispatcher_address=address, worker_address="localhost:%port%"))
-    deadline = time.monotonic() + 30
-    while not registered_workers(address) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    (registered,) = registered_workers(address)
+    (registered,) = check_dispatcher_has_workers(address, timeout=30)  # Asks `registered_workers` till it registers.
     assert registered.startswith("localhost:") and registered != f"localhost:{address.rsplit(':', 1)[-1]}"
     stop_within(worker, 10, "worker")
     stop_within(dispatcher, 10, "dispatcher")
