@@ -4,6 +4,7 @@ pass is a local pass, `pretrain --data-service` trains, every process ends;
 an address where nothing answers is refused in bounded time."""
 
 import collections
+import concurrent.futures
 import os
 import signal
 import subprocess
@@ -16,7 +17,6 @@ import tensorflow as tf
 
 from keras_bert3.data import pretraining_dataset
 from keras_bert3.data.data_counters import DataCounters
-from keras_bert3.distribution import data_service_dispatcher
 from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_answers
 from keras_bert3.distribution.data_service_dispatcher import check_dispatcher_has_workers
 from keras_bert3.distribution.data_service_client import served_by_data_service
@@ -234,12 +234,12 @@ def test_an_address_without_dispatcher_is_refused_in_bounded_time(corpus, tokeni
 
 
 @pytest.mark.backend_free
-def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokenizer, tmp_path, monkeypatch):
+def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokenizer, tmp_path):
     """A job there would wait for a worker forever: the run is refused, naming
     the command that starts one; a worker that registers within the time (here,
-    started right after the dispatcher's first answer, which has none) is
-    waited for. The dispatcher is the command's (`keras-bert3 data-service
-    dispatcher`), which SIGTERM then stops with exit 0."""
+    started while the check waits) is waited for. The dispatcher is the
+    command's (`keras-bert3 data-service dispatcher`), which SIGTERM then stops
+    with exit 0."""
     service = tf.data.experimental.service
     address = f"localhost:{free_port()}"
     dispatcher = start_server(tmp_path / "dispatcher.log", "dispatcher", "--port", address.split(":")[1])
@@ -254,18 +254,13 @@ def test_a_dispatcher_without_workers_is_refused_in_bounded_time(corpus, tokeniz
         served_by_data_service(local, address, worker_timeout=2)
     assert time.perf_counter() - start < 10
 
-    # The dispatcher's real answers; a worker is started after the first (none), and then waited for.
-    def a_worker_after_the_first_answer(*args, **kwargs):
-        workers = registered_workers(*args, **kwargs)
-        if not started:
-            assert workers == []
-            started.append(service.WorkerServer(service.WorkerConfig(dispatcher_address=address)))
-        return workers
-
-    started = []
-    monkeypatch.setattr(data_service_dispatcher, "registered_workers", a_worker_after_the_first_answer)
-    assert check_dispatcher_has_workers(address, timeout=30)[0].startswith("localhost:")  # Served passes: tests above.
-    stop_within(started[0], 10, "worker")
+    # The check waits on the real dispatcher in a thread; a worker starts while it does.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(check_dispatcher_has_workers, address, 30)
+        assert registered_workers(address) == []
+        worker = service.WorkerServer(service.WorkerConfig(dispatcher_address=address))
+        assert waiting.result()[0].startswith("localhost:")  # Served passes: tests above.
+    stop_within(worker, 10, "worker")
     dispatcher.send_signal(signal.SIGTERM)
     assert dispatcher.wait(timeout=60) == 0
     assert "tf.data service dispatcher stopped" in (tmp_path / "dispatcher.log").read_text()
