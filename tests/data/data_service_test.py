@@ -53,32 +53,30 @@ def running_service(tmp_path_factory):
     """A function that returns (address, [(process, log path)]): a dispatcher and two workers
     on localhost, shared by this file's tests, started anew where a test has stopped them (the
     last test does; a repeated or reordered test after it gets its own)."""
-    started = []  # Each set of servers started, [(process, log path)], for the end.
-    current = []  # The set now running, with its address.
+    started = []  # (address, servers) of each set started; the last is the one in use.
 
     def running():
-        if current and all(process.poll() is None for process, _ in current[1]):
-            return tuple(current)
+        if started and all(process.poll() is None for process, _ in started[-1][1]):
+            return started[-1]
         logs = tmp_path_factory.mktemp("service")
         port = free_port()
-        servers = []
-        started.append(servers)
+        started.append((f"localhost:{port}", []))
         for index, args in enumerate(
             [["dispatcher", "--port", str(port)]]
             + 2 * [["worker", "--dispatcher", f"localhost:{port}", "--worker-address", "localhost:%port%"]]
         ):
-            servers.append((start_server(logs / f"{index}.log", *args), logs / f"{index}.log"))
+            started[-1][1].append((start_server(logs / f"{index}.log", *args), logs / f"{index}.log"))
         check_dispatcher_answers(f"localhost:{port}", timeout=120)
-        current[:] = [f"localhost:{port}", servers]
-        return tuple(current)
+        return started[-1]
 
     try:
         yield running
     finally:
-        for process, _ in (server for servers in started for server in servers):  # Still running: not stopped.
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        for _, servers in started:
+            for process, _ in servers:  # Still running: not stopped by a test.
+                if process.poll() is None:
+                    process.kill()
+                    process.wait()
 
 
 @pytest.fixture
