@@ -49,12 +49,12 @@ def main() -> int:
     # once, from here: Ctrl-C (which the terminal sends to this process's process group),
     # and SIGTERM from a scheduler (Kubernetes signals this process alone). On
     # SIGTERM or SIGINT, training finishes its step and writes a checkpoint first.
-    child = subprocess.Popen(command, stderr=subprocess.PIPE, start_new_session=True)
-    for number in FORWARDED_SIGNALS:
-        signal.signal(number, lambda number, frame: child.send_signal(number))
-    forward_without_native_logs(child.stderr, sys.stderr.buffer)
-    code = child.wait()
-    return 128 - code if code < 0 else code
+    with subprocess.Popen(command, stderr=subprocess.PIPE, start_new_session=True) as child:
+        for number in FORWARDED_SIGNALS:
+            signal.signal(number, lambda number, frame: child.send_signal(number))
+        forward_without_native_logs(child.stderr, sys.stderr.buffer)
+    # Leaving the block closed the pipe and waited for the child.
+    return 128 - child.returncode if child.returncode < 0 else child.returncode
 
 
 def forward_without_native_logs(source, target) -> None:

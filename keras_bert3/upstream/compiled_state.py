@@ -28,8 +28,9 @@ def build_compiled_metrics(model: keras.Model, batch_spec) -> None:
     """Builds `model`'s compiled metrics and loss for batches of `batch_spec` (objects with `shape` and `dtype`, e.g. a
     dataset's `element_spec`) without a step, so that their state can be set before the first (a mid-epoch resume)."""
     require_private(model, "_symbolic_build", package=keras, why="metric states restored before the first step")
-    # Unknown sizes as 1: JAX's shape inference needs sizes, and the metrics' state does not depend on them.
-    symbolic = lambda spec: keras.KerasTensor([1 if d is None else d for d in spec.shape], spec.dtype.name)  # noqa: E731
+    # Unknown sizes (batch, length) as 2: JAX's shape inference needs sizes, and the metrics' state does not depend on
+    # them. A length of 1 would trace attention as a softmax over one key, which Keras warns of as a likely bug.
+    symbolic = lambda spec: keras.KerasTensor([2 if d is None else d for d in spec.shape], spec.dtype.name)  # noqa: E731
     model._symbolic_build(data_batch=keras.tree.map_structure(symbolic, batch_spec))
 
 
