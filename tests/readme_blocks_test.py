@@ -24,7 +24,7 @@ PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.DOTALL)
 
 pytestmark = [pytest.mark.both_backends, pytest.mark.slow]  # A fresh process of the default backend; one pass.
 # The backend of a reader who sets none. On JAX the blocks cost more CPU (each
-# eager op and each step compiles: bench/README.md, "Test suite"); the JAX
+# eager op and each step compiles: bench/history/, "Test suite"); the JAX
 # paths they take are tested in the model, export and command tests.
 DEFAULT_BACKEND = "tensorflow"
 
