@@ -30,11 +30,17 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-python -m pip install --quiet --disable-pip-version-check -e ".[jax,beam,onnx,test]" || exit 1
-# The corpora derived from this machine's Python (tests/derived_corpora.py),
-# beside the installs below and the TensorFlow that TF Serving runs, where the
-# export tests load their exports (a virtual environment: tests/serving_runtime.py).
-# Both are cached, built once per machine.
+# The TensorFlow that TF Serving runs, where the export tests load their exports
+# (a virtual environment of its own: tests/serving_runtime.py, standard library
+# only), is built beside the installs; then the corpora derived from this
+# machine's Python (tests/derived_corpora.py). Both are cached, built once per machine.
+python -m tests.serving_runtime >/dev/null &
+serving=$!
+# --no-compile: Python compiles the modules the tests import as it first imports
+# them, instead of pip compiling every module of every package at install
+# (torch's and JAX's, most of which no test imports: bench/README.md, "CI").
+pip_install=(python -m pip install --quiet --disable-pip-version-check --no-compile)
+"${pip_install[@]}" -e ".[jax,beam,onnx,test]" || { kill $serving; exit 1; }
 python -m tests.derived_corpora &
 corpora=$!
 # seqeval, the oracle of the entity scores' tests, ships only a source archive
@@ -43,10 +49,10 @@ corpora=$!
 # takes seconds to find it installed).
 seqeval=1.2.2
 if ! python -c "import importlib.metadata as m, sys; sys.exit(m.version('seqeval') != '$seqeval')" 2>/dev/null; then
-  python -m pip install --quiet --disable-pip-version-check "setuptools-scm<8" "setuptools>=70.1" wheel || exit 1
-  python -m pip install --quiet --disable-pip-version-check --no-build-isolation "seqeval==$seqeval" || exit 1
+  "${pip_install[@]}" "setuptools-scm<8" "setuptools>=70.1" wheel || exit 1
+  "${pip_install[@]}" --no-build-isolation "seqeval==$seqeval" || exit 1
 fi
-python -m tests.serving_runtime || exit 1
+wait $serving || exit 1
 wait $corpora || exit 1
 # Parity tests must run, never skip, here: a missing reference is an error.
 export KERAS_BERT3_REQUIRE_REFERENCE=1
