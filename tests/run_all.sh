@@ -54,6 +54,7 @@ if ! python -c "import importlib.metadata as m, sys; sys.exit(m.version('seqeval
 fi
 wait $serving || exit 1
 wait $corpora || exit 1
+echo "Set-up (the installs, the TF Serving runtime, the derived corpora): $SECONDS s"
 # Parity tests must run, never skip, here: a missing reference is an error.
 export KERAS_BERT3_REQUIRE_REFERENCE=1
 # The passes share the cores: PyTorch (the reference) gets half of them in
