@@ -8,12 +8,17 @@ that neither pass waits for a derivation inside a test:
     python -m tests.derived_corpora
 """
 
+import signal
+import sys
+
 from keras_bert3_demo.default_corpus import default_corpus_path
 from keras_bert3_demo.docstring_code_tags import docstring_code_tags
 from keras_bert3_demo.docstring_topics import docstring_topics
 from keras_bert3_demo.site_packages_corpus import site_packages_corpus_path
 
 if __name__ == "__main__":
+    # Stopped (tests/run_all.sh ending early), it stops the corpus's worker processes too (SystemExit leaves the pool).
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     print(site_packages_corpus_path(), default_corpus_path(), sep="\n")
     docstring_code_tags()
     docstring_topics()

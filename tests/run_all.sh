@@ -30,17 +30,19 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+# Whatever ends this script ends what it started in the background (the set-up's builds, the passes).
+trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT
 # The TensorFlow that TF Serving runs, where the export tests load their exports
 # (a virtual environment of its own: tests/serving_runtime.py, standard library
 # only), is built beside the installs; then the corpora derived from this
 # machine's Python (tests/derived_corpora.py). Both are cached, built once per machine.
-python -m tests.serving_runtime >/dev/null &
+KERAS_BERT3_REQUIRE_REFERENCE=1 python -m tests.serving_runtime >/dev/null &  # A failed build fails here.
 serving=$!
 # --no-compile: Python compiles the modules the tests import as it first imports
 # them, instead of pip compiling every module of every package at install
 # (torch's and JAX's, most of which no test imports: bench/README.md, "CI").
 pip_install=(python -m pip install --quiet --disable-pip-version-check --no-compile)
-"${pip_install[@]}" -e ".[jax,beam,onnx,test]" || { kill $serving; exit 1; }
+"${pip_install[@]}" -e ".[jax,beam,onnx,test]" || exit 1
 python -m tests.derived_corpora &
 corpora=$!
 # seqeval, the oracle of the entity scores' tests, ships only a source archive

@@ -19,6 +19,7 @@ is an error; otherwise the export tests fall back to this interpreter.
 import fcntl
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 
@@ -66,4 +67,7 @@ def _build(directory: pathlib.Path) -> None:
 
 
 if __name__ == "__main__":
+    # Stopped (tests/run_all.sh or .ci/run ending early), it stops its pip too: SystemExit ends subprocess.run's wait,
+    # which kills the child, and the half-built environment is replaced by the next build.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
     print(serving_runtime_python())

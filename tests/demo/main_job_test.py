@@ -32,7 +32,7 @@ def test_the_main_job_prints_no_warning_and_no_native_log_line(tmp_path):
     completed = subprocess.run(job, capture_output=True, text=True, env=environment, cwd=tmp_path)
     output = completed.stdout + completed.stderr
     assert completed.returncode == 0, output[-5000:]
-    assert [stage for stage in ("pretrain", "topics", "finetune", "export", "predict") if f"] {stage}: " in output]
+    assert all(f"] {stage}: " in output for stage in ("pretrain", "topics", "finetune", "export", "predict")), output
     predictions = [line.split("\t") for line in completed.stdout.splitlines() if line.count("\t") == 2]
     assert [text for _, _, text in predictions] == PIPELINE_EXAMPLES
     assert all(0 < float(probability) <= 1 for _, probability, _ in predictions)
