@@ -22,8 +22,11 @@ from keras_bert3.export.onnx_index_ops import ones_like
 from keras_bert3.export.onnx_index_ops import slice_of
 from keras_bert3.export.onnx_index_ops import width_of
 from keras_bert3.export.onnx_index_ops import zeros_of_shape
+from keras_bert3.tokenizers.unicode_table import ISOLATE
 from keras_bert3.tokenizers.unicode_table import KEEP
 from keras_bert3.tokenizers.unicode_table import MAX_CODE_POINT
+from keras_bert3.tokenizers.unicode_table import REMOVE
+from keras_bert3.tokenizers.unicode_table import SPACE
 from keras_bert3.tokenizers.unicode_table import load_unicode_table
 
 STRING_OPS = "ai.onnx.contrib"  # onnxruntime-extensions' domain.
@@ -42,11 +45,19 @@ def character_table(lowercase: bool, strip_accents: bool | None) -> dict[str, st
     unicode = load_unicode_table(lowercase, strip_accents)
     codes = np.arange(MAX_CODE_POINT + 1)
     rules = unicode.run_rules[np.searchsorted(unicode.run_starts, codes, side="right") - 1]
+    left_out = np.zeros(codes.shape, dtype=bool)
+    for first, last in (SURROGATES,) + PRIVATE_USE:
+        left_out[first : last + 1] = True
+    explicit = dict(zip(unicode.explicit_code_points.tolist(), unicode.explicit_outputs.tolist()))
+    by_rule = {REMOVE: lambda c: DELETED, SPACE: lambda c: " ", ISOLATE: lambda c: f" {c} "}
     table = {}
-    for code in np.union1d(np.flatnonzero(rules != KEEP), unicode.explicit_code_points).tolist():
+    for code in np.flatnonzero(((rules != KEEP) | np.isin(codes, unicode.explicit_code_points)) & ~left_out).tolist():
         character = chr(code)
-        changed = unicode.output(code) or DELETED
-        if changed != character and not _within(code, (SURROGATES,) + PRIVATE_USE):
+        if code in explicit:
+            changed = "".join(chr(c) for c in explicit[code] if c >= 0) or DELETED
+        else:
+            changed = by_rule[int(rules[code])](character)
+        if changed != character:
             table[character] = changed
     return table
 
@@ -259,6 +270,3 @@ def _character_ranges(ranges) -> str:
     """`((first, last), ...)` code points as the inside of an RE2 character class."""
     return "".join(f"\\x{{{first:X}}}-\\x{{{last:X}}}" for first, last in ranges)
 
-
-def _within(code: int, ranges) -> bool:
-    return any(first <= code <= last for first, last in ranges)
