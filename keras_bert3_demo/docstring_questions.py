@@ -17,6 +17,9 @@ import random
 import re
 import sysconfig
 
+from keras_bert3_demo.derived_cache import cached_json
+
+_VERSION = 1  # Bump when the derivation changes: it names the cache file.
 _RETURN = re.compile(r"Return (?P<answer>[^.]{3,80}?)\.(?:\s|$)")
 _SKIPPED_DIRECTORIES = {"test", "tests", "idlelib", "site-packages", "lib2to3", "turtledemo", "__pycache__"}
 
@@ -42,8 +45,14 @@ def _functions(path: str) -> list[tuple[str, str]]:
 
 @functools.lru_cache(maxsize=None)
 def _documented_functions() -> tuple[tuple[tuple[str, str], ...], ...]:
-    """Per standard library file, its functions that `_functions` keeps (parsed once a process)."""
-    return tuple(tuple(_functions(path)) for path in _stdlib_files())
+    """Per standard library file, its functions that `_functions` keeps (parsed once per Python
+    version and kept in the derived-corpora cache, then read once a process)."""
+
+    def derive():
+        return [_functions(path) for path in _stdlib_files()]
+
+    files = cached_json("docstring_questions", _VERSION, derive)
+    return tuple(tuple(tuple(function) for function in functions) for functions in files)
 
 
 def _stdlib_files() -> list[str]:
