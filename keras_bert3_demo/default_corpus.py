@@ -11,6 +11,7 @@ between documents).
 """
 
 import ast
+import collections
 import os
 import re
 import sysconfig
@@ -108,11 +109,16 @@ def _derive_documents() -> list[list[str]]:
 
 
 def _docstring_nodes(tree: ast.Module):
-    """The module, then its classes and functions, in source order."""
+    """The module, then its classes and functions, breadth first (`ast.walk`'s order). Only statements hold
+    definitions, so the walk goes down through statements (and `except` and `case` clauses), not expressions."""
     yield tree
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield node
+    pending = collections.deque([tree])
+    while pending:
+        for node in ast.iter_child_nodes(pending.popleft()):
+            if isinstance(node, (ast.stmt, ast.excepthandler, ast.match_case)):
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield node
+                pending.append(node)
 
 
 def _is_prose(paragraph: str) -> bool:
