@@ -269,4 +269,3 @@ def _re2_literal(text: str) -> str:
 def _character_ranges(ranges) -> str:
     """`((first, last), ...)` code points as the inside of an RE2 character class."""
     return "".join(f"\\x{{{first:X}}}-\\x{{{last:X}}}" for first, last in ranges)
-
