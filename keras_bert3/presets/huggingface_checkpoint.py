@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 
+from keras_bert3.files.json_files import read_json
 from keras_bert3.layers.activations import activation_from_hugging_face
 
 HF_CONFIG_FILE = "config.json"
@@ -28,13 +29,12 @@ def is_huggingface_checkpoint(preset_dir: str) -> bool:
     path = os.path.join(preset_dir, HF_CONFIG_FILE)
     if not os.path.isfile(path):
         return False
-    with open(path, encoding="utf-8") as f:
-        return "model_type" in json.load(f)
+    config = read_json(path)
+    return isinstance(config, dict) and "model_type" in config
 
 
 def read_huggingface_config(preset_dir: str) -> dict:
-    with open(os.path.join(preset_dir, HF_CONFIG_FILE), encoding="utf-8") as f:
-        config = json.load(f)
+    config = read_json(os.path.join(preset_dir, HF_CONFIG_FILE))
     model_type = config.get("model_type")
     if model_type != "bert":
         raise ValueError(
@@ -88,6 +88,34 @@ def huggingface_config_from_backbone(backbone) -> dict:
     return {"architectures": ["BertModel"], "model_type": "bert", **config}
 
 
+def index_shards(index_path: str) -> list[str]:
+    """The shard files that a sharded checkpoint's `model.safetensors.index.json` names, each checked to be a
+    file in the index's own folder: a name that is absolute or goes up (`..`) is refused, as it would read a file
+    from elsewhere on the machine."""
+    folder = os.path.dirname(index_path)
+    index = read_json(index_path)
+    weight_map = index.get("weight_map") if isinstance(index, dict) else None
+    if not isinstance(weight_map, dict) or not all(isinstance(name, str) for name in weight_map.values()):
+        raise ValueError(
+            f"{index_path} has no 'weight_map' (an object from each tensor's name to the file that holds it): it "
+            "is not a safetensors index. Download or copy it again."
+        )
+    shards = sorted(set(weight_map.values()))
+    for shard in shards:
+        parts = shard.replace("\\", "/").split("/")
+        if not shard or os.path.isabs(shard) or ".." in parts:
+            raise ValueError(
+                f"{index_path} names the shard {shard!r}, outside the checkpoint's folder: refused (a shard must be "
+                "a file beside the index). Take the checkpoint again from a source you trust."
+            )
+        if not os.path.isfile(os.path.join(folder, shard)):
+            raise FileNotFoundError(
+                f"{index_path} names the shard {shard!r}, which is not in {folder}: the checkpoint was copied in "
+                "part. Copy its missing shard files."
+            )
+    return shards
+
+
 class SafetensorsCheckpoint:
     """A Hugging Face checkpoint's tensors by `BertModel` name, whatever the prefix or LayerNorm naming."""
 
@@ -114,9 +142,7 @@ class SafetensorsCheckpoint:
     def _weight_files(preset_dir: str) -> list[str]:
         index_path = os.path.join(preset_dir, HF_WEIGHTS_INDEX_FILE)
         if os.path.isfile(index_path):
-            with open(index_path, encoding="utf-8") as f:
-                shards = sorted(set(json.load(f)["weight_map"].values()))
-            return [os.path.join(preset_dir, shard) for shard in shards]
+            return [os.path.join(preset_dir, shard) for shard in index_shards(index_path)]
         path = os.path.join(preset_dir, HF_WEIGHTS_FILE)
         if os.path.isfile(path):
             return [path]

@@ -1,10 +1,10 @@
 """keras-hub BERT presets, loaded with keras-hub and copied into a `BertBackbone` (tanh GELU)."""
 
-import json
 import os
 
 import numpy as np
 
+from keras_bert3.files.json_files import read_json
 from keras_bert3.presets.huggingface_checkpoint import assign
 
 KERAS_HUB_CONFIG_FILE = "config.json"
@@ -15,8 +15,7 @@ KERAS_HUB_TOKENIZER_CONFIG_FILE = "tokenizer.json"
 def _registered_name(path: str) -> str:
     if not os.path.isfile(path):
         return ""
-    with open(path, encoding="utf-8") as f:
-        config = json.load(f)
+    config = read_json(path)
     return config.get("registered_name") or config.get("module", "")
 
 

@@ -11,6 +11,7 @@ import os
 
 import keras
 
+from keras_bert3.files.json_files import read_json
 from keras_bert3.files.weight_files import load_keras_weights
 from keras_bert3.files.weight_files import save_keras_weights
 from keras_bert3.files.write_failed import write_failures_named
@@ -20,11 +21,6 @@ BACKBONE_WEIGHTS_FILE = "model.weights.h5"
 TOKENIZER_CONFIG_FILE = "tokenizer.json"
 VOCABULARY_FILE = "vocabulary.txt"
 METADATA_FILE = "metadata.json"
-
-
-def read_json(path: str) -> dict:
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
 
 
 def write_json(path: str, data: dict) -> None:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 
 import numpy as np
@@ -194,4 +195,67 @@ def test_weights_of_another_size_are_named(tmp_path, minilm_dir):
     copy_config(minilm_dir, tmp_path, intermediate_size=1024)
     shutil.copy(os.path.join(minilm_dir, "model.safetensors"), tmp_path)
     with pytest.raises(ValueError, match=r"intermediate\.dense\.weight.*\(1536, 384\)"):
+        BertBackbone.from_preset(str(tmp_path))
+
+
+# === Sharded checkpoints (model.safetensors.index.json), as `save_pretrained` writes them past its shard size ===
+
+
+def write_sharded_minilm(
+    minilm_dir, target, *, names=("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+):
+    """MiniLM's tensors split over two shard files beside an index, as `transformers` writes a large checkpoint."""
+    from safetensors.numpy import load_file
+    from safetensors.numpy import save_file
+
+    tensors = load_file(os.path.join(minilm_dir, "model.safetensors"))
+    keys = sorted(tensors)
+    halves = {names[0]: keys[: len(keys) // 2], names[1]: keys[len(keys) // 2 :]}
+    for name, chosen in halves.items():
+        if not os.path.isabs(name) and ".." not in name:
+            save_file({key: tensors[key] for key in chosen}, str(target / name))
+    index = {"metadata": {}, "weight_map": {key: name for name, chosen in halves.items() for key in chosen}}
+    (target / "model.safetensors.index.json").write_text(json.dumps(index), encoding="utf-8")
+    shutil.copy(os.path.join(minilm_dir, "config.json"), target)
+
+
+@pytest.mark.backend_free
+def test_a_sharded_checkpoint_loads_the_same_weights(tmp_path, minilm_dir):
+    write_sharded_minilm(minilm_dir, tmp_path)
+    sharded = BertBackbone.from_preset(str(tmp_path))
+    whole = BertBackbone.from_preset(minilm_dir)
+    for a, b in zip(sharded.weights, whole.weights):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+
+
+@pytest.mark.backend_free
+@pytest.mark.parametrize("shard", ["../elsewhere/x.safetensors", "/dev/zero", "sub/../../x.safetensors"])
+def test_security_a_shard_outside_the_checkpoint_folder_is_refused(tmp_path, minilm_dir, shard):
+    """A checkpoint's index may only name files beside it: a `..` or an absolute path would read any file."""
+    (tmp_path / "elsewhere").mkdir()
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.mkdir()
+    write_sharded_minilm(minilm_dir, checkpoint, names=("model-00001-of-00002.safetensors", shard))
+    with pytest.raises(
+        ValueError, match=re.escape(f"names the shard {shard!r}, outside the checkpoint's folder: refused")
+    ):
+        BertBackbone.from_preset(str(checkpoint))
+
+
+@pytest.mark.backend_free
+@pytest.mark.parametrize(
+    "index, message",
+    [
+        ('{"metadata": {}}', "has no 'weight_map'"),
+        ('{"metadata": {}, "weight_map": {"embeddings', "is not valid JSON .*truncated or damaged"),
+        (
+            '{"weight_map": {"a": "model-00003-of-00003.safetensors"}}',
+            "names the shard 'model-00003-of-00003.safetensors', which is not in",
+        ),
+    ],
+)
+def test_copied_model_a_damaged_index_is_named(tmp_path, minilm_dir, index, message):
+    write_sharded_minilm(minilm_dir, tmp_path)
+    (tmp_path / "model.safetensors.index.json").write_text(index, encoding="utf-8")
+    with pytest.raises((ValueError, FileNotFoundError), match=f"model.safetensors.index.json {message}"):
         BertBackbone.from_preset(str(tmp_path))
