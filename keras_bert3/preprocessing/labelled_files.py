@@ -27,6 +27,7 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
                 raise ValueError(
                     f"{path}, line {line}: the {kind} ({column!r}) is missing or empty. Fill it in or remove the row."
                 )
+    check_label_types(rows, label_column, path)
     labels = [str(row[label_column]) for _, row in rows]
     check_distinct_labels(labels, path)
     texts = [str(row[text_column]) for _, row in rows]
@@ -35,7 +36,8 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
 
 
 def file_rows(path: str):
-    """`(line number, dict)` per data row; non-UTF-8 is refused naming its first bad byte."""
+    """`(line number, dict)` per data row; non-UTF-8 is refused naming its first bad byte. A byte-order mark
+    at the start (Excel's "CSV UTF-8") is skipped."""
     try:
         yield from _decoded_rows(path)
     except UnicodeDecodeError:
@@ -43,9 +45,9 @@ def file_rows(path: str):
 
 
 def decoded_lines(path: str):
-    """`(line number, text without its line break)` per line of a UTF-8 file."""
+    """`(line number, text without its line break)` per line of a UTF-8 file (a leading byte-order mark skipped)."""
     try:
-        with open(path, encoding="utf-8", newline="") as f:
+        with open(path, encoding="utf-8-sig", newline="") as f:
             for line, text in enumerate(f, start=1):
                 yield line, text.rstrip("\r\n")
     except UnicodeDecodeError:
@@ -72,9 +74,21 @@ def _decoded_rows(path: str):
     if path.endswith((".jsonl", ".json")):
         yield from json_lines(path)
         return
-    with open(path, encoding="utf-8", newline="") as f:
+    with open(path, encoding="utf-8-sig", newline="") as f:
         reader = csv.DictReader(f)
+        header = reader.fieldnames or []
+        twice = sorted({name for name in header if header.count(name) > 1})
+        if twice:
+            raise ValueError(
+                f"{path}, line 1: the header names the column {twice[0]!r} {header.count(twice[0])} times. "
+                "Rename the columns so that each name is one column."
+            )
         for row in reader:
+            if None in row:  # More fields than the header names: DictReader keeps them under None.
+                raise ValueError(
+                    f"{path}, line {reader.line_num}: {len(header) + len(row[None])} fields, the header names "
+                    f'{len(header)}. Quote a field that holds a comma ("a, b"), as spreadsheets save them.'
+                )
             yield reader.line_num, row
 
 
@@ -93,6 +107,27 @@ def json_lines(path: str):
                 f"{path}, line {line}: a JSON object {{...}} per line is needed, got {type(row).__name__}."
             )
         yield line, row
+
+
+def check_label_types(rows, label_column: str, path: str) -> None:
+    """Refuses JSON labels that are not class names (true, 1.0, a list) and labels written both as strings and
+    as numbers (`1` and `"1"`), naming the line: as text they would be classes of their own."""
+    first_kind = {}
+    for line, row in rows:
+        label = row[label_column]
+        if isinstance(label, bool) or not isinstance(label, (str, int)):
+            raise ValueError(
+                f"{path}, line {line}: the label {json.dumps(label)} is not a class name. Write each label as a "
+                'string ("positive") or a whole number (1).'
+            )
+        kind = "a string" if isinstance(label, str) else "a number"
+        first_kind.setdefault(kind, (line, label))
+        if len(first_kind) > 1:
+            (line_a, a), (line_b, b) = first_kind.values()
+            raise ValueError(
+                f"{path}, line {line_b}: the label {json.dumps(b)} is {kind}, line {line_a}'s {json.dumps(a)} is not: "
+                "write every label the same way (all strings, or all whole numbers)."
+            )
 
 
 def _folded(label: str) -> str:

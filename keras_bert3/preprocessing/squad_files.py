@@ -5,6 +5,8 @@ import json
 
 from keras_bert3.preprocessing.labelled_files import decoded_lines
 
+NO_ANSWER_START = -1  # With an empty text: an answer that says there is none.
+
 
 @dataclasses.dataclass
 class SquadQuestions:
@@ -62,10 +64,15 @@ def _add_question(questions: SquadQuestions, qa, context: str, path: str, where:
     texts, starts = [], []
     for answer in [] if qa.get("is_impossible") else _field(qa, "answers", list, path, where):
         text, start = (answer.get("text"), answer.get("answer_start")) if isinstance(answer, dict) else (None, None)
-        if not isinstance(text, str) or not isinstance(start, int) or context[start : start + len(text)] != text:
+        if (text, start) == ("", NO_ANSWER_START):  # How converters write "no answer" in SQuAD v2.0.
+            continue
+        is_start = isinstance(start, int) and not isinstance(start, bool) and start >= 0
+        if not isinstance(text, str) or not text or not is_start or context[start : start + len(text)] != text:
+            there = context[start : start + len(str(text))] if is_start else None
             raise ValueError(
                 f"{path}, {where}: the answer {text!r} is not at answer_start {start!r} of its context (it has "
-                f"{context[start : start + len(str(text))]!r} there; answer_start counts characters from 0)."
+                f"{there!r} there; answer_start counts characters from 0; an unanswerable question has no "
+                f'answers, or "is_impossible": true, or the answer {{"text": "", "answer_start": -1}}).'
             )
         texts.append(text)
         starts.append(start)

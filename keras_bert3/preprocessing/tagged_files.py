@@ -35,6 +35,7 @@ def read_tagged_file(path: str, tag_column: int = -1) -> TaggedSentences:
 
 def _conll_sentences(path: str, tag_column: int):
     words, tags, start = [], [], None
+    width = None  # (columns, line) of the file's first word line: every word line has as many.
     for line, text in decoded_lines(path):
         columns = text.split()
         if not columns or columns[0] == "-DOCSTART-":
@@ -46,6 +47,13 @@ def _conll_sentences(path: str, tag_column: int):
             raise ValueError(
                 f"{path}, line {line}: {text.strip()[:60]!r} has no tag in column {tag_column} (a word, then its "
                 "tags, split at whitespace). Fix the line, or give the tag's column with --tag-column."
+            )
+        width = width or (len(columns), line)
+        if len(columns) != width[0]:
+            raise ValueError(
+                f"{path}, line {line}: {text.strip()[:60]!r} has {len(columns)} columns, line {width[1]} has "
+                f"{width[0]}: a column counted from the end would be another one here. Give every word line the same "
+                "columns (a word holding a space splits in two)."
             )
         start = start if words else line
         words.append(columns[0])

@@ -2,6 +2,7 @@
 and each kind of bad row refused with its file and line."""
 
 import json
+import re
 
 import pytest
 
@@ -74,3 +75,61 @@ def test_labels_that_differ_only_by_case_or_spaces_are_refused(tmp_path, sentenc
         ValueError, match=r"differ only by case or spaces: 'pos', ' pos', 'Pos', 'POS'\. Write each class"
     ):
         read_labelled_file(write_csv(tmp_path / "h.csv", rows), "sentence", "topic")
+
+
+def test_messy_file_excels_byte_order_mark_is_skipped(tmp_path, sentences):
+    """Excel's "CSV UTF-8" starts the file with a byte-order mark and ends lines with CRLF; the header's first
+    column is still `sentence` (not `\\ufeffsentence`), and a JSON-lines file saved with a mark reads too."""
+    import csv
+
+    path = tmp_path / "excel.csv"
+    with open(path, "w", newline="", encoding="utf-8-sig") as f:
+        writer = csv.writer(f, dialect="excel")  # CRLF line ends, as Excel writes.
+        writer.writerow(["sentence", "topic"])
+        writer.writerows(sentences)
+    assert path.read_bytes().startswith(b"\xef\xbb\xbfsentence,topic\r\n")
+    texts, _, labels = read_labelled_file(str(path), "sentence", "topic")
+    assert list(zip(texts, labels)) == sentences
+
+    lines = [json.dumps({"sentence": text, "topic": label}) for text, label in sentences]
+    marked = tmp_path / "marked.jsonl"
+    marked.write_text("\ufeff" + "\n".join(lines) + "\n", encoding="utf-8")
+    texts, _, labels = read_labelled_file(str(marked), "sentence", "topic")
+    assert list(zip(texts, labels)) == sentences
+
+
+def test_messy_file_an_unquoted_comma_is_named_not_cut(tmp_path, sentences):
+    """A row whose text holds an unquoted comma has a field more than the header: it was cut at the comma,
+    its tail read as the label and the real label dropped."""
+    path = tmp_path / "hand.csv"
+    lines = ["sentence,topic"] + [f'"{text}",{label}' for text, label in sentences[:3]] + ["Return a, b and c,math"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    expected = f"{path}, line 5: 3 fields, the header names 2. Quote a field that holds a comma"
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        read_labelled_file(str(path), "sentence", "topic")
+
+
+def test_messy_file_a_column_named_twice_is_named(tmp_path, sentences):
+    path = write_csv(
+        tmp_path / "twice.csv", [(text, label, text) for text, label in sentences], "sentence,topic,sentence"
+    )
+    with pytest.raises(ValueError, match=re.escape(f"{path}, line 1: the header names the column 'sentence' 2 times")):
+        read_labelled_file(path, "sentence", "topic")
+
+
+@pytest.mark.parametrize(
+    "labels, line, message",
+    [
+        (["1", 1], 2, 'the label 1 is a number, line 1\'s "1" is not'),
+        ([0, 1, True], 3, "the label true is not a class name"),
+        ([0, 1.0], 2, "the label 1.0 is not a class name"),
+    ],
+)
+def test_messy_file_json_labels_of_mixed_types_are_named(tmp_path, sentences, labels, line, message):
+    """JSON-lines labels `1`, `1.0`, `"1"` and `true` were each a class of its own (their text)."""
+    rows = [json.dumps({"sentence": text, "topic": label}) for (text, _), label in zip(sentences, labels)]
+    path = write_jsonl(tmp_path / "mixed.jsonl", rows)
+    with pytest.raises(ValueError, match=re.escape(f"{path}, line {line}: {message}")):
+        read_labelled_file(path, "sentence", "topic")
+    numbers = write_jsonl(tmp_path / "numbers.jsonl", [json.dumps({"sentence": "a b", "topic": n}) for n in (0, 1, 0)])
+    assert read_labelled_file(numbers, "sentence", "topic")[2] == ["0", "1", "0"]

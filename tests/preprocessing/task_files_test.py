@@ -3,6 +3,7 @@ JSON lines, SQuAD JSON) as `keras-bert3 finetune` reads them, and their bad
 input, each named with the file and the line or question."""
 
 import json
+import re
 
 import pytest
 
@@ -40,6 +41,12 @@ def test_json_lines_sentences(tmp_path):
         ),
         ("e.jsonl", "{not json\n", r"e.jsonl, line 1: not valid JSON"),
         ("f.conll", "EU B-ORG\nrejects b-org\n", r"f.conll has labels that differ only by case"),
+        # Messy file: a line with a column more (its chunk tag, say) read "the last column" as another tag.
+        (
+            "g.conll",
+            "EU NNP B-NP B-ORG\nrejects VBZ B-VP O\nGerman JJ B-NP I-NP B-MISC\n",
+            r"g.conll, line 3: 'German JJ B-NP I-NP B-MISC' has 5 columns, line 1 has 4",
+        ),
     ],
 )
 def test_bad_tagged_files_are_named_with_their_line(tmp_path, name, text, message):
@@ -99,3 +106,34 @@ def test_bad_squad_files_name_the_question(tmp_path, content, message):
     (tmp_path / "bad.json").write_text(content, "utf-8")
     with pytest.raises(ValueError, match=message):
         read_squad_file(str(tmp_path / "bad.json"))
+
+
+def one_question(answers) -> str:
+    qa = {"id": "q7", "question": "What does it return?", "answers": answers}
+    return json.dumps(squad([{"context": "It returns the path.", "qas": [qa]}]))
+
+
+def test_messy_file_a_converters_empty_answer_is_unanswerable(tmp_path):
+    """SQuAD v2.0 as converters write it: an unanswerable question with the answer `{"text": "",
+    "answer_start": -1}`, beside an answerable one."""
+    path = tmp_path / "converted.json"
+    path.write_text(one_question([{"text": "", "answer_start": -1}]), "utf-8")
+    assert read_squad_file(str(path)).answers == [[]]
+    path.write_text(one_question([{"text": "the path", "answer_start": 11}]), "utf-8")
+    assert read_squad_file(str(path)).answer_starts == [[11]]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"text": "path", "answer_start": -5},  # Python's slicing counts from the end: it was read as no answer.
+        {"text": "", "answer_start": 3},
+        {"text": "It", "answer_start": False},
+    ],
+)
+def test_messy_file_a_negative_or_empty_answer_is_named(tmp_path, answer):
+    path = tmp_path / "bad.json"
+    path.write_text(one_question([answer]), "utf-8")
+    expected = f"{path}, data[0].paragraphs[0].qas[0] (id 'q7'): the answer {answer['text']!r} is not at answer_start"
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        read_squad_file(str(path))
