@@ -219,7 +219,9 @@ def _copy_class_names(model_dir: str, export_dir: str) -> None:
 def predict(args) -> None:
     from keras_bert3.jobs.prediction_files import predict_file
     from keras_bert3.jobs.served_model import ServedModel
+    from keras_bert3.training.finetuning_config import refuse_below_one
 
+    refuse_below_one(args.batch_size, "--batch-size")
     if args.input:
         if args.texts:
             raise ValueError("Give texts as arguments or --input FILE, not both.")

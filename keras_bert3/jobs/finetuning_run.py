@@ -35,6 +35,7 @@ def finetune(config) -> dict:
     check_precision(config.precision)
     check_replaceable(config.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE)
     train = job.read(config.train, config)
+    job.check_trainable(train, config.train)
     label_names = job.label_names(train)
     count = len(next(iter(job.served_inputs(train).values())))
     shown = "" if not label_names else f", {len(label_names)} labels: {', '.join(label_names[:20])}"

@@ -19,6 +19,13 @@ class QuestionAnswererJob(TaskJob):
 
         return read_squad_file(path)
 
+    def check_trainable(self, examples: SquadQuestions, path: str) -> None:
+        if not any(examples.answers):
+            raise ValueError(
+                f"{path} has {len(examples):,} questions and none with an answer: the question answerer learns "
+                "from answered questions (the answer's text and answer_start). Add answered ones."
+            )
+
     def label_names(self, examples: SquadQuestions) -> None:
         return None  # Answers are spans of the passage: no labels.
 

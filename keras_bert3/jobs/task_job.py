@@ -19,6 +19,9 @@ class TaskJob:
     monitor = "val_loss"  # The validation metric early stopping watches.
     monitor_mode = "min"
 
+    def check_trainable(self, examples, path: str) -> None:
+        """Refuses, before any model loads, a training file that has nothing this task learns from."""
+
     def unknown_labels(self, examples, label_names: list[str]) -> list[str]:
         """The labels of `examples` that are not in `label_names`."""
         return []

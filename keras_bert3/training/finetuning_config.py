@@ -3,6 +3,7 @@ default, help), as `PretrainingConfig`'s are `pretrain`'s (`data/setting_fields.
 
 import dataclasses
 
+from keras_bert3.data.setting_fields import flag_of
 from keras_bert3.data.setting_fields import setting
 from keras_bert3.models.training_precision import PRECISIONS
 
@@ -58,3 +59,14 @@ class FinetuningConfig:
     )
     seed: int = setting(0, "initialisation and shuffling seed")
     verbose: int = setting(2, "0 silent, 1 progress bar, 2 a line per epoch")
+
+    def __post_init__(self):
+        for name in ("epochs", "batch_size", "sequence_length"):
+            refuse_below_one(getattr(self, name), flag_of(FinetuningConfig, name))
+
+
+def refuse_below_one(value: int, flag: str) -> None:
+    """A count a command needs at least one of (epochs, texts a step or a call): 0 or less is refused, naming
+    the flag, instead of read as "the default" or "everything at once"."""
+    if value < 1:
+        raise ValueError(f"{flag} {value}: give a whole number of at least 1.")

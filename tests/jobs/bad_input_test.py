@@ -163,3 +163,52 @@ def test_damaged_exports_are_named_by_their_file(classifier, tmp_path, capsys):
         assert line.startswith(f"keras-bert3 predict: {damaged} is damaged"), line
         assert not output.exists() and not glob.glob(f"{output}.*")
         shutil.rmtree(export)
+
+
+@pytest.mark.slow
+@pytest.mark.one_pass
+@pytest.mark.parametrize("name", ["class_names.json", "task.json", "config.json", "tokenizer.json"])
+def test_copied_model_a_truncated_json_file_is_named(classifier, tmp_path, capsys, name):
+    """A fine-tuned model copied in part: one of its JSON files cut short. `predict` names that file and says
+    what to do, instead of the decoder's "Unterminated string starting at: line 3 column 5"."""
+    import shutil
+
+    copy = tmp_path / "copied"
+    shutil.copytree(classifier, copy)
+    damaged = copy / name
+    text = damaged.read_text(encoding="utf-8")
+    damaged.write_text(text[: len(text) // 2], encoding="utf-8")
+    line = refused(capsys, "predict", "--model", copy, "Return the path.")
+    assert line.startswith(f"keras-bert3 predict: {damaged} is not valid JSON ("), line
+    assert "): it is truncated or damaged. Copy or download it again." in line, line
+
+
+@pytest.mark.backend_free
+def test_messy_file_a_batch_size_of_zero_is_refused_before_any_model_loads(task_files, tmp_path, capsys):
+    """`--batch-size 0` was read as "the whole file at once" by `predict` and as 32 by `finetune` (which
+    recorded 0 in its settings); now both refuse it, naming the flag, before reading a model."""
+    output = tmp_path / "out.csv"
+    line = refused(capsys, "predict", "--model", tmp_path / "no-model", "--batch-size", 0, "Return the path.")
+    assert line.startswith("keras-bert3 predict: --batch-size 0: give a whole number of at least 1."), line
+    args = ["finetune", "--preset", tmp_path / "no-preset", "--train", task_files / "train.csv", *COLUMNS]
+    for flag in ("--batch-size", "--epochs", "--sequence-length"):
+        line = refused(capsys, *args, "--output", output, flag, 0)
+        assert line.startswith(f"keras-bert3 finetune: {flag} 0: give a whole number of at least 1."), line
+    assert not output.exists() and not (tmp_path / "out.csv.checkpoints").exists()
+
+
+@pytest.mark.backend_free  # Refused before any model loads, and before the run's checkpoint folder is made.
+def test_messy_file_squad_with_only_unanswerable_questions_is_named(tmp_path, capsys):
+    """SQuAD v2.0 whose questions are all unanswerable (`is_impossible`, no answers, or a converter's
+    `{"text": "", "answer_start": -1}`) gave a `ShuffleDataset` traceback after the model loaded."""
+    qas = [
+        {"id": "a", "question": "Who?", "answers": [], "is_impossible": True},
+        {"id": "b", "question": "When?", "answers": [{"text": "", "answer_start": -1}]},
+    ]
+    squad = tmp_path / "unanswerable.json"
+    squad.write_text(json.dumps({"version": "v2.0", "data": [{"paragraphs": [{"context": "It ran.", "qas": qas}]}]}))
+    output = tmp_path / "m"
+    args = ["finetune", "--preset", tmp_path / "no-preset", "--output", output, "--task", "question-answerer"]
+    line = refused(capsys, *args, "--train", squad)
+    assert line.startswith(f"keras-bert3 finetune: {squad} has 2 questions and none with an answer: "), line
+    assert not output.exists() and not (tmp_path / "m.checkpoints").exists()
