@@ -40,7 +40,7 @@ KERAS_BERT3_REQUIRE_REFERENCE=1 python -m tests.serving_runtime >/dev/null &  # 
 serving=$!
 # --no-compile: Python compiles the modules the tests import as it first imports
 # them, instead of pip compiling every module of every package at install
-# (torch's and JAX's, most of which no test imports: bench/README.md, "CI").
+# (torch's and JAX's, most of which no test imports: bench/history/2026-12.md, "CI in a new environment").
 pip_install=(python -m pip install --quiet --disable-pip-version-check --no-compile)
 "${pip_install[@]}" -e ".[jax,beam,onnx,test]" || exit 1
 python -m tests.derived_corpora &
