@@ -27,6 +27,14 @@ class ClassifierJob(TaskJob):
             *read_labelled_file(path, columns.text_column, columns.label_column, columns.second_column)
         )
 
+    def check_trainable(self, examples: LabelledTexts, path: str) -> None:
+        classes = sorted(set(examples.labels))
+        if len(classes) < 2:
+            raise ValueError(
+                f"{path}: every row has the label {classes[0]!r}, and a classifier learns to tell at least 2 classes "
+                "apart. Add rows of another label (or check --label-column)."
+            )
+
     def label_names(self, examples: LabelledTexts) -> list[str]:
         return sorted(set(examples.labels))
 

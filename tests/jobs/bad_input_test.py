@@ -212,3 +212,16 @@ def test_messy_file_squad_with_only_unanswerable_questions_is_named(tmp_path, ca
     line = refused(capsys, *args, "--train", squad)
     assert line.startswith(f"keras-bert3 finetune: {squad} has 2 questions and none with an answer: "), line
     assert not output.exists() and not (tmp_path / "m.checkpoints").exists()
+
+
+@pytest.mark.backend_free  # Refused before any model loads, and before the run's checkpoint folder is made.
+def test_messy_file_a_single_class_is_named_with_its_label(tmp_path, capsys):
+    """A training file whose rows all have one label was refused only after the model loaded, as
+    "num_classes=1", naming neither the file nor the label."""
+    train = tmp_path / "one_label.csv"
+    train.write_text("sentence,topic\nReturn the path.,files\nOpen the file.,files\n", "utf-8")
+    output = tmp_path / "m"
+    args = ["finetune", "--preset", tmp_path / "no-preset", "--train", train, *COLUMNS, "--output", output]
+    line = refused(capsys, *args)
+    assert line.startswith(f"keras-bert3 finetune: {train}: every row has the label 'files', and a classifier"), line
+    assert not output.exists() and not (tmp_path / "m.checkpoints").exists()
