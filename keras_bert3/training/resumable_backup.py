@@ -59,6 +59,9 @@ class ResumableBackup(keras.callbacks.Callback):
 
     def on_train_begin(self, logs=None):
         self._resumed_at, self._metric_states = restore_checkpoint(self.model, self.backup_dir)
+        if self._resumed_at != (0, 0):
+            latest = os.path.join(self.backup_dir, checkpoint_name(*self._resumed_at))
+            logger.info(f"Resumed from the checkpoint {latest} at step {optimizer_step(self.model):,}.")
         if self._resumed_at[0]:
             start_fit_at_epoch(self.model, self._resumed_at[0])
 

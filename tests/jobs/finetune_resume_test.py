@@ -9,6 +9,7 @@ kill chain of tests/training/pretraining_run_test.py, the others' by
 tests/training/resumable_backup_test.py and by the mid-epoch resume there."""
 
 import csv
+import logging
 import signal
 import subprocess
 import sys
@@ -61,9 +62,12 @@ def weights(preset) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.one_pass
-def test_killed_then_stopped_mid_epoch_resumes_to_the_uninterrupted_history_and_weights(task_files, tmp_path, capsys):
+def test_killed_then_stopped_mid_epoch_resumes_to_the_uninterrupted_history_and_weights(
+    task_files, tmp_path, capsys, caplog
+):
     """And a second copy of the command, while the resumed run waits at its
-    first step, is refused in one line (exit 2) and leaves it to go on."""
+    first step, is refused in one line (exit 2) and leaves it to go on. Each
+    resumed run says which checkpoint and step it went on from."""
     assert main(arguments(task_files, tmp_path / "uninterrupted")) == 0
     output = tmp_path / "run"
     args = arguments(task_files, output)
@@ -77,10 +81,13 @@ def test_killed_then_stopped_mid_epoch_resumes_to_the_uninterrupted_history_and_
     assert len(refused) == 1 and "run.checkpoints is in use by another run (pid " in refused[0], refused
     resumed.send_signal(signal.SIGTERM)  # Stopped at the end of the step under way: written at its second.
     _, stderr = resumed.communicate(timeout=300)
+    backup = tmp_path / "run.checkpoints" / "backup"
     assert resumed.returncode == 128 + signal.SIGTERM, stderr[-3000:]
     assert "wrote the checkpoint" in stderr and not output.exists()
     assert sorted(p.name for p in (tmp_path / "run.checkpoints" / "backup").iterdir()) == ["checkpoint-1+2"]
+    caplog.set_level(logging.INFO, logger="keras_bert3")
     assert main(args) == 0
+    assert f"Resumed from the checkpoint {backup / 'checkpoint-1+2'} at step 6." in caplog.messages
     assert history(output) == history(tmp_path / "uninterrupted") and len(history(output)) == 3
     ours, reference = weights(output), weights(tmp_path / "uninterrupted")
     assert ours.keys() == reference.keys() and len(ours) > 10
