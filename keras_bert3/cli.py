@@ -227,7 +227,12 @@ def predict(args) -> None:
             raise ValueError("Give texts as arguments or --input FILE, not both.")
         if not args.output:
             raise ValueError("--input needs --output FILE (.csv or .jsonl): where each row goes with its prediction.")
-        options = dict(batch_size=args.batch_size, overwrite=args.overwrite, verbose=args.verbose)
+        options = dict(
+            batch_size=args.batch_size,
+            overwrite=args.overwrite,
+            prediction_prefix=args.prediction_prefix,
+            verbose=args.verbose,
+        )
         rows = predict_file(args.model, args.input, args.output, args, **options)
         print(f"Wrote {rows:,} rows with their predictions to {args.output}.")
         return
@@ -416,7 +421,17 @@ def _add_predict(commands) -> None:
         "--input", help="a .csv or .jsonl file (columns by --text-column ...) or plain text, one text a line"
     )
     p.add_argument("--output", help="with --input: a .csv or .jsonl file, each input row with its prediction")
-    p.add_argument("--overwrite", action="store_true", help="replace an existing --output")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an existing --output; start over where a stopped run left rows",
+    )
+    p.add_argument(
+        "--prediction-prefix",
+        default="",
+        help="put before the names of the prediction's fields (e.g. predicted_), where the input has columns of "
+        "those names",
+    )
     p.add_argument("--batch-size", type=int, default=64, help="rows a call of the model")
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 a progress bar")
     add_flags(p, FinetuningConfig, names=COLUMN_FLAGS)

@@ -18,6 +18,7 @@ class ClassifierJob(TaskJob):
     name = "classifier"
     task_class_path = "keras_bert3.models.bert_classifier:BertClassifier"
     monitor, monitor_mode = "val_accuracy", "max"
+    has_classes = True
 
     def read(self, path: str, columns) -> LabelledTexts:
         from keras_bert3.preprocessing.labelled_files import read_labelled_file

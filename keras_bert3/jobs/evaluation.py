@@ -1,6 +1,6 @@
 """`keras-bert3 evaluate`: a fine-tuned model's scores on a labelled file."""
 
-from keras_bert3.jobs.served_model import ServedModel
+from keras_bert3.jobs.served_model import LABEL_NAMES_FILE, ServedModel
 from keras_bert3.jobs.task_job import in_batches
 
 BATCH_SIZE = 64  # Inputs a call of the served model.
@@ -9,6 +9,12 @@ BATCH_SIZE = 64  # Inputs a call of the served model.
 def evaluate(model_path: str, data: str, columns, *, report_path: str | None = None) -> dict:
     """The model's report (`TaskJob.report`) on the labelled file `data`, also written to `report_path`."""
     model = ServedModel(model_path)
+    if model.label_names is None and model.job.has_classes:
+        raise ValueError(
+            f"{model_path} has no {LABEL_NAMES_FILE}: its classes are numbers (0, 1, ...), which cannot be matched "
+            f"with the labels of {data}. Copy the {LABEL_NAMES_FILE} of the fine-tuned preset beside it (finetune "
+            "writes it; export copies it)."
+        )
     examples = model.job.read(data, columns)
     if model.label_names:
         unknown = model.job.unknown_labels(examples, model.label_names)

@@ -10,8 +10,9 @@ LABEL_NAMES_FILE = "class_names.json"  # Beside a fine-tuned preset and its expo
 
 
 class ServedModel:
-    """The model at `path`, with its task's job and label names. Called with a dict
-    of string lists (`input_names`), it gives one dict a row (`TaskJob.rows`)."""
+    """The model at `path`, with its task's job, label names (`class_names.json`, checked against the classes its head
+    gives) and `class_count` (None where the model does not say). Called with a dict of string lists (`input_names`),
+    it gives one dict a row (`TaskJob.rows`)."""
 
     def __init__(self, path: str):
         from keras_bert3.export.onnx_export import MODEL_FILE
@@ -25,9 +26,22 @@ class ServedModel:
         else:
             self.format, self._run = "preset", self._preset(path)
         self.label_names = label_names(path)
+        if self.label_names is not None and self.class_count not in (None, len(self.label_names)):
+            raise ValueError(self._other_names(f"its head gives {self.class_count} classes"))
 
     def __call__(self, inputs: dict) -> list[dict]:
-        return self.job.rows(self._run(inputs), self.label_names)
+        try:
+            return self.job.rows(self._run(inputs), self.label_names)
+        except IndexError:  # A class past the names (a SavedModel's tagger does not say how many it gives).
+            if self.label_names is None:
+                raise
+            raise ValueError(self._other_names("it gives a class past them")) from None
+
+    def _other_names(self, found: str) -> str:
+        return (
+            f"{os.path.join(self.path, LABEL_NAMES_FILE)} names {len(self.label_names)} classes but {found}: it "
+            "belongs to another model. Copy the class_names.json of the preset this model was fine-tuned as."
+        )
 
     def _saved_model(self, path: str):
         import tensorflow as tf
@@ -42,6 +56,8 @@ class ServedModel:
             raise ValueError(f"{damaged} is damaged ({first_line(error)}). Export the model again.") from error
         self.input_names = sorted(serve.structured_input_signature[1])
         self.job = job_for_outputs(self.input_names, serve.structured_outputs)
+        probabilities = serve.structured_outputs.get("probabilities")
+        self.class_count = None if probabilities is None else probabilities.shape[-1]
         return lambda inputs: {
             k: v.numpy() for k, v in serve(**{k: tf.constant(v, tf.string) for k, v in inputs.items()}).items()
         }
@@ -52,12 +68,16 @@ class ServedModel:
         model = OnnxTextModel(path)
         self.input_names = model.input_names
         self.job = job_for_outputs(model.input_names, model.output_names)
+        shapes = {value.name: value.shape for value in model.session.get_outputs()}
+        count = shapes.get("probabilities", [None])[-1]
+        self.class_count = count if isinstance(count, int) else None
         return lambda inputs: model(**inputs)
 
     def _preset(self, path: str):
         task = load_task(path)
         self.job = job_for_task(task)
         self.input_names = self.job.preset_input_names(task)
+        self.class_count = getattr(task, "num_classes", getattr(task, "num_labels", None))
         return lambda inputs: self.job.preset_outputs(task, inputs)
 
 

@@ -18,6 +18,7 @@ class TaskJob:
     task_class_path = ""  # "module:class" of its task model.
     monitor = "val_loss"  # The validation metric early stopping watches.
     monitor_mode = "min"
+    has_classes = False  # Its outputs are classes, named by the model's class_names.json.
 
     def check_trainable(self, examples, path: str) -> None:
         """Refuses, before any model loads, a training file that has nothing this task learns from."""

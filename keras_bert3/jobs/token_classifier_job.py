@@ -11,6 +11,7 @@ class TokenClassifierJob(TaskJob):
     name = "token-classifier"
     task_class_path = "keras_bert3.models.bert_token_classifier:BertTokenClassifier"
     monitor, monitor_mode = "val_accuracy", "max"
+    has_classes = True
 
     def read(self, path: str, columns) -> TaggedSentences:
         from keras_bert3.preprocessing.tagged_files import read_tagged_file

@@ -225,3 +225,51 @@ def test_messy_file_a_single_class_is_named_with_its_label(tmp_path, capsys):
     line = refused(capsys, *args)
     assert line.startswith(f"keras-bert3 finetune: {train}: every row has the label 'files', and a classifier"), line
     assert not output.exists() and not (tmp_path / "m.checkpoints").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.one_pass
+def test_messy_file_an_input_column_named_as_a_prediction_is_never_written_over(classifier, tmp_path, capsys):
+    """`predict --input` on a test file with a `label` column wrote its prediction over the user's labels.
+    Now refused naming the column; `--prediction-prefix` puts the predictions beside it."""
+    import csv
+
+    rows = tmp_path / "test.csv"
+    rows.write_text("sentence,label\nReturn the path.,files\nOpen the file.,files\n", "utf-8")
+    output = tmp_path / "out.csv"
+    args = ["predict", "--model", classifier, "--input", rows, "--text-column", "sentence", "--output", output]
+    line = refused(capsys, *args)
+    assert line.startswith(
+        f"keras-bert3 predict: {rows}, line 2: the column 'label' has the name of a prediction field (label, "
+        "probability), which predict would write over it. Give --prediction-prefix"
+    ), line
+    assert list(tmp_path.iterdir()) == [rows]
+    assert main([str(a) for a in [*args, "--prediction-prefix", "predicted_", "--verbose", 0]]) == 0
+    with open(output, newline="", encoding="utf-8") as f:
+        written = list(csv.DictReader(f))
+    assert [row["label"] for row in written] == ["files", "files"]
+    assert list(written[0]) == ["sentence", "label", "predicted_label", "predicted_probability"]
+
+
+@pytest.mark.slow
+@pytest.mark.one_pass
+def test_copied_model_without_class_names_or_with_another_models_is_refused(classifier, task_files, tmp_path, capsys):
+    """A model copied without its class_names.json was scored by comparing the indices "0", "1", ... with the
+    file's labels (accuracy 0.267 for a model of 0.733); one with another model's names (2 names, a head of 3
+    classes) labelled every row wrongly. Now `evaluate` refuses the first, and every command the second."""
+    import shutil
+
+    copy = tmp_path / "copied"
+    shutil.copytree(classifier, copy)
+    (copy / "class_names.json").unlink()
+    data = task_files / "validation.jsonl"
+    line = refused(capsys, "evaluate", "--model", copy, "--data", data, *COLUMNS)
+    assert line.startswith(
+        f"keras-bert3 evaluate: {copy} has no class_names.json: its classes are numbers (0, 1, ...), which cannot"
+    ), line
+    names = json.loads((classifier / "class_names.json").read_text())["class_names"]
+    (copy / "class_names.json").write_text(json.dumps({"class_names": names[:2]}))
+    said = f"{copy / 'class_names.json'} names 2 classes but its head gives {len(names)} classes: it belongs to"
+    for command in (["evaluate", "--model", copy, "--data", data, *COLUMNS], ["predict", "--model", copy, "Hi."]):
+        line = refused(capsys, *command)
+        assert line.startswith(f"keras-bert3 {command[0]}: {said}"), line

@@ -137,7 +137,8 @@ def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path,
                     filler.write(b"\0" * 65536)
                     filler.flush()
         predict = ["predict", "--model", str(classifier), "--input", str(tmp_path / "train.csv"), "--text-column"]
-        assert refusal([*predict, "text", "--output", str(disk / "predictions.csv"), "--verbose", "0"]) == [
+        predict += ["text", "--prediction-prefix", "predicted_"]  # The file has a `label` column.
+        assert refusal([*predict, "--output", str(disk / "predictions.csv"), "--verbose", "0"]) == [
             f"keras-bert3 predict: Cannot write the predictions {disk}/predictions.csv: No space left on device. "
             "Nothing was left behind. (--debug shows where)"
         ]
