@@ -52,11 +52,28 @@ def finetune(config) -> dict:
     if config.patience is not None and validation is None:
         raise ValueError("--patience watches the validation score: give --validation too.")
     work = os.path.normpath(config.output) + CHECKPOINTS_SUFFIX
-    with run_lock(work):
-        _check_same_settings(work, config)
-        history = _train(job, config, train, validation, label_names, work)
+    locked = False
+    try:
+        with run_lock(work):
+            locked = True
+            _check_same_settings(work, config)
+            history = _train(job, config, train, validation, label_names, work)
+    except Exception:
+        if locked and not _resumable(work):  # Refused or failed before a checkpoint: nothing to go on from.
+            shutil.rmtree(work, ignore_errors=True)
+        raise
     shutil.rmtree(work, ignore_errors=True)
     return history
+
+
+def _resumable(work: str) -> bool:
+    """Whether the run's folder holds a checkpoint to go on from (or one this version cannot read, kept)."""
+    from keras_bert3.training.resumable_backup import latest_checkpoint
+
+    try:
+        return latest_checkpoint(os.path.join(work, BACKUP_DIR)) is not None
+    except ValueError:
+        return True
 
 
 def _check_same_settings(work: str, config) -> None:

@@ -273,3 +273,15 @@ def test_copied_model_without_class_names_or_with_another_models_is_refused(clas
     for command in (["evaluate", "--model", copy, "--data", data, *COLUMNS], ["predict", "--model", copy, "Hi."]):
         line = refused(capsys, *command)
         assert line.startswith(f"keras-bert3 {command[0]}: {said}"), line
+
+
+@pytest.mark.slow
+@pytest.mark.one_pass  # The run's folder and its removal: the same on either backend.
+def test_lost_work_a_refusal_after_the_run_began_leaves_no_checkpoint_folder(task_files, tmp_path, capsys):
+    """A `--sequence-length` longer than the preset's positions is refused as the model is built, after the run
+    took its folder: `<output>.checkpoints/` was left behind, holding nothing to resume."""
+    output = tmp_path / "m"
+    args = ["finetune", "--preset", task_files / "pretrained", "--train", task_files / "train.csv", *COLUMNS]
+    line = refused(capsys, *args, "--output", output, "--sequence-length", 100_000)
+    assert line.startswith("keras-bert3 finetune: sequence_length=100000 exceeds the backbone's 64 positions."), line
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
