@@ -157,7 +157,7 @@ class BertQuestionAnswerer(BertTask):
         """The best answer of each example over its windows (`best_spans`), as a
         dict: the windows of `(questions, contexts)` tokenized in one call and `run`."""
         questions, contexts = x if isinstance(x, tuple) and len(x) == 2 else (x, None)  # Without contexts: refused.
-        questions, contexts = check_questions_and_contexts(questions, contexts)
+        questions, contexts = check_questions_and_contexts(questions, contexts, allow_empty=True)  # Answered "".
         if not questions:
             return []
         features = self.preprocessor((questions, contexts))

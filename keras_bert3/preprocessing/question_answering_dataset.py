@@ -44,8 +44,9 @@ def squad_examples(x) -> dict[str, list]:
     return columns
 
 
-def check_questions_and_contexts(questions, contexts) -> tuple[list[str], list[str]]:
-    """Lists of strings of the same length, none empty; else a ValueError saying which."""
+def check_questions_and_contexts(questions, contexts, *, allow_empty: bool = False) -> tuple[list[str], list[str]]:
+    """Lists of strings of the same length, none empty (unless `allow_empty`: answered ""); else a ValueError
+    saying which."""
     if contexts is None:
         raise ValueError("predict takes questions and their contexts: qa.predict((questions, contexts)).")
     questions, contexts = python_texts(questions, decode=True), python_texts(contexts, decode=True)
@@ -57,7 +58,7 @@ def check_questions_and_contexts(questions, contexts) -> tuple[list[str], list[s
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise ValueError(f"{name} {i} is a {type(text).__name__}, not a string.")
-            if not text.strip():
+            if not text.strip() and not allow_empty:
                 raise ValueError(f"{name} {i} is empty: every example needs a {name} with some text.")
     return questions, contexts
 

@@ -285,3 +285,35 @@ def test_lost_work_a_refusal_after_the_run_began_leaves_no_checkpoint_folder(tas
     line = refused(capsys, *args, "--output", output, "--sequence-length", 100_000)
     assert line.startswith("keras-bert3 finetune: sequence_length=100000 exceeds the backbone's 64 positions."), line
     assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+@pytest.mark.one_pass
+def test_messy_file_an_empty_context_is_answered_empty_and_the_other_rows_written(task_files, tmp_path, capsys):
+    """`predict` with the question answerer on a file with one empty context failed the whole run ("context 2
+    is empty", an index in a batch) where its SavedModel answers "" for that row: now every form answers ""."""
+    from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
+
+    model = tmp_path / "answerer"
+    answerer = BertQuestionAnswerer.from_preset(
+        str(task_files / "pretrained"), sequence_length=32, max_query_length=8, doc_stride=8
+    )
+    answerer.save_to_preset(str(model))
+    rows = tmp_path / "questions.jsonl"
+    contexts = ["It returns the path.", "", "It opens the file."]
+    rows.write_text("".join(json.dumps({"question": "What?", "context": c}) + "\n" for c in contexts), "utf-8")
+    output = tmp_path / "answers.jsonl"
+    assert (
+        main([str(a) for a in ["predict", "--model", model, "--input", rows, "--output", output, "--verbose", 0]]) == 0
+    )
+    answers = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
+    assert [row["context"] for row in answers] == contexts
+    assert answers[1] | {"score": 0.0} == {
+        "question": "What?",
+        "context": "",
+        "answer": "",
+        "start": 0,
+        "end": 0,
+        "score": 0.0,
+    }
+    assert answers[1]["score"] == 0 and all(row["answer"] for row in (answers[0], answers[2]))

@@ -190,8 +190,6 @@ def test_bad_input_raises_clear_errors(minilm_dir):
         qa.fit({**good, "question": ["  "]}, verbose=0)
     with pytest.raises(ValueError, match="keys"):
         qa.fit({"question": ["x"]}, verbose=0)
-    with pytest.raises(ValueError, match="context 1 is empty"):
-        qa.predict((["a", "b"], ["text", ""]))
     with pytest.raises(ValueError, match="one context per question"):
         qa.predict((["a", "b"], ["text"]))
     with pytest.raises(ValueError, match="windows would not advance"):
@@ -235,6 +233,8 @@ def test_export_answers_like_predict_in_the_serving_runtime(minilm_dir, tmp_path
     for name in ("start_logits", "end_logits"):
         np.testing.assert_allclose(served["ids"][name], expected_logits[name], atol=1e-5)
     bad = served["bad"]
-    assert bad["answer"][1] == b"" and bad["score"][1] == 0  # Empty context: no answer.
+    assert bad["answer"][1] == b"" and bad["score"][1] == 0  # Empty context: no answer, and predict's the same.
+    assert qa.predict((["What?"], [""]), verbose=0) == [{"answer": "", "start": 0, "end": 0, "score": 0.0}]
+    assert bad["start"][1] == 0 and bad["end"][1] == 0
     assert np.isfinite(bad["score"]).all() and len(bad["answer"]) == 4
     assert bad["end"][3] <= 8 * 128 * 5  # 100,000 characters: only max_windows windows read.
