@@ -3,7 +3,10 @@
 import csv
 import json
 import os
+import sys
 import unicodedata
+
+LONGEST_FIELD = min(sys.maxsize, 2**31 - 1)  # A CSV field's characters: as many as the platform's C long holds.
 
 
 def read_labelled_file(path: str, text_column: str, label_column: str, second_column: str | None = None):
@@ -74,6 +77,7 @@ def _decoded_rows(path: str):
     if path.endswith((".jsonl", ".json")):
         yield from json_lines(path)
         return
+    csv.field_size_limit(LONGEST_FIELD)  # Python's default, 131,072 characters, is shorter than many documents.
     with open(path, encoding="utf-8-sig", newline="") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []

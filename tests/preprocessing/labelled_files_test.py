@@ -133,3 +133,15 @@ def test_messy_file_json_labels_of_mixed_types_are_named(tmp_path, sentences, la
         read_labelled_file(path, "sentence", "topic")
     numbers = write_jsonl(tmp_path / "numbers.jsonl", [json.dumps({"sentence": "a b", "topic": n}) for n in (0, 1, 0)])
     assert read_labelled_file(numbers, "sentence", "topic")[2] == ["0", "1", "0"]
+
+
+def test_messy_file_a_cell_longer_than_pythons_csv_limit_is_read(tmp_path, sentences):
+    """A long document in one CSV cell (over Python's default 131,072 characters, here 2 MB of real sentences,
+    quoted, with line breaks) ended in `_csv.Error: field larger than field limit`; now it is read whole."""
+    document = ""
+    while len(document) < 2_000_000:
+        document += " ".join(text for text, _ in sentences) + "\n"
+    rows = [(sentences[0][0], sentences[0][1]), (document, sentences[1][1]), (sentences[2][0], sentences[2][1])]
+    write_csv(tmp_path / "long.csv", rows)
+    texts, _, labels = read_labelled_file(str(tmp_path / "long.csv"), "sentence", "topic")
+    assert texts == [row[0] for row in rows] and labels == [row[1] for row in rows]
