@@ -4,6 +4,7 @@ import dataclasses
 
 import numpy as np
 
+from keras_bert3.jobs.confusion_matrix_plot import why_not_drawn
 from keras_bert3.jobs.task_job import TaskJob
 
 
@@ -86,7 +87,7 @@ class ClassifierJob(TaskJob):
         precision, recall, f1, support = metrics.precision_recall_fscore_support(
             truth, predicted, labels=names, zero_division=0
         )
-        return {
+        report = {
             "accuracy": metrics.accuracy_score(truth, predicted),
             "macro_f1": metrics.f1_score(truth, predicted, labels=names, average="macro", zero_division=0),
             "weighted_f1": metrics.f1_score(truth, predicted, labels=names, average="weighted", zero_division=0),
@@ -100,6 +101,8 @@ class ClassifierJob(TaskJob):
                 "rows_true_columns_predicted": metrics.confusion_matrix(truth, predicted, labels=names).tolist(),
             },
         }
+        left_out = why_not_drawn(report["confusion_matrix"])
+        return report if left_out is None else report | {"figure_left_out": left_out}
 
     def report_lines(self, report: dict) -> list[str]:
         lines = [
@@ -115,14 +118,19 @@ class ClassifierJob(TaskJob):
                 f"{scores['support']:8d}"
             )
         matrix = report["confusion_matrix"]
+        if "figure_left_out" in report:  # As large as the figure would be.
+            return lines + ["", f"{report['figure_left_out']}."]
         lines += ["", "confusion matrix (rows: true label, columns: predicted, in the order above)"]
         lines += ["  ".join(f"{count:6d}" for count in row) for row in matrix["rows_true_columns_predicted"]]
         return lines
 
     def write_figures(self, report: dict, report_path: str) -> list[str]:
-        """The confusion matrix as a PNG beside the report (`<report>.confusion_matrix.png`)."""
+        """The confusion matrix as a PNG beside the report (`<report>.confusion_matrix.png`), where it is readable
+        (`report["figure_left_out"]` says why not)."""
         from keras_bert3.jobs.confusion_matrix_plot import plot_confusion_matrix
 
+        if "figure_left_out" in report:
+            return []
         path = f"{report_path.removesuffix('.json')}.confusion_matrix.png"
         plot_confusion_matrix(report["confusion_matrix"], path)
         return [path]

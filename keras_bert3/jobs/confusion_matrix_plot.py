@@ -1,4 +1,18 @@
-"""The confusion matrix of an evaluation as a PNG (scikit-learn's display, no screen needed)."""
+"""The confusion matrix of an evaluation as a PNG (scikit-learn's display, no screen needed), up to the classes a
+person can read in one."""
+
+MAX_DRAWN_CLASSES = 50  # Past this, cells and labels are too small to read, and the figure grows by the square.
+
+
+def why_not_drawn(matrix: dict) -> str | None:
+    """Why `plot_confusion_matrix` leaves `matrix` out (None: it draws it)."""
+    count = len(matrix["labels"])
+    if count <= MAX_DRAWN_CLASSES:
+        return None
+    return (
+        f"no confusion-matrix PNG: {count:,} classes, more than the {MAX_DRAWN_CLASSES} a figure shows readably "
+        "(the matrix is in the report's confusion_matrix)"
+    )
 
 
 def plot_confusion_matrix(matrix: dict, png_path: str) -> str:
