@@ -69,7 +69,7 @@ def predict_file(
                 for (line, row), prediction in zip(chunk, model(batch))
             ]
             with _writing(output_path):
-                out.write(encode(written))
+                out.writelines(encode(written))
                 out.flush()
                 progress.rows, progress.end = progress.rows + len(chunk), out.tell()
                 record_progress(output_path, settings, progress)
@@ -203,22 +203,29 @@ def _cell(row: dict, column: str, path: str, line: int) -> str:
 
 
 def _row_encoder(extension: str, progress: PredictionProgress):
-    """A function of a list of rows to their UTF-8 bytes as CSV (lists joined by spaces; the header before the first
-    row, its columns kept in `progress.header`) or JSON lines."""
+    """A function of a list of rows to their UTF-8 bytes, a piece a row (a long row is not copied again into one
+    string of all), as CSV (lists joined by spaces; the header before the first row, its columns kept in
+    `progress.header`) or JSON lines."""
     if extension == ".jsonl":
-        return lambda rows: "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+        return lambda rows: [piece for row in rows for piece in (json.dumps(row, ensure_ascii=False).encode(), b"\n")]
 
     def encode(rows):
-        text = io.StringIO(newline="")
-        new = progress.header is None
-        if new:
+        pieces = []
+        if progress.header is None:
             progress.header = list(rows[0])
-        writer = csv.DictWriter(text, progress.header, extrasaction="ignore")
-        if new:
-            writer.writeheader()
-        writer.writerows(
-            {k: " ".join(map(str, v)) if isinstance(v, list) else v for k, v in row.items()} for row in rows
-        )
-        return text.getvalue().encode("utf-8")
+            pieces.append(_csv_line(dict(zip(progress.header, progress.header)), progress.header))
+        for row in rows:
+            pieces.append(
+                _csv_line(
+                    {k: " ".join(map(str, v)) if isinstance(v, list) else v for k, v in row.items()}, progress.header
+                )
+            )
+        return pieces
 
     return encode
+
+
+def _csv_line(row: dict, header: list[str]) -> bytes:
+    text = io.StringIO(newline="")
+    csv.DictWriter(text, header, extrasaction="ignore").writerow(row)
+    return text.getvalue().encode("utf-8")

@@ -37,13 +37,24 @@ class QuestionAnswererJob(TaskJob):
         )
 
     def fit_data(self, examples: SquadQuestions, label_names):
-        """The answered questions (this answerer always gives a span)."""
+        """The answered questions (this answerer always gives a span), contexts within
+        `text_limit.MAX_TEXT_CHARACTERS` (a question whose answer lies past that is left out)."""
+        from keras_bert3.preprocessing.text_limit import MAX_TEXT_CHARACTERS
+        from keras_bert3.preprocessing.text_limit import cut_text
+
         x, left_out = examples.training_examples()
         if left_out:
             logger.warning(
                 f"{left_out} questions without an answer (SQuAD v2.0) are left out: this answerer gives a span."
             )
-        return x, None
+        within = [s + len(t) <= MAX_TEXT_CHARACTERS for s, t in zip(x["answer_start"], x["answer_text"])]
+        if not all(within):
+            logger.warning(
+                f"{within.count(False)} questions whose answer lies past their context's first "
+                f"{MAX_TEXT_CHARACTERS:,} characters (more than a model reads) are left out."
+            )
+        x = {name: [value for value, keep in zip(values, within) if keep] for name, values in x.items()}
+        return x | {"context": [cut_text(context) for context in x["context"]]}, None
 
     def served_inputs(self, examples: SquadQuestions) -> dict:
         return {"question": examples.question, "context": examples.context}

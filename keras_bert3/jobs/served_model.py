@@ -12,7 +12,7 @@ LABEL_NAMES_FILE = "class_names.json"  # Beside a fine-tuned preset and its expo
 class ServedModel:
     """The model at `path`, with its task's job, label names (`class_names.json`, checked against the classes its head
     gives) and `class_count` (None where the model does not say). Called with a dict of string lists (`input_names`),
-    it gives one dict a row (`TaskJob.rows`)."""
+    each cut at `text_limit.MAX_TEXT_CHARACTERS`, it gives one dict a row (`TaskJob.rows`)."""
 
     def __init__(self, path: str):
         from keras_bert3.export.onnx_export import MODEL_FILE
@@ -30,6 +30,9 @@ class ServedModel:
             raise ValueError(self._other_names(f"its head gives {self.class_count} classes"))
 
     def __call__(self, inputs: dict) -> list[dict]:
+        from keras_bert3.preprocessing.text_limit import cut_text
+
+        inputs = {name: [cut_text(text) for text in texts] for name, texts in inputs.items()}
         try:
             return self.job.rows(self._run(inputs), self.label_names)
         except IndexError:  # A class past the names (a SavedModel's tagger does not say how many it gives).

@@ -30,8 +30,15 @@ class TokenClassifierJob(TaskJob):
         )
 
     def fit_data(self, examples: TaggedSentences, label_names: list[str]):
+        """The words of each sentence (those within `text_limit.MAX_TEXT_CHARACTERS`) and their tags' indices."""
+        from keras_bert3.preprocessing.text_limit import words_within
+
         index = {name: i for i, name in enumerate(label_names)}
-        return examples.words, [np.array([index[tag] for tag in tags], "int32") for tags in examples.tags]
+        kept = [words_within(words) for words in examples.words]
+        words = [sentence[:count] for sentence, count in zip(examples.words, kept)]
+        return words, [
+            np.array([index[tag] for tag in tags[:count]], "int32") for tags, count in zip(examples.tags, kept)
+        ]
 
     def served_inputs(self, examples: TaggedSentences) -> dict:
         return {"text": [" ".join(words) for words in examples.words]}  # Served models split at whitespace.
@@ -78,7 +85,11 @@ class TokenClassifierJob(TaskJob):
         """Entity scores over all sentences, a cut word counted as tagged "O"."""
         from keras_bert3.metrics.entity_scores import entity_scores
 
-        predicted = [[tag or "O" for tag in row["tags"]] for row in rows]
+        # A word the model did not tag (past the sequence, or past a text's first 1,000,000 characters) is "O".
+        predicted = [
+            [tag or "O" for tag in row["tags"]] + ["O"] * (len(truth) - len(row["tags"]))
+            for row, truth in zip(rows, examples.tags)
+        ]
         scores = entity_scores(examples.tags, predicted)
         pairs = [(t, p) for truth, tags in zip(examples.tags, predicted) for t, p in zip(truth, tags)]
         overall = scores["overall"]
@@ -88,8 +99,8 @@ class TokenClassifierJob(TaskJob):
             "recall": overall["recall"],
             "token_accuracy": sum(t == p for t, p in pairs) / max(len(pairs), 1),
             "sentences": len(rows),
-            "sentences_cut": sum(row["cut"] > 0 for row in rows),
-            "words_cut": sum(row["cut"] for row in rows),
+            "sentences_cut": sum(row["cut"] > 0 or len(row["tags"]) < len(t) for row, t in zip(rows, examples.tags)),
+            "words_cut": sum(row["cut"] + len(t) - len(row["tags"]) for row, t in zip(rows, examples.tags)),
             "per_type": scores["per_type"],
         }
 

@@ -6,13 +6,15 @@ import os
 import sys
 import unicodedata
 
+from keras_bert3.preprocessing.text_limit import cut_text
+
 LONGEST_FIELD = min(sys.maxsize, 2**31 - 1)  # A CSV field's characters: as many as the platform's C long holds.
 
 
 def read_labelled_file(path: str, text_column: str, label_column: str, second_column: str | None = None):
     """`(texts, second_texts or None, labels as strings)` of a `.csv` or `.jsonl`/`.json` file.
 
-    `ValueError` names the file and line of: no rows, a missing column, an empty text or label,
+    Texts are cut at `text_limit.MAX_TEXT_CHARACTERS`. `ValueError` names the file and line of: no rows, a missing column, an empty text or label,
     a line that is not a JSON object, labels that differ only by case or spaces."""
     columns = [name for name in (text_column, second_column, label_column) if name is not None]
     rows = list(file_rows(path))  # (line, row)
@@ -33,8 +35,8 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
     check_label_types(rows, label_column, path)
     labels = [str(row[label_column]) for _, row in rows]
     check_distinct_labels(labels, path)
-    texts = [str(row[text_column]) for _, row in rows]
-    seconds = None if second_column is None else [str(row[second_column]) for _, row in rows]
+    texts = [cut_text(str(row[text_column])) for _, row in rows]
+    seconds = None if second_column is None else [cut_text(str(row[second_column])) for _, row in rows]
     return texts, seconds, labels
 
 
@@ -52,7 +54,8 @@ def decoded_lines(path: str):
     try:
         with open(path, encoding="utf-8-sig", newline="") as f:
             for line, text in enumerate(f, start=1):
-                yield line, text.rstrip("\r\n")
+                text = text.rstrip("\r\n")  # The line read is let go before the next: one copy of a long line.
+                yield line, text
     except UnicodeDecodeError:
         raise ValueError(_not_utf8(path)) from None
 
@@ -110,6 +113,7 @@ def json_lines(path: str):
             raise ValueError(
                 f"{path}, line {line}: a JSON object {{...}} per line is needed, got {type(row).__name__}."
             )
+        text = None  # Not held beside the row while the caller uses it (a long line would be twice in memory).
         yield line, row
 
 

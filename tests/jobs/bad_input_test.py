@@ -317,3 +317,21 @@ def test_messy_file_an_empty_context_is_answered_empty_and_the_other_rows_writte
         "score": 0.0,
     }
     assert answers[1]["score"] == 0 and all(row["answer"] for row in (answers[0], answers[2]))
+
+
+@pytest.mark.slow
+@pytest.mark.one_pass
+def test_messy_file_a_row_longer_than_any_model_reads_is_predicted_on_what_it_reads(classifier, task_files, tmp_path):
+    """`predict` tokenized a 200 MB row whole (past 9 GB of memory); now the model gets the row's first
+    `MAX_TEXT_CHARACTERS` and predicts what it predicts for them, and the output keeps the row whole."""
+    from keras_bert3.preprocessing.text_limit import MAX_TEXT_CHARACTERS
+
+    with open(task_files / "train.csv", encoding="utf-8") as f:
+        sample = f.read()
+    document = (sample * (MAX_TEXT_CHARACTERS // len(sample) + 2))[: MAX_TEXT_CHARACTERS + 50_000]
+    for name, text in (("long", document), ("cut", document[:MAX_TEXT_CHARACTERS])):
+        (tmp_path / f"{name}.jsonl").write_text(json.dumps({"sentence": text}) + "\n", encoding="utf-8")
+        args = ["predict", "--model", classifier, "--input", tmp_path / f"{name}.jsonl", "--text-column", "sentence"]
+        assert main([str(a) for a in [*args, "--output", tmp_path / f"{name}.out.jsonl", "--verbose", 0]]) == 0
+    long, cut = (json.loads((tmp_path / f"{name}.out.jsonl").read_text("utf-8")) for name in ("long", "cut"))
+    assert long["sentence"] == document and (long["label"], long["probability"]) == (cut["label"], cut["probability"])

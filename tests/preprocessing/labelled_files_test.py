@@ -136,12 +136,32 @@ def test_messy_file_json_labels_of_mixed_types_are_named(tmp_path, sentences, la
 
 
 def test_messy_file_a_cell_longer_than_pythons_csv_limit_is_read(tmp_path, sentences):
-    """A long document in one CSV cell (over Python's default 131,072 characters, here 2 MB of real sentences,
-    quoted, with line breaks) ended in `_csv.Error: field larger than field limit`; now it is read whole."""
+    """A long document in one CSV cell (over Python's default 131,072 characters, here half a million of real
+    sentences, quoted, with line breaks) ended in `_csv.Error: field larger than field limit`; now it is read whole."""
     document = ""
-    while len(document) < 2_000_000:
+    while len(document) < 500_000:
         document += " ".join(text for text, _ in sentences) + "\n"
     rows = [(sentences[0][0], sentences[0][1]), (document, sentences[1][1]), (sentences[2][0], sentences[2][1])]
     write_csv(tmp_path / "long.csv", rows)
     texts, _, labels = read_labelled_file(str(tmp_path / "long.csv"), "sentence", "topic")
     assert texts == [row[0] for row in rows] and labels == [row[1] for row in rows]
+
+
+def test_messy_file_a_text_longer_than_any_model_reads_is_cut_as_it_is_read(tmp_path, sentences):
+    """A 200 MB row was kept whole and tokenized whole before being cut to the sequence (finetune peaked at
+    19.8 GB). Texts are now cut as they are read at the characters no model reads past; a tagged sentence keeps
+    the words within them."""
+    from keras_bert3.preprocessing.text_limit import MAX_TEXT_CHARACTERS
+    from keras_bert3.preprocessing.text_limit import words_within
+
+    document = ""
+    while len(document) <= MAX_TEXT_CHARACTERS + 10_000:
+        document += " ".join(text for text, _ in sentences) + " "
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps({"sentence": t, "topic": l}) + "\n" for t, l in [sentences[0], (document, "x")]))
+    texts, _, labels = read_labelled_file(str(path), "sentence", "topic")
+    assert texts == [sentences[0][0], document[:MAX_TEXT_CHARACTERS]] and labels == [sentences[0][1], "x"]
+    words = document.split()
+    kept = words_within(words)
+    assert len(" ".join(words[:kept])) <= MAX_TEXT_CHARACTERS < len(" ".join(words[: kept + 1]))
+    assert words_within(words[:10]) == 10
