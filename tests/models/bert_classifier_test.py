@@ -202,3 +202,20 @@ def test_from_preset_on_the_real_checkpoint(minilm_dir, topics):
     assert pooled.shape == (4, 384)
     assert classifier.predict(texts, verbose=0).shape == (4, 6)
     assert os.path.isdir(minilm_dir)
+
+
+@pytest.mark.slow
+def test_a_batch_gives_the_same_bits_whatever_the_process_predicted_before(tokenizer, topics):
+    """Keras's TensorFlow predict step traces the first shapes it meets on their own and later ones shape-generic,
+    and the two graphs compute some rows 1 ulp apart: `predict --input` resumed midway wrote rows a bit apart from
+    an uninterrupted run's. One model predicts the texts first; another with the same weights predicts them after
+    batches of other lengths; the logits are the same bits."""
+    texts = topics["train_texts"]
+    first = tiny_classifier(tokenizer, num_classes=6, sequence_length=64)
+    after = tiny_classifier(tokenizer, num_classes=6, sequence_length=64)
+    after.set_weights(first.get_weights())
+    target = texts[640:768]
+    expected = first.predict(target, batch_size=32, verbose=0)
+    for start in range(0, 640, 64):
+        after.predict(texts[start : start + 64], batch_size=32, verbose=0)
+    np.testing.assert_array_equal(after.predict(target, batch_size=32, verbose=0), expected)
