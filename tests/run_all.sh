@@ -43,6 +43,7 @@ serving=$!
 # (torch's and JAX's, most of which no test imports: bench/history/2026-12.md, "CI in a new environment").
 pip_install=(python -m pip install --quiet --disable-pip-version-check --no-compile)
 "${pip_install[@]}" -e ".[jax,beam,onnx,test]" || exit 1
+installed=$SECONDS
 python -m tests.derived_corpora &
 corpora=$!
 # seqeval, the oracle of the entity scores' tests, ships only a source archive
@@ -55,8 +56,9 @@ if ! python -c "import importlib.metadata as m, sys; sys.exit(m.version('seqeval
   "${pip_install[@]}" --no-build-isolation "seqeval==$seqeval" || exit 1
 fi
 wait $serving || exit 1
+serving_built=$SECONDS
 wait $corpora || exit 1
-echo "Set-up (the installs, the TF Serving runtime, the derived corpora): $SECONDS s"
+echo "Set-up (the installs, the TF Serving runtime, the derived corpora): $SECONDS s (installed at $installed s; the TF Serving runtime ready by $serving_built s)"
 # Parity tests must run, never skip, here: a missing reference is an error.
 export KERAS_BERT3_REQUIRE_REFERENCE=1
 # The passes share the cores: PyTorch (the reference) gets half of them in

@@ -106,14 +106,7 @@ def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path,
             f"keras-bert3 finetune: Cannot write the checkpoint {disk}/classifier.checkpoints/backup/checkpoint-1: "
             "No space left on device. No checkpoint was written before it. (--debug shows where)"
         ]
-        assert os.listdir(disk) == ["classifier.checkpoints"]  # Its lock and settings: no preset, nothing partial.
-        assert sorted(os.listdir(disk / "classifier.checkpoints")) == [
-            "backup",
-            "finetuning.json",
-            "history.csv",
-            "run.lock",
-        ]
-        assert os.listdir(disk / "classifier.checkpoints" / "backup") == []
+        assert os.listdir(disk) == []  # No checkpoint to resume from: its folder (lock, settings) removed too.
 
         classifier = tmp_path / "classifier"  # What `finetune` writes, without the training.
         BertClassifier.from_preset(
@@ -129,7 +122,7 @@ def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path,
             f"keras-bert3 convert: Cannot write the preset {disk}/converted: No space left on device. "
             "Nothing was left behind. (--debug shows where)"
         ]
-        assert sorted(os.listdir(disk)) == ["classifier.checkpoints", "serving"]
+        assert sorted(os.listdir(disk)) == ["serving"]
 
         with open(disk / "filler", "wb") as filler:  # The rest of the disk, to the last byte.
             with pytest.raises(OSError):
@@ -142,4 +135,4 @@ def test_a_fine_tuned_preset_or_an_export_on_a_full_disk_fails_cleanly(tmp_path,
             f"keras-bert3 predict: Cannot write the predictions {disk}/predictions.csv: No space left on device. "
             "Nothing was left behind. (--debug shows where)"
         ]
-        assert sorted(os.listdir(disk)) == ["classifier.checkpoints", "filler", "serving"]
+        assert sorted(os.listdir(disk)) == ["filler", "serving"]
