@@ -2,8 +2,9 @@
 (a crash, a lost host) or SIGTERM (a scheduler's preemption), at named
 moments: nothing appears under the output's name, the finished rows stay in
 the partial file, and the same command, rerun, goes on from the next row and
-says so; at the end the output is an undisturbed run's, byte for byte. A rerun
-with other settings is refused; `--overwrite` starts over."""
+says so; at the end the output is an undisturbed run's, byte for byte. A second
+copy beside a running one, and a rerun with other settings, are refused;
+`--overwrite` starts over."""
 
 import json
 import logging
@@ -11,6 +12,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 
 import pytest
 
@@ -18,6 +20,7 @@ from keras_bert3.cli import main
 from tests.jobs.bad_input_test import refused
 from tests.named_moment import moment_environment
 from tests.training.pretrain_command import REPO
+from tests.warm_commands import started_and_waiting
 
 # The moments: a batch's rows recorded; a batch's rows written, not yet recorded; a batch predicted, not yet written.
 RECORDED = ("keras_bert3.jobs.prediction_progress:record_progress", "after")
@@ -75,12 +78,19 @@ def test_predict_stopped_midway_goes_on_from_the_next_row_to_the_undisturbed_out
         partial = (tmp_path / "out.csv.partial").read_bytes()
         assert undisturbed.startswith(partial[: len(partial)])  # Never a row of its own, at worst one more batch.
         assert json.loads((tmp_path / "out.csv.partial.json").read_text())["rows"] == kept
+    # A second copy while a run goes on from there (waiting after its first batch's record) is refused.
+    going_on = started_and_waiting([sys.executable, "-m", "keras_bert3", *predict(output)], RECORDED, 1, cwd=REPO)
+    line = refused(capsys, *predict(output))
+    assert line.startswith(f"keras-bert3 predict: Another predict is writing --output {output} (it holds "), line
+    going_on.send_signal(signal.SIGTERM)
+    going_on.communicate(timeout=300)
+    assert going_on.returncode == 128 + signal.SIGTERM
     line = refused(capsys, *predict(output)[:-2], "--batch-size", "5")
-    said = f"keras-bert3 predict: {output}.partial holds 12 rows predicted with --batch-size 4 (this run: 5): run the"
+    said = f"keras-bert3 predict: {output}.partial holds 16 rows predicted with --batch-size 4 (this run: 5): run the"
     assert line.startswith(said), line
     caplog.set_level(logging.INFO, logger="keras_bert3")
     assert main(predict(output)) == 0
-    assert ours(caplog) == [f"Going on from row 13: 12 rows are kept in {output}.partial."]
+    assert ours(caplog) == [f"Going on from row 17: 16 rows are kept in {output}.partial."]
     assert output.read_bytes() == undisturbed
     assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith("out")) == ["out.csv"]
     # Stopped again, then started over: --overwrite.
