@@ -7,8 +7,9 @@ import dataclasses
 import json
 import os
 
-PARTIAL_SUFFIX = ".partial"
-PROGRESS_SUFFIX = ".partial.json"
+from keras_bert3.files.whole_folders import PARTIAL_SUFFIX
+
+PROGRESS_SUFFIX = PARTIAL_SUFFIX + ".json"
 _VERSION = 1
 
 
