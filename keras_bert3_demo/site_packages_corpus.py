@@ -2,7 +2,6 @@
 the prose of every installed package's docstrings, one document per
 docstring (module, class or function), for tests and benchmarks at scale."""
 
-import ast
 import contextlib
 import multiprocessing
 import os
@@ -10,17 +9,17 @@ import sysconfig
 
 from keras_bert3.data.sentence_splitter import split_sentences
 from keras_bert3_demo.default_corpus import _SKIPPED_DIRS
-from keras_bert3_demo.default_corpus import _docstring_nodes
 from keras_bert3_demo.default_corpus import _is_prose
 from keras_bert3_demo.derived_cache import derived_path
+from keras_bert3_demo.docstring_scan import scanned_docstrings
 
-_VERSION = 1  # Bump when the derivation changes: it names the cache file.
+_VERSION = 2  # Bump when the derivation changes: it names the cache file.
 
 
 def site_packages_corpus_path(cache_dir: str | None = None, *, min_sentences: int = 1) -> str:
     """Writes (once) and returns a corpus file in the original BERT format made
     from the docstrings of the installed packages and the standard library
-    (read with `ast`, never imported; files parsed in parallel): each docstring
+    (scanned as text, never imported, by `docstring_scan`; files in parallel): each docstring
     with at least `min_sentences` prose sentences is a document. Its size
     depends on what is installed: with this project's test dependencies
     (TensorFlow, JAX, PyTorch, transformers, ...) it is tens of MB in tens of
@@ -80,14 +79,11 @@ def _file_documents(path_and_minimum) -> list[list[str]]:
     path, min_sentences = path_and_minimum
     try:
         with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-    except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError, OSError):
+            docstrings = scanned_docstrings(f.read())
+    except (UnicodeDecodeError, OSError):
         return []
     documents = []
-    for node in _docstring_nodes(tree):
-        docstring = ast.get_docstring(node)
-        if not docstring:
-            continue
+    for docstring in docstrings:
         sentences = []
         for paragraph in docstring.split("\n\n"):
             if _is_prose(paragraph):

@@ -162,7 +162,7 @@ def test_a_pass_without_examples_raises(service, tmp_path, tokenizer):
 @pytest.mark.slow
 def test_reading_one_batch_then_exiting_ends(service, minilm_dir):
     """On the 21 MB corpus, one served batch, then the reading process exits."""
-    corpus = site_packages_corpus_path()  # Derived once on the machine (about a minute), then cached.
+    corpus = site_packages_corpus_path()  # Derived once on the machine (tests/derived_corpora.py), then cached.
     assert seconds_to_read_one_batch_and_exit(corpus, minilm_dir, service[0]) < 30
 
 
