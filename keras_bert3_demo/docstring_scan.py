@@ -19,9 +19,9 @@ _TOKENS = re.compile(
     r"|'''(?:[^'\\]|\\.|'(?!''))*'''"
     r'|"(?:[^"\\\n]|\\.)*"'
     r"|'(?:[^'\\\n]|\\.)*')",
-    re.S,
+    re.DOTALL,
 )
-_DEFINITION = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]", re.M)
+_DEFINITION = re.compile(r"^([ \t]*)(?:async[ \t]+)?(?:def|class)[ \t]", re.MULTILINE)
 
 
 def scanned_docstrings(source: str) -> list[str]:
