@@ -91,6 +91,8 @@ class ClassifierJob(TaskJob):
             "accuracy": metrics.accuracy_score(truth, predicted),
             "macro_f1": metrics.f1_score(truth, predicted, labels=names, average="macro", zero_division=0),
             "weighted_f1": metrics.f1_score(truth, predicted, labels=names, average="weighted", zero_division=0),
+            "matthews_correlation": float(metrics.matthews_corrcoef(truth, predicted)),  # GLUE's CoLA figure.
+            **positive_class_scores(truth, predicted, names),
             "examples": len(truth),
             "per_class": {
                 name: {"precision": p, "recall": r, "f1": f, "support": int(s)}
@@ -108,6 +110,8 @@ class ClassifierJob(TaskJob):
         lines = [
             f"accuracy {report['accuracy']:.4f}   macro F1 {report['macro_f1']:.4f}   weighted F1 "
             f"{report['weighted_f1']:.4f}   ({report['examples']} examples)",
+            f"Matthews correlation {report['matthews_correlation']:.4f}"
+            + (f"   F1 of {report['positive_label']!r} {report['f1']:.4f}" if "f1" in report else ""),
             "",
         ]
         width = max(len(name) for name in report["per_class"]) + 2
@@ -134,6 +138,17 @@ class ClassifierJob(TaskJob):
         path = f"{report_path.removesuffix('.json')}.confusion_matrix.png"
         plot_confusion_matrix(report["confusion_matrix"], path)
         return [path]
+
+
+def positive_class_scores(truth: list[str], predicted: list[str], names: list[str]) -> dict:
+    """For two classes, the F1 of the positive one (GLUE's MRPC and QQP figure): the second label name in sorted
+    order ("1" of 0/1 labels, "yes" of no/yes), named in the report. Nothing for more classes."""
+    from sklearn import metrics
+
+    if len(names) != 2:
+        return {}
+    f1 = metrics.f1_score(truth, predicted, pos_label=names[1], average="binary", zero_division=0)
+    return {"positive_label": names[1], "f1": float(f1)}
 
 
 def need_columns(columns, *names: str, task: str) -> None:

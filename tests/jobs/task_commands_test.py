@@ -202,12 +202,14 @@ def check_same_reports(reports: dict) -> None:
 
 def check_report_against_independent_scores(task, task_files, report: dict, rows: list[dict]) -> None:
     if task == "classifier":
-        from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+        from sklearn.metrics import accuracy_score, confusion_matrix, f1_score, matthews_corrcoef
 
         truth = [row["topic"] for row in read_jsonl(task_files / "validation.jsonl")]
         predicted = [row["label"] for row in rows]
         labels = report["confusion_matrix"]["labels"]
         assert report["accuracy"] == pytest.approx(accuracy_score(truth, predicted), abs=1e-12)
+        assert report["matthews_correlation"] == pytest.approx(matthews_corrcoef(truth, predicted), abs=1e-12)
+        assert "f1" not in report and len(labels) > 2  # A positive class's F1 is for two classes.
         assert report["macro_f1"] == pytest.approx(
             f1_score(truth, predicted, labels=labels, average="macro"), abs=1e-12
         )
