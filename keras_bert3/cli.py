@@ -167,10 +167,9 @@ def finetune(args) -> None:
 
 def evaluate(args) -> None:
     from keras_bert3.jobs.evaluation import evaluate as run
-    from keras_bert3.jobs.task_job import job_named
 
-    report = run(args.model, args.data, args, report_path=args.report)
-    print("\n".join(job_named(report["task"]).report_lines(report)))
+    report, job = run(args.model, args.data, args, report_path=args.report)
+    print("\n".join(job.report_lines(report)))
     for path in [args.report, *report.get("figures", [])] if args.report else []:
         print(f"Wrote {path}")
 

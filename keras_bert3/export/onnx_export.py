@@ -48,6 +48,9 @@ def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
         front_end = model.spec.strings_front_end
         answers = {"max_answer_length": model.max_answer_length} if front_end == "question_context" else {}
         onnx.save(text_model(onnx.load(path), model.preprocessor, front_end=front_end, **answers), path)
+        from keras_bert3.presets.task_preset import write_task_file
+
+        write_task_file(folder, model)
 
 
 def quantize_int8(source: str, target: str) -> None:

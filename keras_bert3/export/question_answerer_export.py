@@ -57,5 +57,9 @@ def export_question_answerer(
     serving_inputs = lambda texts: {"question": questions(texts), "context": texts}  # noqa: E731
     model_inputs = lambda texts: preprocessor.model_inputs(preprocessor((questions(texts), texts)))  # noqa: E731
     write_saved_model(
-        archive, filepath, warmup=(preprocessor, serving_inputs, model_inputs) if warmup else None, verbose=verbose
+        archive,
+        filepath,
+        warmup=(preprocessor, serving_inputs, model_inputs) if warmup else None,
+        verbose=verbose,
+        task=model,
     )

@@ -8,6 +8,7 @@ from keras_bert3.export.serving_warmup import write_warmup_requests
 from keras_bert3.files.whole_folders import written_whole
 from keras_bert3.preprocessing.bert_text_preprocessor import INPUT_NAMES
 from keras_bert3.preprocessing.task_preprocessor import trim_to_longest
+from keras_bert3.presets.task_preset import write_task_file
 
 SAVED_MODEL_FILE = "saved_model.pb"  # Every SavedModel folder holds it.
 
@@ -70,9 +71,10 @@ def serving_platforms() -> tuple[str, ...]:
     return ("cpu",) if platform == "cpu" else ("cpu", platform)
 
 
-def write_saved_model(archive, filepath: str, *, warmup: tuple | None = None, verbose: bool = False) -> None:
-    """Writes the archive, and warm-up records where `warmup` is `write_warmup_requests`' arguments
-    after the folder, to `filepath` whole or not at all (TF Serving never loads a half-written one);
+def write_saved_model(archive, filepath: str, *, warmup: tuple | None = None, verbose: bool = False, task=None) -> None:
+    """Writes the archive, warm-up records where `warmup` is `write_warmup_requests`' arguments
+    after the folder, and where `task` (the task model) is given its `TASK_FILE` (what the commands
+    read), to `filepath` whole or not at all (TF Serving never loads a half-written one);
     a failed write raises `WriteFailed`. No custom gradients: jax2tf has none for the dropout seeds."""
     import tensorflow as tf
 
@@ -92,6 +94,8 @@ def write_saved_model(archive, filepath: str, *, warmup: tuple | None = None, ve
             raise OSError(_reason(error.message)) from error
         if warmup is not None:
             write_warmup_requests(folder, *warmup)
+        if task is not None:
+            write_task_file(folder, task)
 
 
 def _reason(message: str) -> str:

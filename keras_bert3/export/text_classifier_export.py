@@ -61,5 +61,9 @@ def export_text_classifier(
     else:
         serving_inputs, model_inputs = (lambda texts: {"text": texts}), preprocessor
     write_saved_model(
-        archive, filepath, warmup=(preprocessor, serving_inputs, model_inputs) if warmup else None, verbose=verbose
+        archive,
+        filepath,
+        warmup=(preprocessor, serving_inputs, model_inputs) if warmup else None,
+        verbose=verbose,
+        task=model,
     )

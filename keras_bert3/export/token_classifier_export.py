@@ -66,4 +66,5 @@ def export_token_classifier(
         filepath,
         warmup=(preprocessor, lambda texts: {"text": texts}, model_inputs) if warmup else None,
         verbose=verbose,
+        task=model,
     )

@@ -17,7 +17,6 @@ class LabelledTexts:
 
 class ClassifierJob(TaskJob):
     name = "classifier"
-    task_class_path = "keras_bert3.models.bert_classifier:BertClassifier"
     monitor, monitor_mode = "val_accuracy", "max"
     has_classes = True
 
@@ -44,7 +43,7 @@ class ClassifierJob(TaskJob):
         return sorted(set(examples.labels) - set(label_names))
 
     def new_task(self, preset: str, examples: LabelledTexts, label_names: list[str], config, **kwargs):
-        return self.task_class().from_preset(
+        return self.task_cls.from_preset(
             preset,
             num_classes=len(label_names),
             sequence_length=config.sequence_length,

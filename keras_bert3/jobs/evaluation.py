@@ -6,8 +6,9 @@ from keras_bert3.jobs.task_job import in_batches
 BATCH_SIZE = 64  # Inputs a call of the served model.
 
 
-def evaluate(model_path: str, data: str, columns, *, report_path: str | None = None) -> dict:
-    """The model's report (`TaskJob.report`) on the labelled file `data`, also written to `report_path`."""
+def evaluate(model_path: str, data: str, columns, *, report_path: str | None = None) -> tuple[dict, object]:
+    """The model's report (`TaskJob.report`) on the labelled file `data`, also written to `report_path`, and the
+    task's job (whose `report_lines` print it)."""
     model = ServedModel(model_path)
     if model.label_names is None and model.job.has_classes:
         raise ValueError(
@@ -33,4 +34,4 @@ def evaluate(model_path: str, data: str, columns, *, report_path: str | None = N
 
         write_json(report_path, report)
         report["figures"] = model.job.write_figures(report, report_path)
-    return report
+    return report, model.job

@@ -13,7 +13,7 @@ import os
 import shutil
 
 from keras_bert3.jobs.served_model import LABEL_NAMES_FILE
-from keras_bert3.jobs.task_job import job_named
+from keras_bert3.jobs.task_registry import job_named
 
 CHECKPOINTS_SUFFIX = ".checkpoints"
 SETTINGS_FILE = "finetuning.json"

@@ -12,7 +12,6 @@ logger = logging.getLogger("keras_bert3.jobs")
 
 class QuestionAnswererJob(TaskJob):
     name = "question-answerer"
-    task_class_path = "keras_bert3.models.bert_question_answerer:BertQuestionAnswerer"
 
     def read(self, path: str, columns) -> SquadQuestions:
         from keras_bert3.preprocessing.squad_files import read_squad_file
@@ -32,7 +31,7 @@ class QuestionAnswererJob(TaskJob):
     def new_task(self, preset: str, examples: SquadQuestions, label_names, config, **kwargs):
         # BERT's SQuAD recipe in proportion (384 tokens: questions cut at 64, windows overlapping by 128).
         length = config.sequence_length
-        return self.task_class().from_preset(
+        return self.task_cls.from_preset(
             preset, sequence_length=length, max_query_length=length // 6, doc_stride=length // 3, **kwargs
         )
 

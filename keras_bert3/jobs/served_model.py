@@ -1,10 +1,9 @@
 """A fine-tuned model as a preset, a SavedModel or an ONNX folder, called alike on strings."""
 
 import os
+import warnings
 
 from keras_bert3.files.weight_files import first_line
-from keras_bert3.jobs.task_job import job_for_outputs
-from keras_bert3.jobs.task_job import job_for_task
 
 LABEL_NAMES_FILE = "class_names.json"  # Beside a fine-tuned preset and its exports.
 
@@ -58,7 +57,7 @@ class ServedModel:
                 raise
             raise ValueError(f"{damaged} is damaged ({first_line(error)}). Export the model again.") from error
         self.input_names = sorted(serve.structured_input_signature[1])
-        self.job = job_for_outputs(self.input_names, serve.structured_outputs)
+        self.job = served_job(path, self.input_names, serve.structured_outputs)
         probabilities = serve.structured_outputs.get("probabilities")
         self.class_count = None if probabilities is None else probabilities.shape[-1]
         return lambda inputs: {
@@ -70,18 +69,55 @@ class ServedModel:
 
         model = OnnxTextModel(path)
         self.input_names = model.input_names
-        self.job = job_for_outputs(model.input_names, model.output_names)
+        self.job = served_job(path, model.input_names, model.output_names)
         shapes = {value.name: value.shape for value in model.session.get_outputs()}
         count = shapes.get("probabilities", [None])[-1]
         self.class_count = count if isinstance(count, int) else None
         return lambda inputs: model(**inputs)
 
     def _preset(self, path: str):
+        from keras_bert3.jobs.task_registry import job_of
+
         task = load_task(path)
-        self.job = job_for_task(task)
+        self.job = job_of(type(task))
         self.input_names = self.job.preset_input_names(task)
         self.class_count = getattr(task, "num_classes", getattr(task, "num_labels", None))
         return lambda inputs: self.job.preset_outputs(task, inputs)
+
+
+def served_job(path: str, input_names, output_names):
+    """The job of the export at `path`, as its `TASK_FILE` names it (without importing the task's model). An export
+    written before keras_bert3 wrote that file: by its inputs and outputs, with a DeprecationWarning."""
+    from keras_bert3.jobs.task_registry import job_at
+    from keras_bert3.presets.preset_format import read_json
+    from keras_bert3.presets.task_preset import TASK_FILE
+
+    task_file = os.path.join(path, TASK_FILE)
+    if os.path.isfile(task_file):
+        identity = read_json(task_file)
+        if identity.get("job") is None:
+            raise ValueError(f"{task_file}: its task ({identity.get('class')}) declares no job for the commands.")
+        return job_at(identity["job"], identity["task"])
+    warnings.warn(
+        f"{path} has no {TASK_FILE} (older exports have none): its task is told by its inputs and "
+        "outputs, which only keras_bert3's own tasks allow, and will not be in the next release. Export it again.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return job_by_outputs(input_names, output_names)
+
+
+def job_by_outputs(input_names, output_names):
+    """The job of an export of one of keras_bert3's own tasks, by its input and output names."""
+    from keras_bert3.jobs.task_registry import job_named
+
+    if set(input_names) == {"question", "context"}:
+        return job_named("question-answerer")
+    if "word_labels" in output_names:
+        return job_named("token-classifier")
+    if "probabilities" in output_names:
+        return job_named("classifier")
+    raise ValueError(f"A served model with inputs {sorted(input_names)} and outputs {sorted(output_names)} is no task.")
 
 
 def damaged_saved_model_file(path: str) -> str | None:
@@ -120,11 +156,12 @@ def label_names(path: str) -> list[str] | None:
 
 
 def load_task(preset_dir: str, **kwargs):
-    """The fine-tuned task a preset holds, by registered Keras name; `kwargs` go to its `from_preset`."""
-    from keras_bert3.models import bert_classifier  # noqa: F401  (each registers its task)
-    from keras_bert3.models import bert_question_answerer  # noqa: F401
-    from keras_bert3.models import bert_token_classifier  # noqa: F401
+    """The fine-tuned task a preset holds, by registered Keras name (its module imported first where the preset names
+    it: a task of one's own); `kwargs` go to its `from_preset`."""
+    from keras_bert3.jobs.task_registry import imported
     from keras_bert3.models.bert_task import BertTask
+    from keras_bert3.models.built_in_tasks import BUILT_IN_TASKS
+    from keras_bert3.presets.preset_format import read_json
     from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
     from keras_bert3.presets.task_preset import stored_task_class
 
@@ -135,12 +172,15 @@ def load_task(preset_dir: str, **kwargs):
             f"{preset_dir} is not a fine-tuned preset (no {TASK_CONFIG_FILE}): fine-tune it first "
             f"(keras-bert3 finetune --preset {preset_dir} --train FILE --output DIR)."
         )
+    for task_path in [*BUILT_IN_TASKS.values(), read_json(path).get("class")]:  # Each registers its task with Keras.
+        if task_path is not None:
+            imported(task_path, f"{path}'s task")
     task_cls = stored_task_class(preset_dir)
     if not (isinstance(task_cls, type) and issubclass(task_cls, BertTask)):
         raise ValueError(
             f"{path} names a task that no imported module registered: keras_bert3's tasks are "
-            "BertClassifier, BertTokenClassifier and BertQuestionAnswerer; import the module that defines "
-            "(and registers, keras.saving.register_keras_serializable) any other first."
+            f"{', '.join(BUILT_IN_TASKS)}; import the module that defines (and registers, "
+            "keras.saving.register_keras_serializable) any other first."
         )
     return task_cls.from_preset(preset_dir, **kwargs)
 

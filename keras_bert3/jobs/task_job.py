@@ -1,12 +1,4 @@
-"""A task as the commands see it: one `TaskJob` subclass per task."""
-
-import importlib
-
-JOBS = {  # --task name -> "module:class" of its job, in keras_bert3.jobs.
-    "classifier": "classifier_job:ClassifierJob",
-    "token-classifier": "token_classifier_job:TokenClassifierJob",
-    "question-answerer": "question_answerer_job:QuestionAnswererJob",
-}
+"""A task as the commands see it: one `TaskJob` subclass per task, named by the task (`TaskSpec.job`)."""
 
 
 class TaskJob:
@@ -14,8 +6,8 @@ class TaskJob:
     `fit_data` (`(x, y)`), `served_inputs`, `input_columns`, `preset_input_names`, `preset_outputs` (as a served model
     gives), `rows` (a dict per input), `report` (JSON-able) and `report_lines`."""
 
-    name = ""
-    task_class_path = ""  # "module:class" of its task model.
+    name = ""  # The task's `--task` name (`task_registry.job_of` sets it).
+    task_cls = None  # Its task model's class (`task_registry.job_of` sets it; None for a served model's job).
     monitor = "val_loss"  # The validation metric early stopping watches.
     monitor_mode = "min"
     has_classes = False  # Its outputs are classes, named by the model's class_names.json.
@@ -30,36 +22,6 @@ class TaskJob:
     def write_figures(self, report: dict, report_path: str) -> list[str]:
         """Pictures of the report written beside `report_path`; their paths (none by default)."""
         return []
-
-    def task_class(self):
-        module, name = self.task_class_path.split(":")
-        return getattr(importlib.import_module(module), name)
-
-
-def job_named(name: str) -> TaskJob:
-    """The job of `--task name`."""
-    module, cls = JOBS[name].split(":")
-    return getattr(importlib.import_module(f"keras_bert3.jobs.{module}"), cls)()
-
-
-def job_for_task(task) -> TaskJob:
-    """The job of a task model (a fine-tuned preset's)."""
-    for name in JOBS:
-        job = job_named(name)
-        if isinstance(task, job.task_class()):
-            return job
-    raise ValueError(f"The commands run {', '.join(JOBS)}; this preset holds a {type(task).__name__}.")
-
-
-def job_for_outputs(input_names, output_names) -> TaskJob:
-    """The job of a served model (SavedModel, ONNX) by its input and output names."""
-    if set(input_names) == {"question", "context"}:
-        return job_named("question-answerer")
-    if "word_labels" in output_names:
-        return job_named("token-classifier")
-    if "probabilities" in output_names:
-        return job_named("classifier")
-    raise ValueError(f"A served model with inputs {sorted(input_names)} and outputs {sorted(output_names)} is no task.")
 
 
 def in_batches(inputs: dict, batch_size: int):

@@ -9,7 +9,6 @@ from keras_bert3.preprocessing.tagged_files import TaggedSentences
 
 class TokenClassifierJob(TaskJob):
     name = "token-classifier"
-    task_class_path = "keras_bert3.models.bert_token_classifier:BertTokenClassifier"
     monitor, monitor_mode = "val_accuracy", "max"
     has_classes = True
 
@@ -25,7 +24,7 @@ class TokenClassifierJob(TaskJob):
         return sorted({tag for tags in examples.tags for tag in tags} - set(label_names))
 
     def new_task(self, preset: str, examples: TaggedSentences, label_names: list[str], config, **kwargs):
-        return self.task_class().from_preset(
+        return self.task_cls.from_preset(
             preset, num_labels=len(label_names), sequence_length=config.sequence_length, **kwargs
         )
 

@@ -51,6 +51,8 @@ class BertClassifier(BertTask):
         takes_text_datasets=True,
         per_token_outputs=False,
         onnx_head="classifier_head",  # keras_bert3.export.onnx_graph.classifier_head
+        job="keras_bert3.jobs.classifier_job:ClassifierJob",
+        command_name="classifier",
     )
 
     def __init__(

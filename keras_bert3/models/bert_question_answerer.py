@@ -63,6 +63,8 @@ class BertQuestionAnswerer(BertTask):
         raw_dict_keys=SQUAD_FIELDS,
         onnx_head="span_head",  # keras_bert3.export.onnx_graph.span_head
         strings_front_end="question_context",
+        job="keras_bert3.jobs.question_answerer_job:QuestionAnswererJob",
+        command_name="question-answerer",
     )
 
     def __init__(

@@ -51,6 +51,8 @@ class BertTokenClassifier(BertTask):
         loss_over_labelled_tokens=True,  # Empty rows and unlabelled pieces carry label -100.
         onnx_head="token_classifier_head",  # keras_bert3.export.onnx_graph.token_classifier_head
         strings_front_end="words",
+        job="keras_bert3.jobs.token_classifier_job:TokenClassifierJob",
+        command_name="token-classifier",
     )
 
     def __init__(

@@ -42,6 +42,12 @@ class TaskSpec:
     onnx_head: "str | Callable | None" = None
     # The strings in front of its ONNX model: "texts" (a text or a pair), "words" or "question_context".
     strings_front_end: str = "texts"
+    # What the commands (`finetune`, `evaluate`, `predict`) do with it: "module:Class" of its
+    # `keras_bert3.jobs.task_job.TaskJob` subclass, or the class. None: the commands do not run it.
+    job: "str | type | None" = None
+    command_name: str | None = (
+        None  # Its `--task` name; None: "module:Class" of the task (`task_preset.task_identity`).
+    )
 
 
 def model_inputs() -> dict:

@@ -30,6 +30,7 @@ def save_task(task, preset_dir: str, *, config: dict, head_layers) -> None:
         task.backbone.save_to_preset(preset_dir)
         task.preprocessor.tokenizer.save_to_preset(preset_dir)
         stored = {"class_name": type(task).__name__, "registered_name": registered_name(type(task)), "config": config}
+        stored |= task_identity(type(task))  # The commands find the task (and import its module) by these.
         write_json(os.path.join(preset_dir, TASK_CONFIG_FILE), stored)
         variables = head_variables(head_layers)
         write_arrays(
@@ -38,6 +39,30 @@ def save_task(task, preset_dir: str, *, config: dict, head_layers) -> None:
             what="the task head's weights",
         )
         write_metadata(preset_dir, task=type(task).__name__, task_head=sorted(variables))
+
+
+def task_path(task_cls) -> str:
+    """`module:Class` of a task class: what `--task` takes for any task, and what its presets and exports name."""
+    return f"{task_cls.__module__}:{task_cls.__qualname__}"
+
+
+def task_identity(task_cls) -> dict:
+    """What a preset's task config and an export's `TASK_FILE` say of the task: its `--task` name, its class and
+    its job's class (`TaskSpec.job`: what the commands do with it; None where it declares none)."""
+    job = task_cls.spec.job
+    return {
+        "task": task_cls.spec.command_name or task_path(task_cls),
+        "class": task_path(task_cls),
+        "job": job if job is None or isinstance(job, str) else task_path(job),
+    }
+
+
+TASK_FILE = "keras_bert3_task.json"  # In an export's folder: `task_identity` of the task it serves.
+
+
+def write_task_file(folder: str, task) -> None:
+    """Writes `TASK_FILE` of `task` (a task model) in the export folder `folder`."""
+    write_json(os.path.join(folder, TASK_FILE), task_identity(type(task)))
 
 
 def registered_name(task_cls) -> str:

@@ -5,6 +5,7 @@ import dataclasses
 
 from keras_bert3.data.setting_fields import flag_of
 from keras_bert3.data.setting_fields import setting
+from keras_bert3.models.built_in_tasks import BUILT_IN_TASKS
 from keras_bert3.models.training_precision import PRECISIONS
 
 # The precisions a command may ask for; without one, `compile` picks ("auto").
@@ -13,16 +14,16 @@ CHOSEN_PRECISIONS = tuple(precision for precision in PRECISIONS if precision != 
 # The flags a fine-tuning must be given (a classifier's columns too: `ClassifierJob` asks for them).
 REQUIRED = ("preset", "train", "output")
 
-# The tasks `--task` names (keras_bert3.jobs.task_job.JOBS).
-TASKS = ("classifier", "token-classifier", "question-answerer")
-
 
 @dataclasses.dataclass(frozen=True)
 class FinetuningConfig:
     """A task fine-tuned on a labelled file; each field is a `keras-bert3 finetune`
     flag, and the column fields are `evaluate`'s and `predict`'s too."""
 
-    task: str = setting("classifier", "what to fine-tune", choices=TASKS)
+    task: str = setting(
+        "classifier",
+        f"what to fine-tune: {', '.join(BUILT_IN_TASKS)}, a task an installed package registers, or module:Class of your own",
+    )
     preset: str = setting(None, "the pretrained preset (any BertBackbone.from_preset source)")
     train: str = setting(
         None,

@@ -6,12 +6,14 @@ to ONNX, both serving `predict`'s scores. What it declares is all the
 library needs: its preprocessor class, its head layers, its `TaskSpec`
 (writers by name or as functions) and its hooks."""
 
+import json
 import os
 
 import keras
 import numpy as np
 import pytest
 
+from keras_bert3.jobs.task_job import TaskJob
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.task_parts import TaskSpec
@@ -32,6 +34,47 @@ def score_head(g, task, weights, sequence) -> dict:
     return {"score": (score, ["batch", 1])}
 
 
+class ScoreJob(TaskJob):
+    """What the commands do with the regressor: JSON lines of `text` and `score` in; a score a row out; the mean
+    squared error as the report."""
+
+    def read(self, path: str, columns) -> dict:
+        with open(path, encoding="utf-8") as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        return {"texts": [row["text"] for row in rows], "scores": [row.get("score") for row in rows]}
+
+    def label_names(self, examples) -> None:
+        return None
+
+    def new_task(self, preset: str, examples, label_names, config, **kwargs):
+        return self.task_cls.from_preset(preset, sequence_length=config.sequence_length, **kwargs)
+
+    def fit_data(self, examples, label_names):
+        return examples["texts"], np.array(examples["scores"], "float32")[:, None]
+
+    def served_inputs(self, examples) -> dict:
+        return {"text": examples["texts"]}
+
+    def input_columns(self, columns) -> dict:
+        return {"text": columns.text_column or "text"}
+
+    def preset_input_names(self, task) -> list[str]:
+        return ["text"]
+
+    def preset_outputs(self, task, inputs: dict) -> dict:
+        return {"score": task.predict(inputs["text"], verbose=0)}
+
+    def rows(self, outputs: dict, label_names) -> list[dict]:
+        return [{"score": float(score[0])} for score in np.asarray(outputs["score"])]
+
+    def report(self, examples, rows: list[dict], label_names) -> dict:
+        errors = [(row["score"] - score) ** 2 for row, score in zip(rows, examples["scores"])]
+        return {"mean_squared_error": float(np.mean(errors)), "examples": len(rows)}
+
+    def report_lines(self, report: dict) -> list[str]:
+        return [f"mean squared error {report['mean_squared_error']:.4f} ({report['examples']} examples)"]
+
+
 @keras.saving.register_keras_serializable(package="keras_bert3_fifth_task_test")
 class BertRegressor(BertTask):
     """One real number per text, `(batch, 1)`, from the pooled [CLS] output."""
@@ -44,6 +87,7 @@ class BertRegressor(BertTask):
         takes_text_datasets=True,
         per_token_outputs=False,
         onnx_head=score_head,
+        job=ScoreJob,  # The commands' part: a class here; "module:Class" works as well.
     )
 
     def __init__(self, backbone, *, tokenizer=None, preprocessor=None, sequence_length=128, **kwargs):
@@ -124,7 +168,12 @@ def test_the_fifth_task_serves_strings_as_a_saved_model_and_as_onnx(fitted, tmp_
     serve = tf.saved_model.load(str(tmp_path / "saved_model")).signatures["serving_default"]
     np.testing.assert_allclose(serve(text=tf.constant(texts[:8]))["score"].numpy(), expected, atol=1e-4, rtol=0)
     regressor.export(str(tmp_path / "onnx"), format="onnx")
-    assert sorted(os.listdir(tmp_path / "onnx")) == ["model.onnx", "text_model.onnx", "tokenizer.json"]
+    assert sorted(os.listdir(tmp_path / "onnx")) == [
+        "keras_bert3_task.json",
+        "model.onnx",
+        "text_model.onnx",
+        "tokenizer.json",
+    ]
     served = OnnxTextModel(str(tmp_path / "onnx"))
     assert served.task == "BertRegressor"
     np.testing.assert_allclose(served(texts[:8])["score"], expected, atol=1e-4, rtol=0)
@@ -157,3 +206,86 @@ def test_presets_name_their_task_by_its_registered_name_and_old_ones_still_load(
     loaded = load_task(str(tmp_path / "classifier"))
     assert type(loaded) is BertClassifier
     np.testing.assert_allclose(loaded.predict(texts[:4]), classifier.predict(texts[:4]), atol=1e-5, rtol=0)
+
+
+@pytest.mark.slow
+def test_the_fifth_task_runs_through_the_commands_by_module_and_class(fitted, tmp_path, capsys):
+    """`finetune --task tests.models.fifth_task_test:BertRegressor` on a backbone preset, then `evaluate` and
+    `predict --input` on the fine-tuned preset, its SavedModel and its ONNX export: the same scores from each, and
+    the report's error equal to one computed here from `predict`'s rows. Nothing in keras_bert3 names the task."""
+    from keras_bert3.cli import main
+
+    def run(*args) -> str:
+        code = main([str(arg) for arg in args])
+        printed, errors = capsys.readouterr()
+        assert code == 0, errors[-3000:]
+        return printed
+
+    regressor, texts, _ = fitted
+    regressor.backbone.save_to_preset(str(tmp_path / "backbone"))
+    regressor.preprocessor.tokenizer.save_to_preset(str(tmp_path / "backbone"))
+    rows = [{"text": text, "score": len(text.split()) / 10} for text in texts]
+    for name, part in (("train", rows[:48]), ("test", rows[48:])):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in part), "utf-8")
+    task = f"{__name__}:BertRegressor"
+    finetuned = tmp_path / "finetuned"
+    common = ["--epochs", "2", "--batch-size", "16", "--sequence-length", "32", "--learning-rate", "1e-3"]
+    run("finetune", "--task", task, "--preset", tmp_path / "backbone", "--train", tmp_path / "train.jsonl",
+        "--output", finetuned, *common)  # fmt: skip
+    assert json.loads((finetuned / "task.json").read_text())["task"] == task
+    run("export", "--model", finetuned, "--output", tmp_path / "saved_model", "--no-warmup")
+    run("export", "--model", finetuned, "--output", tmp_path / "onnx", "--format", "onnx")
+    scores = {}
+    for form in ("finetuned", "saved_model", "onnx"):
+        assert (
+            json.loads(
+                (tmp_path / form / ("task.json" if form == "finetuned" else "keras_bert3_task.json")).read_text()
+            )["task"]
+            == task
+        )
+        printed = run(
+            "evaluate",
+            "--model",
+            tmp_path / form,
+            "--data",
+            tmp_path / "test.jsonl",
+            "--report",
+            tmp_path / f"{form}.json",
+        )
+        report = json.loads((tmp_path / f"{form}.json").read_text())
+        assert f"mean squared error {report['mean_squared_error']:.4f}" in printed
+        run(
+            "predict",
+            "--model",
+            tmp_path / form,
+            "--input",
+            tmp_path / "test.jsonl",
+            "--output",
+            tmp_path / f"{form}.jsonl",
+            "--prediction-prefix",
+            "predicted_",
+        )
+        predicted = [json.loads(line) for line in (tmp_path / f"{form}.jsonl").read_text().splitlines()]
+        scores[form] = np.array([row["predicted_score"] for row in predicted])
+        truth = np.array([row["score"] for row in rows[48:]])
+        assert report["mean_squared_error"] == pytest.approx(np.mean((scores[form] - truth) ** 2), abs=1e-6)
+    np.testing.assert_allclose(scores["saved_model"], scores["finetuned"], atol=1e-4, rtol=0)
+    np.testing.assert_allclose(scores["onnx"], scores["finetuned"], atol=1e-4, rtol=0)
+
+
+def test_an_unknown_task_or_a_class_that_is_no_task_is_refused_in_one_line(tmp_path, capsys):
+    from keras_bert3.cli import main
+
+    (tmp_path / "train.jsonl").write_text('{"text": "A line.", "score": 1.0}\n', "utf-8")
+    cases = {
+        "regressor-of-dreams": "--task regressor-of-dreams is no task: the commands run classifier, token-classifier, "
+        "question-answerer, or a task of your own as module:Class.",
+        f"{__name__}:ScoreJob": f"--task {__name__}:ScoreJob: {__name__}:ScoreJob is not a task (a subclass of ",
+        "no_such_module:Thing": "--task no_such_module:Thing: cannot import no_such_module:Thing (No module named",
+    }
+    for task, message in cases.items():
+        arguments = ["finetune", "--task", task, "--preset", tmp_path, "--train", tmp_path / "train.jsonl"]
+        code = main([str(argument) for argument in [*arguments, "--output", tmp_path / "out"]])
+        errors = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(errors) == 1 and message in errors[0], (task, errors)
+    assert not (tmp_path / "out").exists()

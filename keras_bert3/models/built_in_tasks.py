@@ -1,0 +1,8 @@
+"""keras_bert3's own tasks by their `--task` name (each class's `TaskSpec.command_name`), as "module:Class", so
+that the commands find them without importing them (`keras_bert3.jobs.task_registry` adds the others)."""
+
+BUILT_IN_TASKS = {
+    "classifier": "keras_bert3.models.bert_classifier:BertClassifier",
+    "token-classifier": "keras_bert3.models.bert_token_classifier:BertTokenClassifier",
+    "question-answerer": "keras_bert3.models.bert_question_answerer:BertQuestionAnswerer",
+}
