@@ -32,6 +32,18 @@ while [ $# -gt 0 ]; do
 done
 # Whatever ends this script ends what it started in the background (the set-up's builds, the passes).
 trap 'kill $(jobs -p) 2>/dev/null; wait' EXIT
+logs=$(mktemp -d)
+# Where the environment says not to write bytecode (PYTHONDONTWRITEBYTECODE, set on
+# some machines, CI's among them) and the packages were installed without it
+# (--no-compile, below), every Python process the tests start would compile each
+# module it imports from source: `import keras_bert3` took 10 s instead of 4 s in
+# each of the suite's hundreds of processes. The tests' processes keep their
+# bytecode in a folder of this run's own instead (PYTHONPYCACHEPREFIX), removed at
+# the end: nothing is written beside the installed sources.
+if [ -n "${PYTHONDONTWRITEBYTECODE:-}" ]; then
+  unset PYTHONDONTWRITEBYTECODE
+  export PYTHONPYCACHEPREFIX="$logs/bytecode"
+fi
 # The TensorFlow that TF Serving runs, where the export tests load their exports
 # (a virtual environment of its own: tests/serving_runtime.py, standard library
 # only), is built beside the installs; then the corpora derived from this
@@ -88,7 +100,6 @@ export TF_NUM_INTRAOP_THREADS=$KERAS_BERT3_TORCH_THREADS TF_NUM_INTEROP_THREADS=
 # Level 0 with the fusion emitters cost more than level 1 (145 s against 109 s
 # on two of those files). Users' runs, the main job and bench/ keep XLA's defaults.
 export XLA_FLAGS="--xla_backend_optimization_level=0 --xla_cpu_use_fusion_emitters=false ${XLA_FLAGS:-}"
-logs=$(mktemp -d)
 pytest=(python -m pytest)
 if [ $measure_coverage = 1 ]; then
   # Absolute, so that processes started in other folders write beside the others.
