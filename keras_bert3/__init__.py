@@ -25,6 +25,7 @@ from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
+from keras_bert3.models.bert_regressor import BertRegressor
 from keras_bert3.models.bert_sizes import BERT_SIZES
 from keras_bert3.models.bert_task import BertTask
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
@@ -68,6 +69,7 @@ __all__ = [
     "BertNormalizer",
     "BertPretrainer",
     "BertQuestionAnswerer",
+    "BertRegressor",
     "BertSegmentJoiner",
     "BertTask",
     "BertTextPreprocessor",

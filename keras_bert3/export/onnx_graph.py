@@ -131,6 +131,12 @@ def classifier_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dic
     return {"logits": (logits, shape), "probabilities": (g.op("Softmax", [logits], axis=-1), shape)}
 
 
+def regressor_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:
+    """A `BertRegressor`'s output: the pooler on [CLS] and its one-unit dense layer, a score a text."""
+    score = dense_nodes(g, pooled_nodes(g, model, weights, sequence), *layer_weights(model.output_dense))
+    return {"score": (g.op("Gather", [score, g.const(np.array(0))], axis=1), ["batch"])}
+
+
 def token_classifier_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:
     """A `BertTokenClassifier`'s outputs: its dense layer on every token and softmax."""
     logits = dense_nodes(g, sequence, *layer_weights(model.output_dense))

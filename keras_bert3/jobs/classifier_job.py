@@ -1,32 +1,16 @@
 """The classifier's part of the commands: a label and its probability a row, scikit-learn's scores."""
 
-import dataclasses
-
 import numpy as np
 
 from keras_bert3.jobs.confusion_matrix_plot import why_not_drawn
-from keras_bert3.jobs.task_job import TaskJob
+from keras_bert3.jobs.text_rows_job import LabelledTexts
+from keras_bert3.jobs.text_rows_job import TextRowsJob
 
 
-@dataclasses.dataclass
-class LabelledTexts:
-    texts: list[str]
-    seconds: list[str] | None  # The second texts of sentence pairs.
-    labels: list[str]
-
-
-class ClassifierJob(TaskJob):
+class ClassifierJob(TextRowsJob):
     name = "classifier"
     monitor, monitor_mode = "val_accuracy", "max"
     has_classes = True
-
-    def read(self, path: str, columns) -> LabelledTexts:
-        from keras_bert3.preprocessing.labelled_files import read_labelled_file
-
-        need_columns(columns, "text_column", "label_column", task=self.name)
-        return LabelledTexts(
-            *read_labelled_file(path, columns.text_column, columns.label_column, columns.second_column)
-        )
 
     def check_trainable(self, examples: LabelledTexts, path: str) -> None:
         classes = sorted(set(examples.labels))
@@ -42,35 +26,12 @@ class ClassifierJob(TaskJob):
     def unknown_labels(self, examples: LabelledTexts, label_names: list[str]) -> list[str]:
         return sorted(set(examples.labels) - set(label_names))
 
-    def new_task(self, preset: str, examples: LabelledTexts, label_names: list[str], config, **kwargs):
-        return self.task_cls.from_preset(
-            preset,
-            num_classes=len(label_names),
-            sequence_length=config.sequence_length,
-            sentence_pairs=examples.seconds is not None,
-            **kwargs,
-        )
-
     def fit_data(self, examples: LabelledTexts, label_names: list[str]):
         index = {name: i for i, name in enumerate(label_names)}
-        x = examples.texts if examples.seconds is None else (examples.texts, examples.seconds)
-        return x, np.array([index[label] for label in examples.labels], "int32")
-
-    def served_inputs(self, examples: LabelledTexts) -> dict:
-        return {"text": examples.texts} | ({} if examples.seconds is None else {"text_pair": examples.seconds})
-
-    def input_columns(self, columns) -> dict:
-        """The file's column for each served input (`predict --input`)."""
-        need_columns(columns, "text_column", task=self.name)
-        pair = {} if columns.second_column is None else {"text_pair": columns.second_column}
-        return {"text": columns.text_column} | pair
-
-    def preset_input_names(self, task) -> list[str]:
-        return ["text", "text_pair"] if task.sentence_pairs else ["text"]
+        return self.texts(examples), np.array([index[label] for label in examples.labels], "int32")
 
     def preset_outputs(self, task, inputs: dict) -> dict:
-        x = inputs["text"] if "text_pair" not in inputs else (inputs["text"], inputs["text_pair"])
-        return {"probabilities": task.predict_proba(x, verbose=0)}
+        return {"probabilities": task.predict_proba(self.preset_texts(inputs), verbose=0)}
 
     def rows(self, outputs: dict, label_names: list[str] | None) -> list[dict]:
         probabilities = np.asarray(outputs["probabilities"])
@@ -148,11 +109,3 @@ def positive_class_scores(truth: list[str], predicted: list[str], names: list[st
         return {}
     f1 = metrics.f1_score(truth, predicted, pos_label=names[1], average="binary", zero_division=0)
     return {"positive_label": names[1], "f1": float(f1)}
-
-
-def need_columns(columns, *names: str, task: str) -> None:
-    """Refuses a job without the column flags it needs, naming them."""
-    missing = [name for name in names if getattr(columns, name, None) is None]
-    if missing:
-        flags = " and ".join("--" + name.replace("_", "-") for name in missing)
-        raise ValueError(f"--task {task} reads the file's columns: give {flags}.")

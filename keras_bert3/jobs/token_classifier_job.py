@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from keras_bert3.jobs.classifier_job import need_columns
+from keras_bert3.jobs.text_rows_job import need_columns
 from keras_bert3.jobs.task_job import TaskJob
 from keras_bert3.preprocessing.tagged_files import TaggedSentences
 

@@ -7,12 +7,13 @@ from keras import ops
 from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_task import BertTask
-from keras_bert3.models.task_inputs import is_dataset
 from keras_bert3.models.task_parts import HuggingFaceHead
 from keras_bert3.models.task_parts import TaskSpec
 from keras_bert3.models.task_parts import dense_head
 from keras_bert3.models.task_parts import model_inputs
 from keras_bert3.models.task_parts import task_preprocessor
+from keras_bert3.models.text_rows import predict_text_rows
+from keras_bert3.models.text_rows import text_rows_dataset
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 
 
@@ -106,32 +107,14 @@ class BertClassifier(BertTask):
     def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
         """A tf.data pipeline of batches of model inputs for texts (or a dataset of them) and their labels,
         grouped by length unless `keep_order`."""
-        from keras_bert3.preprocessing.text_classification_dataset import text_classification_dataset
-
-        if not is_dataset(x) and y is not None and not isinstance(y, (np.ndarray, list, tuple)):
-            y = np.asarray(y)  # e.g. a pandas Series.
-        options = dict(batch_size=batch_size, shuffle=shuffle, bucket=not keep_order, sample_weight=sample_weight)
-        return text_classification_dataset(
-            x, y, preprocessor=self.preprocessor, num_classes=self.num_classes, **options
-        )
+        options = dict(batch_size=batch_size, shuffle=shuffle, keep_order=keep_order, num_classes=self.num_classes)
+        return text_rows_dataset(self, x, y, sample_weight, **options)
 
     # === Predict (`BertTask.predict`): logits `(n, num_classes)` for texts or pairs ===
 
     def predict_examples(self, x, run) -> np.ndarray:
-        """Logits `(n, num_classes)` (float32 `(0, num_classes)` for no texts):
-        texts or pairs tokenized `TOKENIZE_CHUNK` at a time, each chunk `run` on its own."""
-        import tensorflow as tf
-
-        from keras_bert3.preprocessing.text_classification_dataset import TOKENIZE_CHUNK
-        from keras_bert3.preprocessing.text_classification_dataset import text_arrays
-
-        arrays = text_arrays(x, self.preprocessor)
-        chunks = [np.zeros((0, self.num_classes), "float32")]
-        for start in range(0, len(arrays[0]), TOKENIZE_CHUNK):
-            texts = tuple(tf.constant(array[start : start + TOKENIZE_CHUNK], tf.string) for array in arrays)
-            batch = self.preprocessor(texts if len(texts) == 2 else texts[0])
-            chunks.append(run({name: value.numpy() for name, value in batch.items()}))
-        return np.concatenate(chunks)
+        """Logits `(n, num_classes)` (float32 `(0, num_classes)` for no texts)."""
+        return predict_text_rows(self, x, run, self.num_classes)
 
     def serving_outputs(self, logits) -> dict:
         """What its SavedModel serves for float32 `logits`: `logits` and `probabilities`."""

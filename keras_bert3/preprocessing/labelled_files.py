@@ -2,6 +2,7 @@
 
 import csv
 import json
+import math
 import os
 import sys
 import unicodedata
@@ -11,11 +12,15 @@ from keras_bert3.preprocessing.text_limit import cut_text
 LONGEST_FIELD = min(sys.maxsize, 2**31 - 1)  # A CSV field's characters: as many as the platform's C long holds.
 
 
-def read_labelled_file(path: str, text_column: str, label_column: str, second_column: str | None = None):
-    """`(texts, second_texts or None, labels as strings)` of a `.csv` or `.jsonl`/`.json` file.
+def read_labelled_file(
+    path: str, text_column: str, label_column: str, second_column: str | None = None, *, numeric_labels: bool = False
+):
+    """`(texts, second_texts or None, labels)` of a `.csv` or `.jsonl`/`.json` file: labels as strings (class
+    names), or with `numeric_labels` as floats (a regressor's targets).
 
     Texts are cut at `text_limit.MAX_TEXT_CHARACTERS`. `ValueError` names the file and line of: no rows, a missing column, an empty text or label,
-    a line that is not a JSON object, labels that differ only by case or spaces."""
+    a line that is not a JSON object, labels that differ only by case or spaces, a numeric label that is not a
+    finite number."""
     columns = [name for name in (text_column, second_column, label_column) if name is not None]
     rows = list(file_rows(path))  # (line, row)
     if not rows:
@@ -32,9 +37,12 @@ def read_labelled_file(path: str, text_column: str, label_column: str, second_co
                 raise ValueError(
                     f"{path}, line {line}: the {kind} ({column!r}) is missing or empty. Fill it in or remove the row."
                 )
-    check_label_types(rows, label_column, path)
-    labels = [str(row[label_column]) for _, row in rows]
-    check_distinct_labels(labels, path)
+    if numeric_labels:
+        labels = number_labels(rows, label_column, path)
+    else:
+        check_label_types(rows, label_column, path)
+        labels = [str(row[label_column]) for _, row in rows]
+        check_distinct_labels(labels, path)
     texts = [cut_text(str(row[text_column])) for _, row in rows]
     seconds = None if second_column is None else [cut_text(str(row[second_column])) for _, row in rows]
     return texts, seconds, labels
@@ -136,6 +144,25 @@ def check_label_types(rows, label_column: str, path: str) -> None:
                 f"{path}, line {line_b}: the label {json.dumps(b)} is {kind}, line {line_a}'s {json.dumps(a)} is not: "
                 "write every label the same way (all strings, or all whole numbers)."
             )
+
+
+def number_labels(rows, label_column: str, path: str) -> list[float]:
+    """The labels as floats: JSON numbers, or text that reads as a number ("0.8", "4", "1e-3"); anything else, and
+    NaN or infinity, refused naming its line."""
+    numbers = []
+    for line, row in rows:
+        label = row[label_column]
+        try:
+            number = float(label) if isinstance(label, (str, int, float)) and not isinstance(label, bool) else None
+        except ValueError:
+            number = None
+        if number is None or not math.isfinite(number):
+            raise ValueError(
+                f"{path}, line {line}: the label {json.dumps(label)} is not a number, and a regressor learns numbers. "
+                "Write a number there (0.8, 4, 1e-3) or remove the row (or check --label-column)."
+            )
+        numbers.append(number)
+    return numbers
 
 
 def _folded(label: str) -> str:

@@ -335,3 +335,37 @@ def test_messy_file_a_row_longer_than_any_model_reads_is_predicted_on_what_it_re
         assert main([str(a) for a in [*args, "--output", tmp_path / f"{name}.out.jsonl", "--verbose", 0]]) == 0
     long, cut = (json.loads((tmp_path / f"{name}.out.jsonl").read_text("utf-8")) for name in ("long", "cut"))
     assert long["sentence"] == document and (long["label"], long["probability"]) == (cut["label"], cut["probability"])
+
+
+@pytest.mark.one_pass
+def test_messy_file_a_regression_label_that_is_not_a_number_is_named_with_its_line(tmp_path, capsys):
+    """`--task regressor` reads numbers: a label that is not one (a word, an empty JSON list, NaN) is refused
+    naming its file and line, before any model loads; so is a file whose rows all have one score."""
+    cases = {
+        "scores.csv": ("sentence,score\nReturn the path.,0.5\nOpen the file.,high\n", 'line 3: the label "high"'),
+        "scores.jsonl": (
+            '{"sentence": "Open it.", "score": 1}\n{"sentence": "Shut it.", "score": []}\n',
+            "line 2: the label []",
+        ),
+        "nan.csv": ("sentence,score\nReturn the path.,nan\n", 'line 2: the label "nan"'),
+        "one_score.csv": (
+            "sentence,score\nReturn the path.,0.5\nOpen the file.,0.5\n",
+            "every row has the label 0.5, and a regressor",
+        ),
+    }
+    for name, (text, expected) in cases.items():
+        (tmp_path / name).write_text(text, "utf-8")
+        flags = ["--task", "regressor", "--text-column", "sentence", "--label-column", "score"]
+        args = [
+            "finetune",
+            *flags,
+            "--preset",
+            tmp_path / "no-preset",
+            "--train",
+            tmp_path / name,
+            "--output",
+            tmp_path / "m",
+        ]
+        line = refused(capsys, *args)
+        assert line.startswith(f"keras-bert3 finetune: {tmp_path / name}") and expected in line, line
+        assert not (tmp_path / "m").exists() and not (tmp_path / "m.checkpoints").exists()

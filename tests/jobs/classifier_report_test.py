@@ -6,7 +6,7 @@ from sklearn.metrics import f1_score
 from sklearn.metrics import matthews_corrcoef
 
 from keras_bert3.jobs.classifier_job import ClassifierJob
-from keras_bert3.jobs.classifier_job import LabelledTexts
+from keras_bert3.jobs.text_rows_job import LabelledTexts
 from keras_bert3_demo.docstring_topics import docstring_topics
 
 pytestmark = pytest.mark.backend_free  # Labels in, numbers out: no Keras backend reaches them.

@@ -18,7 +18,8 @@ from tests.tiny_preset import write_tiny_preset
 @pytest.fixture(scope="session")
 def task_files(tmp_path_factory, minilm_dir):
     """A tiny preset and train/validation files of each task: docstring topics
-    (CSV and JSON lines), code words tagged B-CODE/I-CODE/O (CoNLL), questions on
+    (CSV and JSON lines), the share of a sentence's words that are code (CSV and JSON lines, for the
+    regressor), code words tagged B-CODE/I-CODE/O (CoNLL), questions on
     docstrings (SQuAD v2.0 JSON, a few without an answer)."""
     root = tmp_path_factory.mktemp("task_files")
     write_tiny_preset(str(root / "pretrained"), minilm_dir)
@@ -39,6 +40,17 @@ def task_files(tmp_path_factory, minilm_dir):
     words.append([w for sentence in tags["test_words"][24:30] for w in sentence])
     tag_names.append([t for sentence in as_names(tags["test_tags"][24:30]) for t in sentence])
     write_conll(root / "validation.conll", words, tag_names)
+    shares = lambda sentences: [sum(t > 0 for t in tags) / len(tags) for tags in sentences]  # noqa: E731
+    write_csv(  # The regressor's: the share of a sentence's words that are code.
+        root / "scores_train.csv",
+        [
+            {"sentence": " ".join(w), "code_share": f"{s:.4f}"}
+            for w, s in zip(tags["train_words"][:128], shares(tags["train_tags"][:128]))
+        ],
+    )
+    with open(root / "scores_validation.jsonl", "w", encoding="utf-8") as f:
+        for w, share in zip(tags["test_words"][:24], shares(tags["test_tags"][:24])):
+            f.write(json.dumps({"sentence": " ".join(w), "code_share": round(share, 4)}) + "\n")
     questions = docstring_questions()
     train = {k: v[:48] for k, v in questions["train"].items()}
     validation = {k: v[:16] for k, v in questions["test"].items()}

@@ -24,7 +24,7 @@ def test_messy_file_a_thousand_classes_are_reported_without_a_figure(tmp_path):
     import json
 
     from keras_bert3.jobs.classifier_job import ClassifierJob
-    from keras_bert3.jobs.classifier_job import LabelledTexts
+    from keras_bert3.jobs.text_rows_job import LabelledTexts
     from keras_bert3.jobs.confusion_matrix_plot import MAX_DRAWN_CLASSES
 
     job = ClassifierJob()

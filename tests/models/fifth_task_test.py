@@ -50,7 +50,7 @@ class ScoreJob(TaskJob):
         return self.task_cls.from_preset(preset, sequence_length=config.sequence_length, **kwargs)
 
     def fit_data(self, examples, label_names):
-        return examples["texts"], np.array(examples["scores"], "float32")[:, None]
+        return examples["texts"], np.array(examples["scores"], "float32")  # One target a row: (n,).
 
     def served_inputs(self, examples) -> dict:
         return {"text": examples["texts"]}
@@ -130,7 +130,7 @@ def fitted(tokenizer):
     )
     regressor = BertRegressor(backbone, tokenizer=tokenizer, sequence_length=32)
     texts = real_sentences(64)
-    scores = np.array([[len(text.split()) / 10] for text in texts], "float32")
+    scores = np.array([len(text.split()) / 10 for text in texts], "float32")  # (n,): one target a row.
     regressor.compile(learning_rate=1e-3)
     history = regressor.fit(texts, scores, batch_size=16, epochs=4, verbose=0)
     return regressor, texts, history.history
@@ -278,8 +278,8 @@ def test_an_unknown_task_or_a_class_that_is_no_task_is_refused_in_one_line(tmp_p
 
     (tmp_path / "train.jsonl").write_text('{"text": "A line.", "score": 1.0}\n', "utf-8")
     cases = {
-        "regressor-of-dreams": "--task regressor-of-dreams is no task: the commands run classifier, token-classifier, "
-        "question-answerer, or a task of your own as module:Class.",
+        "regressor-of-dreams": "--task regressor-of-dreams is no task: the commands run classifier, regressor, "
+        "token-classifier, question-answerer, or a task of your own as module:Class.",
         f"{__name__}:ScoreJob": f"--task {__name__}:ScoreJob: {__name__}:ScoreJob is not a task (a subclass of ",
         "no_such_module:Thing": "--task no_such_module:Thing: cannot import no_such_module:Thing (No module named",
     }
