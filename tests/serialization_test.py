@@ -17,6 +17,7 @@ from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
+from keras_bert3.models.bert_regressor import BertRegressor
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
 from keras_bert3.optimizers.bert_adamw import BertAdamW
 from keras_bert3.optimizers.bert_lamb import BertLamb
@@ -46,6 +47,7 @@ COVERED = {
     "BertBackbone": "test_models_survive_a_keras_file[backbone]",
     "BertPretrainer": "test_models_survive_a_keras_file[pretrainer]",
     "BertClassifier": "test_models_survive_a_keras_file[classifier, pair_classifier]",
+    "BertRegressor": "test_models_survive_a_keras_file[pair_regressor]",
     "BertTokenClassifier": "test_models_survive_a_keras_file[token_classifier]",
     "_LabelledTokenAccuracy": "test_models_survive_a_keras_file[token_classifier] (its compiled metric)",
     "BertQuestionAnswerer": "test_models_survive_a_keras_file[question_answerer]",
@@ -104,6 +106,10 @@ def build_model(kind: str, tokenizer):
         model.compile(learning_rate=1e-3, total_steps=10)
         texts = (TEXTS, SECOND_TEXTS) if pairs else TEXTS
         return model, lambda m: m.predict(texts, verbose=0)
+    if kind == "pair_regressor":
+        model = BertRegressor(backbone, tokenizer=tokenizer, sentence_pairs=True, sequence_length=32, dropout=0.2)
+        model.compile(learning_rate=1e-3, total_steps=10)
+        return model, lambda m: m.predict((TEXTS, SECOND_TEXTS), verbose=0)
     if kind == "token_classifier":
         model = BertTokenClassifier(backbone, 4, tokenizer=tokenizer, sequence_length=32)
         model.compile(learning_rate=1e-3, total_steps=10)
@@ -118,7 +124,16 @@ def build_model(kind: str, tokenizer):
 
 
 @pytest.mark.parametrize(
-    "kind", ["backbone", "pretrainer", "classifier", "pair_classifier", "token_classifier", "question_answerer"]
+    "kind",
+    [
+        "backbone",
+        "pretrainer",
+        "classifier",
+        "pair_classifier",
+        "pair_regressor",
+        "token_classifier",
+        "question_answerer",
+    ],
 )
 def test_models_survive_a_keras_file(kind, tokenizer, tmp_path):
     model, outputs = build_model(kind, tokenizer)
