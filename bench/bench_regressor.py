@@ -104,7 +104,7 @@ def run_trainer(args, folder: str, minilm: str) -> dict:
         per_device_train_batch_size=32,
         per_device_eval_batch_size=64,
         learning_rate=args.learning_rate,
-        warmup_ratio=0.1,
+        warmup_steps=0.1,  # transformers 5: a float below 1 is a share of the steps.
         weight_decay=0.01,
         adam_epsilon=1e-6,
         max_grad_norm=1.0,
