@@ -369,3 +369,26 @@ def test_messy_file_a_regression_label_that_is_not_a_number_is_named_with_its_li
         line = refused(capsys, *args)
         assert line.startswith(f"keras-bert3 finetune: {tmp_path / name}") and expected in line, line
         assert not (tmp_path / "m").exists() and not (tmp_path / "m.checkpoints").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.one_pass
+def test_copied_model_an_export_written_before_it_named_its_task_still_serves_with_a_deprecation_warning(
+    classifier, tmp_path, capsys
+):
+    """An export names its task in keras_bert3_task.json. One written before it did (the file removed here) is
+    still served for keras_bert3's own tasks, told by its inputs and outputs, with a DeprecationWarning saying to
+    export it again; it predicts what the export that names its task predicts."""
+    from keras_bert3.jobs.served_model import ServedModel
+    from keras_bert3.presets.task_preset import TASK_FILE
+
+    for form, flags in (("saved_model", ["--no-warmup"]), ("onnx", ["--format", "onnx"])):
+        export = tmp_path / form
+        assert main([str(a) for a in ["export", "--model", classifier, "--output", export, *flags]]) == 0
+        assert json.loads((export / TASK_FILE).read_text())["task"] == "classifier"
+        expected = ServedModel(str(export))({"text": ["Return the path.", "Open the file."]})
+        (export / TASK_FILE).unlink()
+        with pytest.warns(DeprecationWarning, match=f"has no {TASK_FILE} .* Export it again"):
+            served = ServedModel(str(export))
+        assert served.job.name == "classifier"
+        assert served({"text": ["Return the path.", "Open the file."]}) == expected
