@@ -289,3 +289,20 @@ def test_an_unknown_task_or_a_class_that_is_no_task_is_refused_in_one_line(tmp_p
         errors = capsys.readouterr().err.strip().splitlines()
         assert code == 2 and len(errors) == 1 and message in errors[0], (task, errors)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_package_registers_its_task_by_an_entry_point(tmp_path, monkeypatch):
+    """An installed distribution's entry point of group `keras_bert3.tasks` names the task for `--task`: the
+    distribution here is a real one on `sys.path` (its `.dist-info` with `entry_points.txt`), as pip writes it."""
+    from keras_bert3.jobs.task_registry import ENTRY_POINT_GROUP
+    from keras_bert3.jobs.task_registry import job_named
+    from keras_bert3.jobs.task_registry import registered_tasks
+
+    info = tmp_path / "score_tasks-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: score-tasks\nVersion: 1.0\n", "utf-8")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nscore = {__name__}:BertRegressor\n", "utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert registered_tasks()["score"] == f"{__name__}:BertRegressor"
+    job = job_named("score")
+    assert isinstance(job, ScoreJob) and job.task_cls is BertRegressor and job.name == "score"
