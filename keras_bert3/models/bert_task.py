@@ -155,7 +155,8 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     @property
     def batch_shapes(self) -> FixedShapeBatches:
         """Batches fixed to `length_buckets` where the steps are XLA-compiled, else as they come."""
-        return FixedShapeBatches(self.length_buckets if self.jit_compile is True else None)
+        buckets = self.length_buckets if self.jit_compile is True else None
+        return FixedShapeBatches(buckets, per_token_targets=self.spec.per_token_outputs)
 
     def batches(self, x, y=None, sample_weight=None, *, batch_size=None, fill_rows=True, **options):
         """The task's `preprocess` pipeline for raw inputs, shaped by `batch_shapes` (rows filled to

@@ -59,11 +59,13 @@ def bucket_width(width, buckets: tuple[int, ...]):
 
 
 def fixed_shape_batches(
-    dataset: tf.data.Dataset, *, batch_size: int | None, buckets: tuple[int, ...]
+    dataset: tf.data.Dataset, *, batch_size: int | None, buckets: tuple[int, ...], per_token_targets: bool = True
 ) -> tf.data.Dataset:
     """A task pipeline's batches padded with empty rows to a multiple of `batch_size`
     (None: rows as they are) and to the smallest bucket at least their length.
-    Inputs are padded with 0, per-token targets with -100, per-example targets and weights with 0."""
+    Inputs are padded with 0, per-token targets with -100, per-example targets and weights with 0. Targets and
+    weights of two or more axes are per token (their second axis the batch's length) where `per_token_targets`;
+    otherwise every target is per example (a multi-hot row, a score in a `(batch, 1)` column) and only gets rows."""
 
     def pad(*element):
         inputs, rest = element[0], element[1:]
@@ -77,8 +79,13 @@ def fixed_shape_batches(
             result = tf.pad(tensor, paddings, constant_values=tf.cast(value, tensor.dtype))
             return tf.ensure_shape(result, [None] * tensor.shape.rank)
 
+        def padded_rows(tensor):
+            paddings = [[0, rows]] + [[0, 0]] * (tensor.shape.rank - 1)
+            return tf.ensure_shape(tf.pad(tensor, paddings), [None] * tensor.shape.rank)
+
         inputs = {name: padded(value, 0) for name, value in inputs.items()}
-        rest = tf.nest.map_structure(lambda t: padded(t, IGNORED_LABEL if t.shape.rank >= 2 else 0), rest)
+        per_token = lambda t: per_token_targets and t.shape.rank >= 2  # noqa: E731
+        rest = tf.nest.map_structure(lambda t: padded(t, IGNORED_LABEL) if per_token(t) else padded_rows(t), rest)
         return (inputs, *rest) if rest else inputs
 
     return dataset.map(pad)
@@ -109,12 +116,14 @@ class FixedShapeBatches:
     """How a task's batches are shaped: padded to `buckets`, or with `buckets` None as they come."""
 
     buckets: tuple[int, ...] | None = None
+    per_token_targets: bool = True  # The task's targets of two axes are per token (`TaskSpec.per_token_outputs`).
 
     def dataset(self, dataset: tf.data.Dataset, *, batch_size: int | None) -> tf.data.Dataset:
         """A task pipeline's batches, fixed (rows filled to `batch_size` unless None)."""
         if self.buckets is None:
             return dataset
-        return fixed_shape_batches(dataset, batch_size=batch_size, buckets=self.buckets)
+        options = dict(batch_size=batch_size, buckets=self.buckets, per_token_targets=self.per_token_targets)
+        return fixed_shape_batches(dataset, **options)
 
     def arrays(self, model_inputs: dict, *, batch_size: int) -> dict:
         """One batch of numpy model inputs, fixed (`fixed_shape_arrays`)."""

@@ -65,12 +65,12 @@ def test_fixed_shapes_where_xla_compiles_the_steps(tokenizer):
     classifier = task("classifier", tokenizer)
     # JAX compiles every step; TensorFlow keeps its graph on a CPU unless XLA is asked for.
     fixed = keras.backend.backend() == "jax" or classifier.jit_compile is True
-    assert classifier.batch_shapes == FixedShapeBatches((16, 32, 64) if fixed else None)
+    assert classifier.batch_shapes == FixedShapeBatches((16, 32, 64) if fixed else None, per_token_targets=False)
     assert classifier.length_buckets == (16, 32, 64)
     classifier.compile(jit_compile=True, length_buckets=[32, 64])
-    assert classifier.batch_shapes == FixedShapeBatches((32, 64)) and classifier.length_buckets == (32, 64)
+    assert classifier.batch_shapes == FixedShapeBatches((32, 64), False) and classifier.length_buckets == (32, 64)
     classifier.compile(jit_compile=True, length_buckets=None)
-    assert classifier.batch_shapes == FixedShapeBatches(None)
+    assert classifier.batch_shapes == FixedShapeBatches(None, per_token_targets=False)
 
 
 @pytest.mark.parametrize("kind", ["classifier", "token classifier"])
@@ -134,3 +134,21 @@ def test_fit_evaluate_and_predict_agree_with_and_without_fixed_shapes(tokenizer,
     np.testing.assert_allclose(fixed.predict(texts, batch_size=32), plain.predict(texts, batch_size=32), atol=1e-5)
     scores = fixed.evaluate(texts, labels, batch_size=32, return_dict=True, verbose=0)
     assert scores == pytest.approx(plain.evaluate(texts, labels, batch_size=32, return_dict=True, verbose=0), rel=1e-6)
+
+
+def test_targets_of_two_axes_are_per_token_only_where_the_task_says_so(tokenizer):
+    """A token classifier's `(batch, length)` labels get the batch's new length, filled with -100; a task of one
+    output row per text keeps a `(batch, k)` target (a score column, a multi-hot row) as it is, rows filled with 0.
+    A `(batch, 1)` score padded to the batch's length trained on -100s (found with a regressor on JAX)."""
+    import tensorflow as tf
+
+    inputs = {name: tf.ones((3, 20), tf.int32) for name in ("token_ids", "segment_ids", "padding_mask")}
+    per_token, per_row = tf.fill((3, 20), 2), tf.constant([[0.5], [0.25], [1.0]])
+    dataset = tf.data.Dataset.from_tensors((inputs, per_token))
+    (_, labels) = next(iter(fixed_shape_batches(dataset, batch_size=4, buckets=BUCKETS)))
+    assert labels.shape == (4, 32) and (labels.numpy()[:3, 20:] == -100).all() and (labels.numpy()[3] == -100).all()
+    dataset = tf.data.Dataset.from_tensors((inputs, per_row))
+    (_, scores) = next(iter(fixed_shape_batches(dataset, batch_size=4, buckets=BUCKETS, per_token_targets=False)))
+    np.testing.assert_array_equal(scores.numpy(), [[0.5], [0.25], [1.0], [0.0]])
+    assert task("classifier", tokenizer).batch_shapes.per_token_targets is False
+    assert task("token_classifier", tokenizer).batch_shapes.per_token_targets is True
