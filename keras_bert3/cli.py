@@ -166,9 +166,9 @@ def finetune(args) -> None:
 
 
 def evaluate(args) -> None:
-    from keras_bert3.jobs.evaluation import evaluate as run
+    from keras_bert3.jobs.evaluation import evaluated
 
-    report, job = run(args.model, args.data, args, report_path=args.report)
+    report, job = evaluated(args.model, args.data, args, report_path=args.report)
     print("\n".join(job.report_lines(report)))
     for path in [args.report, *report.get("figures", [])] if args.report else []:
         print(f"Wrote {path}")

@@ -5,6 +5,7 @@ import numpy as np
 from keras_bert3.jobs.confusion_matrix_plot import why_not_drawn
 from keras_bert3.jobs.text_rows_job import LabelledTexts
 from keras_bert3.jobs.text_rows_job import TextRowsJob
+from keras_bert3.jobs.text_rows_job import need_columns  # noqa: F401  (its old place: kept importable)
 
 
 class ClassifierJob(TextRowsJob):

@@ -6,9 +6,13 @@ from keras_bert3.jobs.task_job import in_batches
 BATCH_SIZE = 64  # Inputs a call of the served model.
 
 
-def evaluate(model_path: str, data: str, columns, *, report_path: str | None = None) -> tuple[dict, object]:
-    """The model's report (`TaskJob.report`) on the labelled file `data`, also written to `report_path`, and the
-    task's job (whose `report_lines` print it)."""
+def evaluate(model_path: str, data: str, columns, *, report_path: str | None = None) -> dict:
+    """The model's report (`TaskJob.report`) on the labelled file `data`, also written to `report_path`."""
+    return evaluated(model_path, data, columns, report_path=report_path)[0]
+
+
+def evaluated(model_path: str, data: str, columns, *, report_path: str | None = None) -> tuple[dict, object]:
+    """`evaluate`'s report and the task's job (whose `report_lines` print it)."""
     model = ServedModel(model_path)
     if model.label_names is None and model.job.has_classes:
         raise ValueError(

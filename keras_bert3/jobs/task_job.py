@@ -1,5 +1,7 @@
 """A task as the commands see it: one `TaskJob` subclass per task, named by the task (`TaskSpec.job`)."""
 
+import warnings
+
 
 class TaskJob:
     """What a task's commands need, as hooks the subclasses define: `read`, `label_names` (None: no labels), `new_task`,
@@ -19,9 +21,44 @@ class TaskJob:
         """The labels of `examples` that are not in `label_names`."""
         return []
 
+    def task_class(self):
+        """Deprecated: `task_cls`, which the registry sets."""
+        warnings.warn(
+            "TaskJob.task_class() is deprecated and will be removed in the next release: use its task_cls.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.task_cls
+
     def write_figures(self, report: dict, report_path: str) -> list[str]:
         """Pictures of the report written beside `report_path`; their paths (none by default)."""
         return []
+
+
+def _moved(name: str):
+    """The old `task_job.<name>`, moved to `task_registry`: kept for a release, with a DeprecationWarning."""
+
+    def old(*args, **kwargs):
+        from keras_bert3.jobs import task_registry
+        from keras_bert3.jobs import served_model
+
+        warnings.warn(
+            f"keras_bert3.jobs.task_job.{name} is deprecated and will be removed in the next release: use "
+            f"keras_bert3.jobs.task_registry.{'job_named' if name == 'job_named' else 'job_of'} (a task's job) "
+            "or ServedModel(path).job (a served model's).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if name == "job_for_task":
+            return task_registry.job_of(type(args[0]))
+        if name == "job_for_outputs":
+            return served_model.job_by_outputs(*args, **kwargs)
+        return task_registry.job_named(*args, **kwargs)
+
+    return old
+
+
+job_named, job_for_task, job_for_outputs = (_moved(n) for n in ("job_named", "job_for_task", "job_for_outputs"))
 
 
 def in_batches(inputs: dict, batch_size: int):

@@ -11,6 +11,9 @@ from keras_bert3.models.training_precision import PRECISIONS
 # The precisions a command may ask for; without one, `compile` picks ("auto").
 CHOSEN_PRECISIONS = tuple(precision for precision in PRECISIONS if precision != "auto")
 
+# keras_bert3's own `--task` names (the old constant; `keras_bert3.jobs.task_registry` finds every task).
+TASKS = tuple(BUILT_IN_TASKS)
+
 # The flags a fine-tuning must be given (a classifier's columns too: `ClassifierJob` asks for them).
 REQUIRED = ("preset", "train", "output")
 

@@ -1,0 +1,22 @@
+"""The commands' names this release moved still work, each with a DeprecationWarning naming the new one."""
+
+import pytest
+
+pytestmark = pytest.mark.backend_free  # Names and imports: no Keras backend reaches them.
+
+
+def test_the_moved_job_finders_still_find_the_jobs():
+    from keras_bert3.jobs import task_job
+    from keras_bert3.jobs.classifier_job import ClassifierJob
+    from keras_bert3.jobs.classifier_job import need_columns  # noqa: F401  (its old place)
+    from keras_bert3.models.bert_classifier import BertClassifier
+    from keras_bert3.training.finetuning_config import TASKS
+
+    with pytest.warns(DeprecationWarning, match="task_registry.job_named"):
+        job = task_job.job_named("classifier")
+    assert isinstance(job, ClassifierJob) and job.task_cls is BertClassifier
+    with pytest.warns(DeprecationWarning, match="job_for_outputs is deprecated"):
+        assert isinstance(task_job.job_for_outputs(["text"], ["logits", "probabilities"]), ClassifierJob)
+    with pytest.warns(DeprecationWarning, match="use its task_cls"):
+        assert job.task_class() is BertClassifier
+    assert {"classifier", "token-classifier", "question-answerer"} <= set(TASKS)
