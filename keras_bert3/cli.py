@@ -369,7 +369,7 @@ def _add_finetune(commands) -> None:
 
 
 # The flags that name a file's columns: finetune's (FinetuningConfig's fields), evaluate's and predict's.
-COLUMN_FLAGS = ("text_column", "second_column", "label_column", "tag_column")
+COLUMN_FLAGS = ("text_column", "second_column", "label_column", "label_separator", "tag_column")
 
 
 def _add_evaluate(commands) -> None:

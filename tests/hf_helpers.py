@@ -72,3 +72,36 @@ def hf_first_pieces(encoding, index, num_words) -> list[int]:
         if word is not None:
             first.setdefault(word, position)
     return [first.get(word, -1) for word in range(num_words)]
+
+
+def check_pooled_head_step_follows_hugging_face(ours, theirs, inputs: dict, targets) -> None:
+    """One training step of `ours` (a task with `output_dense` on the pooled output) on `inputs` and `targets` moves
+    the pooler's and the head's kernels by the gradients of the Hugging Face `BertForSequenceClassification`
+    `theirs` (its head set to ours, dropout off) for the same batch, within 1e-4 of their largest."""
+    import keras
+    import torch
+
+    kernel, bias = (keras.ops.convert_to_numpy(w) for w in ours.output_dense.weights)
+    with torch.no_grad():
+        theirs.classifier.weight.copy_(torch.tensor(kernel.T))
+        theirs.classifier.bias.copy_(torch.tensor(bias))
+    theirs.train()
+    theirs(
+        input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
+        token_type_ids=torch.tensor(inputs["segment_ids"], dtype=torch.long),
+        attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long),
+        labels=torch.tensor(targets),  # Float labels: MSE for one label, else binary cross-entropy.
+    ).loss.backward()
+    expected = {
+        "pooler": theirs.bert.pooler.dense.weight.grad.numpy().T,
+        "head": theirs.classifier.weight.grad.numpy().T,
+    }
+    variables = {"pooler": ours.backbone.pooler.kernel, "head": ours.output_dense.kernel}
+    before = {name: keras.ops.convert_to_numpy(v) for name, v in variables.items()}
+    rate = 1000.0  # SGD: the step is the gradient times a rate that rounding the float32 weights does not blur.
+    ours.compile(optimizer=keras.optimizers.SGD(learning_rate=rate), loss="auto", metrics="auto")
+    ours.train_on_batch(inputs, targets)
+    for name, variable in variables.items():
+        step = (before[name] - keras.ops.convert_to_numpy(variable)) / rate
+        scale = np.abs(expected[name]).max()
+        assert scale > 0 and max_abs_diff(step, expected[name]) < 1e-4 * scale, name

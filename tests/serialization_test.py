@@ -17,6 +17,7 @@ from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
+from keras_bert3.models.bert_multi_label_classifier import BertMultiLabelClassifier
 from keras_bert3.models.bert_regressor import BertRegressor
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
 from keras_bert3.optimizers.bert_adamw import BertAdamW
@@ -46,7 +47,8 @@ COVERED = {
     "BertMaskedLMHead": "test_models_survive_a_keras_file[pretrainer] (it is built on the backbone's token embedding)",
     "BertBackbone": "test_models_survive_a_keras_file[backbone]",
     "BertPretrainer": "test_models_survive_a_keras_file[pretrainer]",
-    "BertClassifier": "test_models_survive_a_keras_file[classifier, pair_classifier]",
+    "BertClassifier": "test_models_survive_a_keras_file[pair_classifier]",
+    "BertMultiLabelClassifier": "test_models_survive_a_keras_file[multi_label_classifier]",
     "BertRegressor": "test_models_survive_a_keras_file[pair_regressor]",
     "BertTokenClassifier": "test_models_survive_a_keras_file[token_classifier]",
     "_LabelledTokenAccuracy": "test_models_survive_a_keras_file[token_classifier] (its compiled metric)",
@@ -100,12 +102,14 @@ def build_model(kind: str, tokenizer):
         model.compile(learning_rate=1e-3, total_steps=10, warmup_steps=1)
         inputs = {**model_inputs, "mask_positions": np.array([[1, 2], [3, 0]], "int32")}
         return model, lambda m: m.predict(inputs, verbose=0)
-    if kind in ("classifier", "pair_classifier"):
-        pairs = kind == "pair_classifier"
-        model = BertClassifier(backbone, 3, tokenizer=tokenizer, sentence_pairs=pairs, sequence_length=32, dropout=0.2)
+    if kind == "pair_classifier":
+        model = BertClassifier(backbone, 3, tokenizer=tokenizer, sentence_pairs=True, sequence_length=32, dropout=0.2)
         model.compile(learning_rate=1e-3, total_steps=10)
-        texts = (TEXTS, SECOND_TEXTS) if pairs else TEXTS
-        return model, lambda m: m.predict(texts, verbose=0)
+        return model, lambda m: m.predict((TEXTS, SECOND_TEXTS), verbose=0)
+    if kind == "multi_label_classifier":
+        model = BertMultiLabelClassifier(backbone, 3, tokenizer=tokenizer, sequence_length=32, threshold=0.3)
+        model.compile(learning_rate=1e-3, total_steps=10)
+        return model, lambda m: m.predict(TEXTS, verbose=0)  # The threshold: in the config compared.
     if kind == "pair_regressor":
         model = BertRegressor(backbone, tokenizer=tokenizer, sentence_pairs=True, sequence_length=32, dropout=0.2)
         model.compile(learning_rate=1e-3, total_steps=10)
@@ -128,8 +132,8 @@ def build_model(kind: str, tokenizer):
     [
         "backbone",
         "pretrainer",
-        "classifier",
         "pair_classifier",
+        "multi_label_classifier",
         "pair_regressor",
         "token_classifier",
         "question_answerer",

@@ -39,7 +39,7 @@ class GraphBuilder:
 
 def task_graph(model, *, name: str = "bert") -> "onnx.ModelProto":  # noqa: F821
     """`model` (a task) as an ONNX model: int32 `(batch, length)` `token_ids`, `segment_ids`,
-    `padding_mask` in; the task's `serve_token_ids` outputs (float32) out."""
+    `padding_mask` in; the task's `serve_token_ids` outputs (float32; bool `chosen`) out."""
     weights = {w.path: _array(w) for w in model.weights}
     backbone = model.backbone
     g = GraphBuilder()
@@ -52,12 +52,17 @@ def task_graph(model, *, name: str = "bert") -> "onnx.ModelProto":  # noqa: F821
         g.nodes,
         name,
         [helper.make_tensor_value_info(key, TensorProto.INT32, ["batch", "length"]) for key in INPUT_NAMES],
-        [helper.make_tensor_value_info(key, TensorProto.FLOAT, shape) for key, (_, shape) in outputs.items()],
+        [helper.make_tensor_value_info(key, _element_type(key), value[1]) for key, value in outputs.items()],
         g.initializers,
     )
     result = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="keras_bert3")
     helper.set_model_props(result, {"task": type(model).__name__})  # For the serving side (`OnnxTextModel`).
     return result
+
+
+def _element_type(output_name: str) -> int:
+    """An output's ONNX type: bool for `chosen` (a multi-label classifier's labels), float32 for the others."""
+    return TensorProto.BOOL if output_name == "chosen" else TensorProto.FLOAT
 
 
 def backbone_weights(weights: dict, backbone) -> dict:
@@ -129,6 +134,16 @@ def classifier_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dic
     logits = dense_nodes(g, pooled_nodes(g, model, weights, sequence), *layer_weights(model.output_dense))
     shape = ["batch", model.num_classes]
     return {"logits": (logits, shape), "probabilities": (g.op("Softmax", [logits], axis=-1), shape)}
+
+
+def multi_label_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:
+    """A `BertMultiLabelClassifier`'s outputs: the pooler on [CLS], its dense layer, sigmoids and the labels chosen
+    (the probabilities at or over its threshold)."""
+    logits = dense_nodes(g, pooled_nodes(g, model, weights, sequence), *layer_weights(model.output_dense))
+    probabilities = g.op("Sigmoid", [logits])
+    chosen = g.op("GreaterOrEqual", [probabilities, g.const(np.array(model.threshold, "float32"))])
+    shape = ["batch", model.num_labels]
+    return {"logits": (logits, shape), "probabilities": (probabilities, shape), "chosen": (chosen, shape)}
 
 
 def regressor_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:

@@ -144,6 +144,9 @@ def _train(job, config, train, validation, label_names, work: str) -> dict:
             )
     if stopping is not None and stopping.best_weights_file():
         load_keras_weights(task, stopping.best_weights_file())
+    chosen = job.tune(task, validation, label_names)
+    if chosen:
+        logger.info("Chosen on the validation file: " + ", ".join(f"{k} {v:g}" for k, v in chosen.items()))
     history = _logged_history(history_csv)
     with written_whole(config.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE) as folder:
         task.save_to_preset(folder)

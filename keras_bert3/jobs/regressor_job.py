@@ -9,7 +9,7 @@ from keras_bert3.jobs.text_rows_job import TextRowsJob
 
 class RegressorJob(TextRowsJob):
     name = "regressor"
-    numeric_labels = True  # --label-column holds numbers: a non-numeric one is refused naming its line.
+    label_kind = "number"  # --label-column holds numbers: a non-numeric one is refused naming its line.
 
     def check_trainable(self, examples: LabelledTexts, path: str) -> None:
         if len(set(examples.labels)) < 2:

@@ -5,7 +5,7 @@ import warnings
 
 class TaskJob:
     """What a task's commands need, as hooks the subclasses define: `read`, `label_names` (None: no labels), `new_task`,
-    `fit_data` (`(x, y)`), `served_inputs`, `input_columns`, `preset_input_names`, `preset_outputs` (as a served model
+    `fit_data` (`(x, y)`), `tune`, `served_inputs`, `input_columns`, `preset_input_names`, `preset_outputs` (as a served model
     gives), `rows` (a dict per input), `report` (JSON-able) and `report_lines`."""
 
     name = ""  # The task's `--task` name (`task_registry.job_of` sets it).
@@ -29,6 +29,11 @@ class TaskJob:
             stacklevel=2,
         )
         return self.task_cls
+
+    def tune(self, task, validation, label_names) -> dict:
+        """Settings of the fine-tuned `task` chosen on the validation examples (None: no --validation) before its
+        preset is written; what was chosen, for the log (nothing by default)."""
+        return {}
 
     def write_figures(self, report: dict, report_path: str) -> list[str]:
         """Pictures of the report written beside `report_path`; their paths (none by default)."""

@@ -10,13 +10,13 @@ from keras_bert3.jobs.task_job import TaskJob
 class LabelledTexts:
     texts: list[str]
     seconds: list[str] | None  # The second texts of sentence pairs.
-    labels: list  # Class names (str), or numbers (float) for a regressor.
+    labels: list  # Class names (str); numbers (float) for a regressor; lists of class names for a multi-label one.
 
 
 class TextRowsJob(TaskJob):
-    """A `TaskJob` whose files are `read_labelled_file`'s; a subclass says whether its labels are numbers."""
+    """A `TaskJob` whose files are `read_labelled_file`'s; a subclass says what its labels are (`label_kind`)."""
 
-    numeric_labels = False
+    label_kind = "class"  # `labelled_files.LABEL_KINDS`
 
     def read(self, path: str, columns) -> LabelledTexts:
         from keras_bert3.preprocessing.labelled_files import read_labelled_file
@@ -28,12 +28,14 @@ class TextRowsJob(TaskJob):
                 columns.text_column,
                 columns.label_column,
                 columns.second_column,
-                numeric_labels=self.numeric_labels,
+                label_kind=self.label_kind,
+                label_separator=getattr(columns, "label_separator", ";"),
             )
         )
 
     def new_task(self, preset: str, examples: LabelledTexts, label_names, config, **kwargs):
-        head = {} if label_names is None else {"num_classes": len(label_names)}
+        size = self.task_cls.spec.head_size_argument
+        head = {} if label_names is None or size is None else {size[0]: len(label_names)}
         return self.task_cls.from_preset(
             preset,
             sequence_length=config.sequence_length,

@@ -4,22 +4,16 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.models.bert_backbone import BertBackbone
-from keras_bert3.models.bert_task import BertTask
+from keras_bert3.models.pooled_text_task import PooledTextTask
 from keras_bert3.models.task_parts import HuggingFaceHead
 from keras_bert3.models.task_parts import TaskSpec
-from keras_bert3.models.task_parts import dense_head
-from keras_bert3.models.task_parts import model_inputs
-from keras_bert3.models.task_parts import task_preprocessor
-from keras_bert3.models.text_rows import predict_text_rows
-from keras_bert3.models.text_rows import text_rows_dataset
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertClassifier(BertTask):
-    """A `BertBackbone` with dropout and one dense layer on the pooled output.
+class BertClassifier(PooledTextTask):
+    """A `BertBackbone` with dropout and one dense layer on the pooled output, a softmax over `num_classes`.
 
     The last block computes the [CLS] row alone (`BertBackbone.pooled_output`). `fit`, `evaluate` and
     `predict` take texts (a list of strings), text pairs (a tuple of two lists, `sentence_pairs=True`),
@@ -41,7 +35,6 @@ class BertClassifier(BertTask):
     (1, 4)
     """
 
-    preprocessor_cls = BertTextPreprocessor
     spec = TaskSpec(
         saved_model_writer="export_text_classifier",  # keras_bert3.export.export_text_classifier
         raw_inputs="texts (a list, numpy array or tf.string tensor of strings; a tuple of two for sentence pairs)",
@@ -55,6 +48,7 @@ class BertClassifier(BertTask):
         job="keras_bert3.jobs.classifier_job:ClassifierJob",
         command_name="classifier",
     )
+    class_targets = True
 
     def __init__(
         self,
@@ -71,50 +65,10 @@ class BertClassifier(BertTask):
     ):
         if int(num_classes) < 2:
             raise ValueError(f"num_classes={num_classes}: a classifier needs at least 2 classes.")
-        preprocessor = task_preprocessor(
-            type(self),
-            backbone,
-            preprocessor,
-            tokenizer,
-            sequence_length=sequence_length,
-            pad_to_multiple_of=pad_to_multiple_of,
-            sentence_pairs=sentence_pairs,
-        )
-
-        # === Layers ===
-        self.backbone = backbone
-        self.preprocessor = preprocessor
-        self.output_dropout = FastMaskDropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
-        self.output_dense = dense_head(backbone, num_classes, name="logits")
-
-        # === Functional graph ===
-        inputs = model_inputs()
-        pooled = backbone.pooled_output(inputs)  # (batch, hidden)
-        logits = self.output_dense(self.output_dropout(pooled))  # (batch, num_classes)
-        super().__init__(inputs=inputs, outputs=logits, **kwargs)
-
-        # === Config ===
         self.num_classes = int(num_classes)
-        self.dropout = dropout
-        self.compile()
-
-    @property
-    def sentence_pairs(self) -> bool:
-        return self.preprocessor.sentence_pairs
-
-    # === Raw text in ===
-
-    def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
-        """A tf.data pipeline of batches of model inputs for texts (or a dataset of them) and their labels,
-        grouped by length unless `keep_order`."""
-        options = dict(batch_size=batch_size, shuffle=shuffle, keep_order=keep_order, num_classes=self.num_classes)
-        return text_rows_dataset(self, x, y, sample_weight, **options)
-
-    # === Predict (`BertTask.predict`): logits `(n, num_classes)` for texts or pairs ===
-
-    def predict_examples(self, x, run) -> np.ndarray:
-        """Logits `(n, num_classes)` (float32 `(0, num_classes)` for no texts)."""
-        return predict_text_rows(self, x, run, self.num_classes)
+        settings = dict(sequence_length=sequence_length, pad_to_multiple_of=pad_to_multiple_of, dropout=dropout)
+        pairs = dict(tokenizer=tokenizer, preprocessor=preprocessor, sentence_pairs=sentence_pairs)
+        super().__init__(backbone, self.num_classes, **pairs, **settings, **kwargs)
 
     def serving_outputs(self, logits) -> dict:
         """What its SavedModel serves for float32 `logits`: `logits` and `probabilities`."""

@@ -4,21 +4,15 @@
 import keras
 import numpy as np
 
-from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.models.bert_backbone import BertBackbone
-from keras_bert3.models.bert_task import BertTask
+from keras_bert3.models.pooled_text_task import PooledTextTask
 from keras_bert3.models.task_parts import HuggingFaceHead
 from keras_bert3.models.task_parts import TaskSpec
-from keras_bert3.models.task_parts import dense_head
-from keras_bert3.models.task_parts import model_inputs
-from keras_bert3.models.task_parts import task_preprocessor
-from keras_bert3.models.text_rows import predict_text_rows
-from keras_bert3.models.text_rows import text_rows_dataset
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
-class BertRegressor(BertTask):
+class BertRegressor(PooledTextTask):
     """A `BertBackbone` with dropout and one dense unit on the pooled output, trained with mean squared error.
 
     `fit`, `evaluate` and `predict` take texts (a list of strings), text pairs (a tuple of two lists,
@@ -40,7 +34,6 @@ class BertRegressor(BertTask):
     (1,)
     """
 
-    preprocessor_cls = BertTextPreprocessor
     spec = TaskSpec(
         saved_model_writer="export_text_classifier",  # One output row per text: keras_bert3.export's writer.
         raw_inputs="texts (a list, numpy array or tf.string tensor of strings; a tuple of two for sentence pairs)",
@@ -53,6 +46,7 @@ class BertRegressor(BertTask):
         job="keras_bert3.jobs.regressor_job:RegressorJob",
         command_name="regressor",
     )
+    head_name = "score"
 
     def __init__(
         self,
@@ -66,35 +60,9 @@ class BertRegressor(BertTask):
         dropout: float = 0.1,
         **kwargs,
     ):
-        preprocessor = task_preprocessor(
-            type(self),
-            backbone,
-            preprocessor,
-            tokenizer,
-            sequence_length=sequence_length,
-            pad_to_multiple_of=pad_to_multiple_of,
-            sentence_pairs=sentence_pairs,
-        )
-
-        # === Layers ===
-        self.backbone = backbone
-        self.preprocessor = preprocessor
-        self.output_dropout = FastMaskDropout(dropout, dtype=backbone.dtype_policy, name="output_dropout")
-        self.output_dense = dense_head(backbone, 1, name="score")
-
-        # === Functional graph ===
-        inputs = model_inputs()
-        pooled = backbone.pooled_output(inputs)  # (batch, hidden)
-        score = self.output_dense(self.output_dropout(pooled))  # (batch, 1), as Keras' regression losses take it.
-        super().__init__(inputs=inputs, outputs=score, **kwargs)
-
-        # === Config ===
-        self.dropout = dropout
-        self.compile()
-
-    @property
-    def sentence_pairs(self) -> bool:
-        return self.preprocessor.sentence_pairs
+        settings = dict(sequence_length=sequence_length, pad_to_multiple_of=pad_to_multiple_of, dropout=dropout)
+        pairs = dict(tokenizer=tokenizer, preprocessor=preprocessor, sentence_pairs=sentence_pairs)
+        super().__init__(backbone, 1, **pairs, **settings, **kwargs)  # (batch, 1), as Keras' regression losses take it.
 
     def default_loss(self):
         return keras.losses.MeanSquaredError()
@@ -102,21 +70,13 @@ class BertRegressor(BertTask):
     def default_metrics(self):
         return [keras.metrics.MeanAbsoluteError(name="mae")]
 
-    # === Raw text in ===
-
-    def preprocess(self, x, y=None, sample_weight=None, *, batch_size=32, shuffle=False, keep_order=False):
-        """A tf.data pipeline of batches of model inputs for texts (or a dataset of them) and their scores
-        (float32 `(n,)`: one target a row, as the fixed batch shapes pad it), grouped by length unless `keep_order`."""
-        if y is not None and not hasattr(y, "element_spec"):
-            y = np.asarray(y, "float32").reshape(-1)
-        options = dict(batch_size=batch_size, shuffle=shuffle, keep_order=keep_order)
-        return text_rows_dataset(self, x, y, sample_weight, **options)
-
-    # === Predict (`BertTask.predict`): a score for each text or pair ===
+    def targets(self, y) -> np.ndarray:
+        """The scores, float32 `(n,)`: one target a row, as the fixed batch shapes pad it."""
+        return np.asarray(y, "float32").reshape(-1)
 
     def predict_examples(self, x, run) -> np.ndarray:
         """Scores, float32 `(n,)`."""
-        return predict_text_rows(self, x, run, 1)[:, 0]
+        return super().predict_examples(x, run)[:, 0]
 
     def serving_outputs(self, scores) -> dict:
         """What its SavedModel serves for the float32 `(batch, 1)` outputs: `score`, `(batch,)`."""

@@ -39,7 +39,7 @@ HOOKS = ("preprocessor_cls", "spec", "preprocess", "predict_examples")
 
 
 class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
-    """Base of `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`.
+    """Base of every task: `BertClassifier`, `BertRegressor`, `BertTokenClassifier`, `BertQuestionAnswerer`, ...
 
     A subclass builds its functional graph on the backbone (`task_parts`), calls `super().__init__(inputs=...,
     outputs=...)`, sets `self.backbone` and `self.preprocessor`, declares `preprocessor_cls` and `spec` (a
@@ -57,6 +57,8 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "spec" in cls.__dict__ and cls.spec is None:
+            return  # A base of tasks (`PooledTextTask`): its subclasses declare their spec and are checked.
         check_task_class(cls, HOOKS)
 
     def __init__(self, *, inputs, outputs, **kwargs):

@@ -12,11 +12,21 @@ from keras_bert3.preprocessing.text_limit import cut_text
 LONGEST_FIELD = min(sys.maxsize, 2**31 - 1)  # A CSV field's characters: as many as the platform's C long holds.
 
 
+LABEL_KINDS = ("class", "number", "classes")  # What a row's label is: a class name, a number, a list of class names.
+
+
 def read_labelled_file(
-    path: str, text_column: str, label_column: str, second_column: str | None = None, *, numeric_labels: bool = False
+    path: str,
+    text_column: str,
+    label_column: str,
+    second_column: str | None = None,
+    *,
+    label_kind: str = "class",
+    label_separator: str = ";",
 ):
-    """`(texts, second_texts or None, labels)` of a `.csv` or `.jsonl`/`.json` file: labels as strings (class
-    names), or with `numeric_labels` as floats (a regressor's targets).
+    """`(texts, second_texts or None, labels)` of a `.csv` or `.jsonl`/`.json` file. `label_kind`: "class", a
+    class name (str) a row; "number", a float a row (a regressor's targets); "classes", a list of class names a row
+    (a multi-label classifier's: a JSON list, or text split at `label_separator`; empty where a text has none).
 
     Texts are cut at `text_limit.MAX_TEXT_CHARACTERS`. `ValueError` names the file and line of: no rows, a missing column, an empty text or label,
     a line that is not a JSON object, labels that differ only by case or spaces, a numeric label that is not a
@@ -29,16 +39,20 @@ def read_labelled_file(
     for column in columns:
         if column not in first:
             raise ValueError(f"{path} has no column {column!r}; its columns are {sorted(first)}: name one of them.")
+    needed = [c for c in columns if c != label_column or label_kind != "classes"]  # A text may have no label.
     for line, row in rows:
-        for column in columns:
+        for column in needed:
             value = row.get(column)
             if value is None or (isinstance(value, str) and not value.strip()):
                 kind = "label" if column == label_column else "text"
                 raise ValueError(
                     f"{path}, line {line}: the {kind} ({column!r}) is missing or empty. Fill it in or remove the row."
                 )
-    if numeric_labels:
+    if label_kind == "number":
         labels = number_labels(rows, label_column, path)
+    elif label_kind == "classes":
+        labels = label_lists(rows, label_column, label_separator, path)
+        check_distinct_labels([name for names in labels for name in names], path)
     else:
         check_label_types(rows, label_column, path)
         labels = [str(row[label_column]) for _, row in rows]
@@ -144,6 +158,25 @@ def check_label_types(rows, label_column: str, path: str) -> None:
                 f"{path}, line {line_b}: the label {json.dumps(b)} is {kind}, line {line_a}'s {json.dumps(a)} is not: "
                 "write every label the same way (all strings, or all whole numbers)."
             )
+
+
+def label_lists(rows, label_column: str, separator: str, path: str) -> list[list[str]]:
+    """Each row's class names: a JSON list of strings or whole numbers, or text split at `separator` (each name
+    stripped, empty ones left out); anything else refused naming its line."""
+    lists = []
+    for line, row in rows:
+        label = row.get(label_column)
+        if isinstance(label, str) or label is None:
+            names = [name.strip() for name in (label or "").split(separator)]
+        elif isinstance(label, list) and all(isinstance(n, (str, int)) and not isinstance(n, bool) for n in label):
+            names = [str(name).strip() for name in label]
+        else:
+            raise ValueError(
+                f"{path}, line {line}: the labels {json.dumps(label)} are not a list of class names. Write them as a "
+                f'JSON list (["sports", "politics"]) or as text split by {separator!r} ("sports{separator}politics").'
+            )
+        lists.append(list(dict.fromkeys(name for name in names if name)))
+    return lists
 
 
 def number_labels(rows, label_column: str, path: str) -> list[float]:

@@ -174,6 +174,7 @@ def load_task(preset: str, *head_size, cls, backbone_cls, **kwargs):
         dense = getattr(task, head.layer)
         assign(dense.kernel, hf_weights[0], head.prefix + "weight")
         assign(dense.bias, hf_weights[1], head.prefix + "bias")
+    task.head_from_preset = bool(stored) or hf_weights is not None  # False: a new head.
     return task
 
 

@@ -41,8 +41,11 @@ class FinetuningConfig:
         None, "the column of the second texts of sentence pairs (predict --input: of the contexts)"
     )
     label_column: str | None = setting(
-        None, "classifier: the column of the labels (any strings: the classes are the distinct ones)"
+        None,
+        "the column of the labels: classifier, any strings (the classes are the distinct ones); regressor, numbers; "
+        "multi-label-classifier, a JSON list of a text's labels, or text split by --label-separator",
     )
+    label_separator: str = setting(";", "multi-label-classifier: the character between a text's labels in a CSV cell")
     tag_column: int = setting(-1, "token-classifier, CoNLL: the column of the tags (0 is the word; default: the last)")
     output: str = setting(None, "the fine-tuned preset directory (its checkpoints: OUTPUT.checkpoints until done)")
     epochs: int = setting(3, "passes over the training file")

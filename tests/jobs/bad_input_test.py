@@ -371,6 +371,29 @@ def test_messy_file_a_regression_label_that_is_not_a_number_is_named_with_its_li
         assert not (tmp_path / "m").exists() and not (tmp_path / "m.checkpoints").exists()
 
 
+@pytest.mark.one_pass
+def test_messy_file_multi_labels_that_are_no_list_of_names_are_named_with_their_line(tmp_path, capsys):
+    """`--task multi-label-classifier` reads a list of labels a row (JSON, or text split by --label-separator; a row
+    may have none): a label that is no list of names, labels that differ only by case, and a file without any label
+    are refused naming the file (and line), before any model loads."""
+    cases = {
+        "tags.jsonl": (
+            '{"sentence": "Open it.", "tags": ["io"]}\n{"sentence": "Shut it.", "tags": {"io": 1}}\n',
+            'line 2: the labels {"io": 1} are not a list of class names',
+        ),
+        "nested.jsonl": ('{"sentence": "Open it.", "tags": [["io"]]}\n', 'line 1: the labels [["io"]] are not'),
+        "case.csv": ("sentence,tags\nOpen it.,IO|files\nShut it.,io\n", "differ only by case or spaces: 'IO', 'io'"),
+        "none.csv": ("sentence,tags\nOpen it.,\nShut it.,|\n", "no row has a label, and a multi-label classifier"),
+    }
+    for name, (text, expected) in cases.items():
+        (tmp_path / name).write_text(text, "utf-8")
+        flags = ["--task", "multi-label-classifier", "--text-column", "sentence", "--label-column", "tags"]
+        args = ["finetune", *flags, "--label-separator", "|", "--preset", tmp_path / "no-preset"]
+        line = refused(capsys, *args, "--train", tmp_path / name, "--output", tmp_path / "m")
+        assert line.startswith(f"keras-bert3 finetune: {tmp_path / name}") and expected in line, line
+        assert not (tmp_path / "m").exists() and not (tmp_path / "m.checkpoints").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.one_pass
 def test_copied_model_an_export_written_before_it_named_its_task_still_serves_with_a_deprecation_warning(

@@ -12,6 +12,7 @@ from keras_bert3_demo.docstring_topics import docstring_topics
 from keras_bert3_demo.labelled_sets import write_conll
 from keras_bert3_demo.labelled_sets import write_csv
 from keras_bert3_demo.labelled_sets import write_squad
+from tests.multi_topic_texts import multi_topic_texts
 from tests.tiny_preset import write_tiny_preset
 
 
@@ -19,7 +20,8 @@ from tests.tiny_preset import write_tiny_preset
 def task_files(tmp_path_factory, minilm_dir):
     """A tiny preset and train/validation files of each task: docstring topics
     (CSV and JSON lines), the share of a sentence's words that are code (CSV and JSON lines, for the
-    regressor), code words tagged B-CODE/I-CODE/O (CoNLL), questions on
+    regressor), texts of one or two topics (CSV, the topics split by ";", and JSON lines, lists; for the multi-label
+    classifier), code words tagged B-CODE/I-CODE/O (CoNLL), questions on
     docstrings (SQuAD v2.0 JSON, a few without an answer)."""
     root = tmp_path_factory.mktemp("task_files")
     write_tiny_preset(str(root / "pretrained"), minilm_dir)
@@ -51,6 +53,11 @@ def task_files(tmp_path_factory, minilm_dir):
     with open(root / "scores_validation.jsonl", "w", encoding="utf-8") as f:
         for w, share in zip(tags["test_words"][:24], shares(tags["test_tags"][:24])):
             f.write(json.dumps({"sentence": " ".join(w), "code_share": round(share, 4)}) + "\n")
+    texts, topic_lists = multi_topic_texts("train", 96)  # The multi-label classifier's: labels split by ";".
+    write_csv(root / "topics_train.csv", [{"sentence": t, "topics": ";".join(n)} for t, n in zip(texts, topic_lists)])
+    with open(root / "topics_validation.jsonl", "w", encoding="utf-8") as f:  # And as JSON lists.
+        for text, names in zip(*multi_topic_texts("test", 24)):
+            f.write(json.dumps({"sentence": text, "topics": names}) + "\n")
     questions = docstring_questions()
     train = {k: v[:48] for k, v in questions["train"].items()}
     validation = {k: v[:16] for k, v in questions["test"].items()}

@@ -35,6 +35,13 @@ TASKS = {
         predict_input="scores_validation.jsonl",
         predict_flags=["--text-column", "sentence", "--prediction-prefix", "predicted_"],
     ),
+    "multi-label-classifier": dict(
+        train="topics_train.csv",
+        data="topics_validation.jsonl",
+        flags=["--text-column", "sentence", "--label-column", "topics"],
+        predict_input="topics_validation.jsonl",
+        predict_flags=["--text-column", "sentence"],
+    ),
     "token-classifier": dict(
         train="train.conll", data="validation.conll", flags=[], predict_input="validation.txt", predict_flags=[]
     ),
@@ -198,6 +205,9 @@ def check_same_predictions(task: str, predictions: dict) -> None:
             for key, value in ours.items():
                 if isinstance(value, float):
                     assert abs(theirs[key] - value) <= 1e-4, (form, key)
+                elif isinstance(value, dict):  # A multi-label classifier's probability of each label.
+                    assert theirs[key].keys() == value.keys(), (form, key)
+                    assert all(abs(theirs[key][name] - p) <= 1e-4 for name, p in value.items()), (form, key)
                 else:
                     assert theirs[key] == value, (form, key, ours, theirs)
 
@@ -237,6 +247,24 @@ def check_report_against_independent_scores(task, task_files, report: dict, rows
         assert report["pearson"] == pytest.approx(pearsonr(truth, predicted)[0], abs=1e-6)
         assert report["spearman"] == pytest.approx(spearmanr(truth, predicted)[0], abs=1e-6)
         assert report["mean_squared_error"] == pytest.approx(np.mean((truth - predicted) ** 2), abs=1e-6)
+    elif task == "multi-label-classifier":
+        from sklearn.metrics import accuracy_score, f1_score, hamming_loss, precision_recall_fscore_support
+        from sklearn.preprocessing import MultiLabelBinarizer
+
+        names = sorted(report["per_label"])
+        binarizer = MultiLabelBinarizer(classes=names)
+        truth = binarizer.fit_transform([row["topics"] for row in read_jsonl(task_files / "topics_validation.jsonl")])
+        predicted = binarizer.transform([row["labels"] for row in rows])
+        assert all(set(row["probabilities"]) == set(names) for row in rows)
+        for average in ("micro", "macro", "samples"):
+            expected = f1_score(truth, predicted, average=average, zero_division=0)
+            assert report[f"{average}_f1"] == pytest.approx(expected, abs=1e-12)
+        assert report["subset_accuracy"] == pytest.approx(accuracy_score(truth, predicted), abs=1e-12)
+        assert report["hamming_loss"] == pytest.approx(hamming_loss(truth, predicted), abs=1e-12)
+        precision, recall, _, support = precision_recall_fscore_support(truth, predicted, zero_division=0)
+        assert [report["per_label"][n]["precision"] for n in names] == pytest.approx(precision, abs=1e-12)
+        assert [report["per_label"][n]["recall"] for n in names] == pytest.approx(recall, abs=1e-12)
+        assert [report["per_label"][n]["support"] for n in names] == support.tolist()
     elif task == "token-classifier":
         from seqeval.metrics import f1_score, precision_score, recall_score
 

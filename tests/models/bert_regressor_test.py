@@ -12,6 +12,7 @@ from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_regressor import BertRegressor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 from keras_bert3_demo.docstring_code_tags import docstring_code_tags
+from tests.hf_helpers import check_pooled_head_step_follows_hugging_face
 from tests.hf_helpers import hf_inputs
 from tests.hf_helpers import hf_outputs
 from tests.hf_helpers import max_abs_diff
@@ -55,43 +56,20 @@ def test_a_hugging_face_regression_checkpoint_loads_with_its_head_and_equal_scor
 @pytest.mark.slow
 def test_one_training_step_follows_the_transformers_mean_squared_error_gradients(minilm_dir):
     transformers = import_reference("transformers")
-    torch = import_reference("torch")
+    import_reference("torch")  # (the helper below imports it)
     keras.utils.set_random_seed(0)
     backbone = BertBackbone.from_preset(minilm_dir, dropout=0.0, attention_dropout=0.0)
     ours = BertRegressor(backbone, tokenizer=BertTokenizer.from_preset(minilm_dir), dropout=0.0)
     theirs = transformers.BertForSequenceClassification.from_pretrained(
         minilm_dir, num_labels=1, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0
     )
-    kernel, bias = (keras.ops.convert_to_numpy(w) for w in ours.output_dense.weights)
-    with torch.no_grad():
-        theirs.classifier.weight.copy_(torch.tensor(kernel.T))
-        theirs.classifier.bias.copy_(torch.tensor(bias))
     inputs = hf_inputs(minilm_dir, real_sentences(6))
     targets = np.linspace(0, 1, len(inputs["token_ids"])).astype("float32")
-    theirs.train()
-    loss = theirs(
-        input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
-        token_type_ids=torch.tensor(inputs["segment_ids"], dtype=torch.long),
-        attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long),
-        labels=torch.tensor(targets),  # float labels and one label: Hugging Face's regression, MSE.
-    ).loss
-    loss.backward()
-    expected = {
-        "pooler": theirs.bert.pooler.dense.weight.grad.numpy().T,
-        "head": theirs.classifier.weight.grad.numpy().T,
-    }
-    variables = {"pooler": ours.backbone.pooler.kernel, "head": ours.output_dense.kernel}
-    before = {name: keras.ops.convert_to_numpy(v) for name, v in variables.items()}
-    rate = 1000.0  # SGD: the step is the gradient times a rate that rounding the float32 weights does not blur.
-    ours.compile(optimizer=keras.optimizers.SGD(learning_rate=rate), loss="auto", metrics="auto")
-    ours.train_on_batch(inputs, targets)
-    for name, variable in variables.items():
-        step = (before[name] - keras.ops.convert_to_numpy(variable)) / rate
-        scale = np.abs(expected[name]).max()
-        assert scale > 0 and max_abs_diff(step, expected[name]) < 1e-4 * scale, name
+    check_pooled_head_step_follows_hugging_face(ours, theirs, inputs, targets)
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass
 def test_fine_tuned_on_real_text_it_predicts_better_than_the_mean(minilm_dir):
     """MiniLM, two epochs on 512 sentences (about 20 s): the mean squared error on 128 held-out sentences under
     0.85 of the training mean's (0.67 on TensorFlow here)."""

@@ -275,11 +275,12 @@ def test_the_fifth_task_runs_through_the_commands_by_module_and_class(fitted, tm
 
 def test_an_unknown_task_or_a_class_that_is_no_task_is_refused_in_one_line(tmp_path, capsys):
     from keras_bert3.cli import main
+    from keras_bert3.models.built_in_tasks import BUILT_IN_TASKS
 
     (tmp_path / "train.jsonl").write_text('{"text": "A line.", "score": 1.0}\n', "utf-8")
     cases = {
-        "regressor-of-dreams": "--task regressor-of-dreams is no task: the commands run classifier, regressor, "
-        "token-classifier, question-answerer, or a task of your own as module:Class.",
+        "regressor-of-dreams": f"--task regressor-of-dreams is no task: the commands run {', '.join(BUILT_IN_TASKS)}, "
+        "or a task of your own as module:Class.",
         f"{__name__}:ScoreJob": f"--task {__name__}:ScoreJob: {__name__}:ScoreJob is not a task (a subclass of ",
         "no_such_module:Thing": "--task no_such_module:Thing: cannot import no_such_module:Thing (No module named",
     }
