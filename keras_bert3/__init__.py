@@ -24,6 +24,7 @@ from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_multi_label_classifier import BertMultiLabelClassifier
+from keras_bert3.models.bert_multiple_choice import BertMultipleChoice
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.models.bert_regressor import BertRegressor
@@ -32,8 +33,10 @@ from keras_bert3.models.bert_task import BertTask
 from keras_bert3.preprocessing.bert_text_preprocessor import BertTextPreprocessor
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
 from keras_bert3.preprocessing.bert_token_classifier_preprocessor import BertTokenClassifierPreprocessor
+from keras_bert3.export.multiple_choice_export import export_multiple_choice
 from keras_bert3.export.question_answerer_export import export_question_answerer
 from keras_bert3.preprocessing.question_answering_dataset import question_answering_dataset
+from keras_bert3.preprocessing.multiple_choice_preprocessor import MultipleChoicePreprocessor
 from keras_bert3.preprocessing.question_answering_preprocessor import QuestionAnsweringPreprocessor
 from keras_bert3.export.text_classifier_export import export_text_classifier
 from keras_bert3.export.token_classifier_export import export_token_classifier
@@ -67,6 +70,8 @@ __all__ = [
     "BertEmbeddings",
     "BertEncoderBlock",
     "BertMaskedLMHead",
+    "BertMultiLabelClassifier",
+    "BertMultipleChoice",
     "BertNormalizer",
     "BertPretrainer",
     "BertQuestionAnswerer",
@@ -77,11 +82,13 @@ __all__ = [
     "BertTokenClassifier",
     "BertTokenClassifierPreprocessor",
     "BertTokenizer",
+    "MultipleChoicePreprocessor",
     "QuestionAnsweringPreprocessor",
     "ResumableBackup",
     "TextEmbedder",
     "bert_optimizer",
     "export_backbone_to_huggingface",
+    "export_multiple_choice",
     "export_question_answerer",
     "export_text_classifier",
     "export_token_classifier",

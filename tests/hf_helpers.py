@@ -77,7 +77,8 @@ def hf_first_pieces(encoding, index, num_words) -> list[int]:
 def check_pooled_head_step_follows_hugging_face(ours, theirs, inputs: dict, targets) -> None:
     """One training step of `ours` (a task with `output_dense` on the pooled output) on `inputs` and `targets` moves
     the pooler's and the head's kernels by the gradients of the Hugging Face `BertForSequenceClassification`
-    `theirs` (its head set to ours, dropout off) for the same batch, within 1e-4 of their largest."""
+    (or `BertForMultipleChoice`) `theirs` (its head set to ours, dropout off) for the same batch, within 1e-4 of
+    their largest."""
     import keras
     import torch
 
@@ -90,7 +91,7 @@ def check_pooled_head_step_follows_hugging_face(ours, theirs, inputs: dict, targ
         input_ids=torch.tensor(inputs["token_ids"], dtype=torch.long),
         token_type_ids=torch.tensor(inputs["segment_ids"], dtype=torch.long),
         attention_mask=torch.tensor(inputs["padding_mask"], dtype=torch.long),
-        labels=torch.tensor(targets),  # Float labels: MSE for one label, else binary cross-entropy.
+        labels=torch.tensor(targets),  # Float labels: MSE for one, else binary cross-entropy; ints: cross-entropy.
     ).loss.backward()
     expected = {
         "pooler": theirs.bert.pooler.dense.weight.grad.numpy().T,

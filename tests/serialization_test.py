@@ -18,6 +18,7 @@ from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.models.bert_multi_label_classifier import BertMultiLabelClassifier
+from keras_bert3.models.bert_multiple_choice import BertMultipleChoice
 from keras_bert3.models.bert_regressor import BertRegressor
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
 from keras_bert3.optimizers.bert_adamw import BertAdamW
@@ -49,6 +50,10 @@ COVERED = {
     "BertPretrainer": "test_models_survive_a_keras_file[pretrainer]",
     "BertClassifier": "test_models_survive_a_keras_file[pair_classifier]",
     "BertMultiLabelClassifier": "test_models_survive_a_keras_file[multi_label_classifier]",
+    "BertMultipleChoice": "test_models_survive_a_keras_file[multiple_choice]",
+    "MultipleChoicePreprocessor": "test_models_survive_a_keras_file[multiple_choice] (the model's preprocessor)",
+    "ChoicesAsRows": "test_models_survive_a_keras_file[multiple_choice] (its layers)",
+    "RowsAsChoices": "test_models_survive_a_keras_file[multiple_choice] (its layers)",
     "BertRegressor": "test_models_survive_a_keras_file[pair_regressor]",
     "BertTokenClassifier": "test_models_survive_a_keras_file[token_classifier]",
     "_LabelledTokenAccuracy": "test_models_survive_a_keras_file[token_classifier] (its compiled metric)",
@@ -114,6 +119,11 @@ def build_model(kind: str, tokenizer):
         model = BertRegressor(backbone, tokenizer=tokenizer, sentence_pairs=True, sequence_length=32, dropout=0.2)
         model.compile(learning_rate=1e-3, total_steps=10)
         return model, lambda m: m.predict((TEXTS, SECOND_TEXTS), verbose=0)
+    if kind == "multiple_choice":
+        model = BertMultipleChoice(backbone, tokenizer=tokenizer, sequence_length=32)
+        model.compile(learning_rate=1e-3, total_steps=10)
+        examples = (TEXTS, [[SECOND_TEXTS[0], TEXTS[1], ""], SECOND_TEXTS + TEXTS[:1]])
+        return model, lambda m: m.predict(examples, verbose=0)
     if kind == "token_classifier":
         model = BertTokenClassifier(backbone, 4, tokenizer=tokenizer, sequence_length=32)
         model.compile(learning_rate=1e-3, total_steps=10)
@@ -134,6 +144,7 @@ def build_model(kind: str, tokenizer):
         "pretrainer",
         "pair_classifier",
         "multi_label_classifier",
+        "multiple_choice",
         "pair_regressor",
         "token_classifier",
         "question_answerer",

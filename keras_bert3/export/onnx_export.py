@@ -45,9 +45,10 @@ def export_onnx(model, filepath: str, *, quantize: str | None = None) -> None:
         onnx.save(fused_for_onnxruntime(graph, model.backbone), path)
         if quantize is not None:
             quantize_int8(path, path)
-        front_end = model.spec.strings_front_end
-        answers = {"max_answer_length": model.max_answer_length} if front_end == "question_context" else {}
-        onnx.save(text_model(onnx.load(path), model.preprocessor, front_end=front_end, **answers), path)
+        strings = text_model(
+            onnx.load(path), model.preprocessor, front_end=model.spec.strings_front_end, settings=model.task_config()
+        )
+        onnx.save(strings, path)
         from keras_bert3.presets.task_preset import write_task_file
 
         write_task_file(folder, model)
@@ -143,7 +144,8 @@ def onnx_session(path: str, *, threads: int | None = None):
 class OnnxTextModel:
     """An ONNX export (`export_onnx`) served on strings from its `text_model.onnx`: called with one list of
     strings (or one string) per graph input, in order or by name (`text` and maybe `text_pair`, or
-    `question` and `context`), it returns the SavedModel `serving_default` outputs.
+    `question` and `context`, or `context` and `choices`, a list of strings each), it returns the SavedModel
+    `serving_default` outputs.
 
     Example:
     >>> OnnxTextModel("onnx/classifier")(["Some text."])["probabilities"]  # (1, num_classes)
@@ -211,10 +213,16 @@ def _model_inputs(encodings, rows: int) -> dict:
     }
 
 
-def _strings(texts, name: str) -> list[str]:
-    """`texts` (str or bytes, one or a list) as a list of str; ValueError names a non-UTF-8 one."""
+def _strings(texts, name: str) -> list:
+    """`texts` (str or bytes, one or a list; or lists of them, all as long: a multiple choice's `choices`) as a list
+    of str (of lists); ValueError names a non-UTF-8 one."""
     if isinstance(texts, (str, bytes)):
         texts = [texts]
+    if len(texts) and all(isinstance(text, (list, tuple, np.ndarray)) for text in texts):
+        rows = [_strings(row, f"{name}[{index}]") for index, row in enumerate(texts)]
+        if len({len(row) for row in rows}) > 1:
+            raise ValueError(f"The rows of `{name}` differ in length: give each as many strings.")
+        return rows
     result = []
     for index, text in enumerate(texts):
         if isinstance(text, bytes):

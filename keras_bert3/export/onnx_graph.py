@@ -43,21 +43,30 @@ def task_graph(model, *, name: str = "bert") -> "onnx.ModelProto":  # noqa: F821
     weights = {w.path: _array(w) for w in model.weights}
     backbone = model.backbone
     g = GraphBuilder()
-    token_ids, segment_ids, padding_mask = INPUT_NAMES
+    choices = model.spec.inputs_per_choice  # Inputs (batch, choices, length): each choice a row of the encoder's.
+    token_ids, segment_ids, padding_mask = choice_rows(g, INPUT_NAMES) if choices else INPUT_NAMES
     sequence = _encoder(g, backbone, backbone_weights(weights, backbone), token_ids, segment_ids, padding_mask)
     outputs = _task_head(model)(g, model, weights, sequence)
     for key, value in outputs.items():  # Graph outputs named as the task's outputs.
         g.nodes.append(helper.make_node("Identity", [value[0]], [key], name=f"output_{key}"))
+    input_axes = ["batch", "choices", "length"] if choices else ["batch", "length"]
     graph = helper.make_graph(
         g.nodes,
         name,
-        [helper.make_tensor_value_info(key, TensorProto.INT32, ["batch", "length"]) for key in INPUT_NAMES],
+        [helper.make_tensor_value_info(key, TensorProto.INT32, input_axes) for key in INPUT_NAMES],
         [helper.make_tensor_value_info(key, _element_type(key), value[1]) for key, value in outputs.items()],
         g.initializers,
     )
     result = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="keras_bert3")
     helper.set_model_props(result, {"task": type(model).__name__})  # For the serving side (`OnnxTextModel`).
     return result
+
+
+def choice_rows(g: GraphBuilder, names) -> list[str]:
+    """Inputs `(batch, choices, length)` as `(batch * choices, length)` rows."""
+    length = g.op("Slice", [g.op("Shape", [names[0]]), g.const(np.array([2])), g.const(np.array([3]))])
+    shape = g.op("Concat", [g.const(np.array([-1])), length], axis=0)
+    return [g.op("Reshape", [name, shape]) for name in names]
 
 
 def _element_type(output_name: str) -> int:
@@ -144,6 +153,16 @@ def multi_label_head(g: GraphBuilder, model, weights: dict, sequence: str) -> di
     chosen = g.op("GreaterOrEqual", [probabilities, g.const(np.array(model.threshold, "float32"))])
     shape = ["batch", model.num_labels]
     return {"logits": (logits, shape), "probabilities": (probabilities, shape), "chosen": (chosen, shape)}
+
+
+def multiple_choice_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:
+    """A `BertMultipleChoice`'s outputs: a score a (context, choice) row, from the pooler on [CLS] and its one-unit
+    dense layer, as `(batch, choices)` logits and their softmax."""
+    scores = dense_nodes(g, pooled_nodes(g, model, weights, sequence), *layer_weights(model.output_dense))
+    choices = g.op("Slice", [g.op("Shape", [INPUT_NAMES[0]]), g.const(np.array([0])), g.const(np.array([2]))])
+    logits = g.op("Reshape", [scores, choices])  # (batch, choices)
+    shape = ["batch", "choices"]
+    return {"logits": (logits, shape), "probabilities": (g.op("Softmax", [logits], axis=-1), shape)}
 
 
 def regressor_head(g: GraphBuilder, model, weights: dict, sequence: str) -> dict:

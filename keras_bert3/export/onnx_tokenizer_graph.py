@@ -164,15 +164,18 @@ def _unknown_words_whole(g: GraphBuilder, ids: str, word_starts: str, unk_id: in
     return ids, g.op("Where", [word_unknown, g.const(1), g.op("Sub", [ends, starts])])
 
 
-def joined_segment_nodes(g: GraphBuilder, preprocessor, ids: str, row_starts: str, *, pairs: bool) -> list[str]:
+def joined_segment_nodes(
+    g: GraphBuilder, preprocessor, ids: str, row_starts: str, *, pairs: bool, pair_names=("text", "text_pair")
+) -> list[str]:
     """Step 6: int64 `(batch, longest)` token ids, segment ids and padding
-    mask of `[CLS] a [SEP] (b [SEP])` rows, truncated as `BertSegmentJoiner`."""
+    mask of `[CLS] a [SEP] (b [SEP])` rows, truncated as `BertSegmentJoiner`; with `pairs`, the texts are the
+    `(batch,)` strings `pair_names` (nodes), each followed by ""."""
     tokenizer, length = preprocessor.tokenizer, preprocessor.sequence_length
     starts, ends = slice_of(g, row_starts, 0, -1), slice_of(g, row_starts, 1, 2**62)
     lengths = g.op("Sub", [ends, starts])
     if pairs:  # The first rows are `text` and "", the others `text_pair` and "".
-        rows = g.op("Add", [g.op("Shape", ["text"]), g.const([1])])
-        sizes = g.op("Concat", [rows, g.op("Add", [g.op("Shape", ["text_pair"]), g.const([1])])], axis=0)
+        rows = g.op("Add", [g.op("Shape", [pair_names[0]]), g.const([1])])
+        sizes = g.op("Concat", [rows, g.op("Add", [g.op("Shape", [pair_names[1]]), g.const([1])])], axis=0)
         first, second = g.op("Split", [lengths, sizes], outputs=2, axis=0)
         first_start, second_start = g.op("Split", [starts, sizes], outputs=2, axis=0)
         second = g.op("Reshape", [second, rows], "text_pair_rows_must_equal_text_rows")  # Fails where they differ.

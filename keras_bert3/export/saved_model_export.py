@@ -13,9 +13,11 @@ from keras_bert3.presets.task_preset import write_task_file
 SAVED_MODEL_FILE = "saved_model.pb"  # Every SavedModel folder holds it.
 
 
-def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAMES, *, jit_compile=False):
-    """Adds endpoint `name`: `fn(dict of int32 (batch, seq) inputs) -> dict of outputs`; returns it,
-    callable inside a `tf.function`.
+def add_token_ids_endpoint(
+    archive, model, name: str, fn, input_names=INPUT_NAMES, *, jit_compile=False, choices: bool = False
+):
+    """Adds endpoint `name`: `fn(dict of int32 (batch, seq) inputs) -> dict of outputs` (`(batch, choices, seq)`
+    with `choices`); returns it, callable inside a `tf.function`.
 
     `jit_compile` (TensorFlow): `fn` is compiled by XLA, which TF Serving runs on a CPU only with
     `--xla_cpu_compilation_enabled=true`; a JAX export is XLA either way. On JAX, `fn` goes through
@@ -24,7 +26,8 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
     """
     import tensorflow as tf
 
-    signature = [{key: tf.TensorSpec((None, None), tf.int32, name=key) for key in input_names}]
+    axes = "(batch, choices, length)" if choices else "(batch, length)"
+    signature = [{key: tf.TensorSpec((None,) * axes.count(",") + (None,), tf.int32, name=key) for key in input_names}]
     if keras.backend.backend() != "jax":
         return archive.add_endpoint(name, tf.function(fn, jit_compile=True) if jit_compile else fn, signature)
     endpoint = archive.add_endpoint(
@@ -32,7 +35,7 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
         fn,
         signature,
         jax2tf_kwargs={
-            "polymorphic_shapes": [{key: "(batch, length)" for key in input_names}],
+            "polymorphic_shapes": [{key: axes for key in input_names}],
             "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
             "native_serialization_platforms": serving_platforms(),
         },
@@ -43,7 +46,7 @@ def add_token_ids_endpoint(archive, model, name: str, fn, input_names=INPUT_NAME
         rows = tf.shape(inputs[input_names[0]])[0]
         grow = lambda size: tf.maximum(1 - size, 0)  # noqa: E731
         padded = {
-            key: tf.pad(value, [[0, grow(tf.shape(value)[0])], [0, grow(tf.shape(value)[1])]])
+            key: tf.pad(value, [[0, grow(tf.shape(value)[axis])] for axis in range(value.shape.rank)])
             for key, value in inputs.items()
         }
         return {key: value[:rows] for key, value in endpoint(padded).items()}

@@ -61,9 +61,7 @@ def predict_file(
         bar.update(progress.rows)
         rows = itertools.islice(_input_rows(input_path, table), progress.rows, None)
         for chunk in _chunks(rows, batch_size):
-            batch = {
-                name: [_cell(row, column, input_path, line) for line, row in chunk] for name, column in inputs.items()
-            }
+            batch = model.job.input_batch(chunk, inputs, input_path)
             written = [
                 _output_row(row, prediction, prediction_prefix, input_path, line)
                 for (line, row), prediction in zip(chunk, model(batch))
@@ -193,13 +191,6 @@ def _chunks(rows, size: int):
             chunk = []
     if chunk:
         yield chunk
-
-
-def _cell(row: dict, column: str, path: str, line: int) -> str:
-    value = row.get(column)
-    if value is None:
-        raise ValueError(f"{path}, line {line}: no column {column!r} (its columns: {sorted(row)}).")
-    return str(value)
 
 
 def _row_encoder(extension: str, progress: PredictionProgress):

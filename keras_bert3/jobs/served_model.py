@@ -31,9 +31,10 @@ class ServedModel:
     def __call__(self, inputs: dict) -> list[dict]:
         from keras_bert3.preprocessing.text_limit import cut_text
 
-        inputs = {name: [cut_text(text) for text in texts] for name, texts in inputs.items()}
+        cut = lambda text: [cut(t) for t in text] if isinstance(text, list) else cut_text(text)  # noqa: E731
+        inputs = {name: [cut(text) for text in texts] for name, texts in inputs.items()}  # A list each: choices.
         try:
-            return self.job.rows(self._run(inputs), self.label_names)
+            return self.job.answered(self.job.rows(self._run(inputs), self.label_names), inputs)
         except IndexError:  # A class past the names (a SavedModel's tagger does not say how many it gives).
             if self.label_names is None:
                 raise

@@ -30,6 +30,15 @@ class TaskJob:
         )
         return self.task_cls
 
+    def input_batch(self, rows, columns: dict, path: str) -> dict:
+        """The served inputs of `(line, row)` pairs of a `predict --input` file: each input's column (`columns`,
+        from `input_columns`), as text."""
+        return {name: [row_cell(row, column, path, line) for line, row in rows] for name, column in columns.items()}
+
+    def answered(self, rows: list[dict], inputs: dict) -> list[dict]:
+        """`rows` (from `rows`) with what they need of the served `inputs` (as they are by default)."""
+        return rows
+
     def tune(self, task, validation, label_names) -> dict:
         """Settings of the fine-tuned `task` chosen on the validation examples (None: no --validation) before its
         preset is written; what was chosen, for the log (nothing by default)."""
@@ -64,6 +73,14 @@ def _moved(name: str):
 
 
 job_named, job_for_task, job_for_outputs = (_moved(n) for n in ("job_named", "job_for_task", "job_for_outputs"))
+
+
+def row_cell(row: dict, column: str, path: str, line: int) -> str:
+    """A file row's field as text; a missing one is refused naming the line."""
+    value = row.get(column)
+    if value is None:
+        raise ValueError(f"{path}, line {line}: no column {column!r} (its columns: {sorted(row)}).")
+    return str(value)
 
 
 def in_batches(inputs: dict, batch_size: int):

@@ -9,17 +9,18 @@ from keras_bert3.preprocessing.fixed_shapes import FixedShapeBatches
 
 
 def predict_in_length_order(model, model_inputs: dict, *, batch_size: int, shapes: FixedShapeBatches, per_token: bool):
-    """`model`'s outputs for numpy model inputs `(n, length)`, in input order; None for no examples.
+    """`model`'s outputs for numpy model inputs `(n, [choices,] length)`, in input order; None for no examples.
     Each batch is shaped by `shapes`; per-token outputs come back padded to `length` with zeros."""
-    lengths = np.asarray(model_inputs["padding_mask"]).sum(axis=1)
-    width = np.shape(model_inputs["token_ids"])[1]
+    mask = np.asarray(model_inputs["padding_mask"])
+    lengths = mask.reshape(len(mask), -1, mask.shape[-1]).sum(axis=-1).max(axis=-1)  # The longest choice's.
+    width = mask.shape[-1]
     multiple = model.preprocessor.pad_to_multiple_of
     order = np.argsort(lengths, kind="stable")
     batches = []
     for start in range(0, len(order), batch_size):
         rows = order[start : start + batch_size]
         length = min(-(-max(int(lengths[rows].max()), 1) // multiple) * multiple, width)
-        batch = {name: np.asarray(model_inputs[name])[rows, :length] for name in INPUT_NAMES}
+        batch = {name: np.asarray(model_inputs[name])[rows, ..., :length] for name in INPUT_NAMES}
         outputs = model.predict_on_batch(shapes.arrays(batch, batch_size=batch_size))
         outputs = shapes.cut(outputs, rows=len(rows), length=length if per_token else None)
         if per_token:

@@ -22,7 +22,7 @@ def check_task_input(task, x, method: str) -> None:
         _check_dataset(task, x, where)
     elif isinstance(x, dict):
         if any(name in x for name in INPUT_NAMES) or task.spec.raw_dict_keys is None:
-            check_model_inputs(x, where)
+            check_model_inputs(x, where, rank=input_rank(task))
     elif isinstance(x, (str, bytes)):
         raise TypeError(f"{takes}; got one {type(x).__name__}: wrap a single text in a list.")
     elif not isinstance(x, RAW_CONTAINERS) and not hasattr(x, "__array__"):  # e.g. a pandas Series passes.
@@ -34,14 +34,21 @@ def check_task_input(task, x, method: str) -> None:
         )
 
 
-def check_model_inputs(x: dict, where: str) -> None:
-    """`x` holds the three inputs as integer `(batch, length)` arrays of one shape."""
+def input_rank(task) -> int:
+    """How many axes a task's model inputs have: 2, `(batch, length)`; 3 where each example is several choices
+    (`TaskSpec.inputs_per_choice`), `(batch, choices, length)`."""
+    return 3 if task.spec.inputs_per_choice else 2
+
+
+def check_model_inputs(x: dict, where: str, *, rank: int = 2) -> None:
+    """`x` holds the three inputs as integer arrays of one shape, of `rank` axes (`input_rank`)."""
     missing = [name for name in INPUT_NAMES if name not in x]
     if missing:
         raise ValueError(f"{where}: {MODEL_INPUTS} are missing {', '.join(missing)}; got keys {sorted(x)}.")
     shapes = {name: tuple(np.shape(x[name])) for name in INPUT_NAMES}
-    if any(len(shape) != 2 for shape in shapes.values()) or len(set(shapes.values())) != 1:
-        raise ValueError(f"{where}: {MODEL_INPUTS} must be of one (batch, length) shape; got shapes {shapes}.")
+    if any(len(shape) != rank for shape in shapes.values()) or len(set(shapes.values())) != 1:
+        axes = "(batch, length)" if rank == 2 else "(batch, choices, length)"
+        raise ValueError(f"{where}: {MODEL_INPUTS} must be of one {axes} shape; got shapes {shapes}.")
     dtypes = {name: tf.as_dtype(getattr(x[name], "dtype", np.asarray(x[name]).dtype)) for name in INPUT_NAMES}
     if not all(dtype.is_integer for dtype in dtypes.values()):
         raise TypeError(f"{where}: {MODEL_INPUTS} must be integers; got { ({n: d.name for n, d in dtypes.items()}) }.")
@@ -53,7 +60,7 @@ def _check_dataset(task, dataset, where: str) -> None:
     if isinstance(first, dict) and any(name in first for name in INPUT_NAMES):
         missing = [name for name in INPUT_NAMES if name not in first]
         ranks = {name: first[name].shape.rank for name in INPUT_NAMES if name in first}
-        if missing or any(rank not in (2, None) for rank in ranks.values()):
+        if missing or any(rank not in (input_rank(task), None) for rank in ranks.values()):
             raise ValueError(
                 f"{where}: a tf.data.Dataset of model inputs yields batches of {MODEL_INPUTS}; this one yields {spec}."
             )

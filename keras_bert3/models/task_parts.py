@@ -36,12 +36,14 @@ class TaskSpec:
     raw_dict_keys: tuple[str, ...] | None = None  # A dict of raw examples has these keys (else dicts are model inputs).
     takes_text_datasets: bool = False  # A tf.data.Dataset of raw texts is accepted (else only model inputs).
     per_token_outputs: bool = True  # Outputs have a length axis (second); False for one output per example.
+    inputs_per_choice: bool = False  # Model inputs are `(batch, choices, length)`: each example several choices.
     loss_over_labelled_tokens: bool = False  # The loss averages over labelled tokens (their labels mark empty rows).
     # ONNX nodes after the encoder: a function of `export.onnx_graph` by name, or any function,
     # called as `head(graph, task, weights, sequence)` -> {output name: (node, shape)}.
     onnx_head: "str | Callable | None" = None
-    # The strings in front of its ONNX model: "texts" (a text or a pair), "words" or "question_context".
-    strings_front_end: str = "texts"
+    # The strings in front of its ONNX model: a function of `export.onnx_front_ends` by name ("texts": a text or a
+    # pair; "words", "question_context", "context_choices"), "module:function", or any such function.
+    strings_front_end: "str | Callable" = "texts"
     # What the commands (`finetune`, `evaluate`, `predict`) do with it: "module:Class" of its
     # `keras_bert3.jobs.task_job.TaskJob` subclass, or the class. None: the commands do not run it.
     job: "str | type | None" = None
@@ -50,10 +52,11 @@ class TaskSpec:
     )
 
 
-def model_inputs() -> dict:
-    """The symbolic inputs of a task's functional graph: int32 `(batch, length)`
-    `token_ids`, `segment_ids`, `padding_mask`."""
-    return {name: keras.Input(shape=(None,), dtype="int32", name=name) for name in INPUT_NAMES}
+def model_inputs(*, choices: bool = False) -> dict:
+    """The symbolic inputs of a task's functional graph: int32 `(batch, length)` `token_ids`, `segment_ids`,
+    `padding_mask`; `(batch, choices, length)` with `choices`."""
+    shape = (None, None) if choices else (None,)
+    return {name: keras.Input(shape=shape, dtype="int32", name=name) for name in INPUT_NAMES}
 
 
 def dense_head(backbone, units: int, name: str):

@@ -69,21 +69,24 @@ def fixed_shape_batches(
 
     def pad(*element):
         inputs, rest = element[0], element[1:]
-        width = tf.shape(inputs["padding_mask"])[1]
+        width = tf.shape(inputs["padding_mask"])[-1]  # The length: the last axis (a multiple choice's inputs have 3).
         target_width = bucket_width(width, buckets)
         rows = 0 if batch_size is None else -tf.shape(inputs["padding_mask"])[0] % batch_size
 
-        def padded(tensor, value):
-            paddings = [[0, rows]] + ([[0, target_width - width]] if tensor.shape.rank >= 2 else [])
-            paddings += [[0, 0]] * (tensor.shape.rank - len(paddings))
+        def padded(tensor, value, length_axis=1):
+            paddings = [[0, rows]] + [[0, 0]] * (tensor.shape.rank - 1)
+            if tensor.shape.rank >= 2:
+                paddings[length_axis] = [0, target_width - width]
             result = tf.pad(tensor, paddings, constant_values=tf.cast(value, tensor.dtype))
-            return tf.ensure_shape(result, [None] * tensor.shape.rank)
+            shape = [None] + list(tensor.shape[1:])  # The rows' and the length's sizes vary; a choice axis stays.
+            shape[length_axis] = None
+            return tf.ensure_shape(result, shape)
 
         def padded_rows(tensor):
             paddings = [[0, rows]] + [[0, 0]] * (tensor.shape.rank - 1)
             return tf.ensure_shape(tf.pad(tensor, paddings), [None] * tensor.shape.rank)
 
-        inputs = {name: padded(value, 0) for name, value in inputs.items()}
+        inputs = {name: padded(value, 0, length_axis=-1) for name, value in inputs.items()}
         per_token = lambda t: per_token_targets and t.shape.rank >= 2  # noqa: E731
         rest = tf.nest.map_structure(lambda t: padded(t, IGNORED_LABEL) if per_token(t) else padded_rows(t), rest)
         return (inputs, *rest) if rest else inputs
@@ -94,21 +97,21 @@ def fixed_shape_batches(
 def fixed_shape_specs(element_spec, *, batch_size: int, buckets: tuple[int, ...]) -> list:
     """The batches `fixed_shape_batches` can yield, as `KerasTensor`s, one per bucket."""
 
-    def shaped(spec, length):
-        shape = [batch_size] + [length if size is None else size for size in spec.shape[1:]]
+    def shaped(spec, length):  # The last axis, where it varies, is the length.
+        shape = [batch_size, *spec.shape[1:-1]] + [length if spec.shape[-1] is None else spec.shape[-1]]
+        shape = shape[: len(spec.shape)]
         return keras.KerasTensor(tuple(shape), dtype=spec.dtype.name)
 
     return [tf.nest.map_structure(lambda spec: shaped(spec, length), element_spec) for length in buckets]
 
 
 def fixed_shape_arrays(model_inputs: dict, *, batch_size: int, buckets: tuple[int, ...]) -> dict:
-    """Numpy model inputs `(n <= batch_size, length)` padded as `fixed_shape_batches` pads."""
-    rows, width = np.shape(model_inputs["padding_mask"])
+    """Numpy model inputs `(n <= batch_size, [choices,] length)` padded as `fixed_shape_batches` pads."""
+    shape = np.shape(model_inputs["padding_mask"])
+    rows, width = shape[0], shape[-1]
     target = next((length for length in buckets if length >= width), width)
-    return {
-        name: np.pad(np.asarray(value), [(0, batch_size - rows), (0, target - width)])
-        for name, value in model_inputs.items()
-    }
+    paddings = [(0, batch_size - rows)] + [(0, 0)] * (len(shape) - 2) + [(0, target - width)]
+    return {name: np.pad(np.asarray(value), paddings) for name, value in model_inputs.items()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,8 +151,11 @@ class FixedShapeBatches:
 
 
 def real_rows(inputs: dict):
-    """float32 `(batch,)`: 1 for a real row, 0 for an empty one (all-zero `padding_mask`)."""
-    return keras.ops.cast(keras.ops.any(keras.ops.not_equal(inputs["padding_mask"], 0), axis=-1), "float32")
+    """float32 `(batch,)`: 1 for a real row, 0 for an empty one (all-zero `padding_mask`, of every choice where a row
+    has several)."""
+    mask = inputs["padding_mask"]
+    axes = tuple(range(1, len(mask.shape)))
+    return keras.ops.cast(keras.ops.any(keras.ops.not_equal(mask, 0), axis=axes), "float32")
 
 
 def row_weights(inputs: dict, sample_weight=None, *, rescale: bool):

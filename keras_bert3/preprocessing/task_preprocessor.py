@@ -8,9 +8,10 @@ from keras_bert3.upstream.string_input_layer import StringInputLayer
 
 
 def trim_to_longest(model_inputs: dict, multiple: int, *, keep=()) -> dict:
-    """`model_inputs` `(batch, length)` cut to the longest example, rounded up to
+    """`model_inputs` `(batch, [choices,] length)` cut to the longest example, rounded up to
     a multiple of `multiple` (few compiled shapes); entries in `keep` stay whole."""
-    longest = tf.reduce_max(tf.concat([tf.reduce_sum(model_inputs["padding_mask"], axis=-1), [1]], 0))
+    lengths = tf.reshape(tf.reduce_sum(model_inputs["padding_mask"], axis=-1), [-1])
+    longest = tf.reduce_max(tf.concat([lengths, [1]], 0))
     length = tf.minimum((longest + multiple - 1) // multiple * multiple, tf.shape(model_inputs["padding_mask"])[-1])
     return {name: value if name in keep else value[..., :length] for name, value in model_inputs.items()}
 

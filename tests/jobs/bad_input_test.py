@@ -394,6 +394,31 @@ def test_messy_file_multi_labels_that_are_no_list_of_names_are_named_with_their_
         assert not (tmp_path / "m").exists() and not (tmp_path / "m.checkpoints").exists()
 
 
+@pytest.mark.one_pass
+def test_messy_file_a_choice_label_out_of_range_or_a_row_of_other_choices_is_named_with_its_line(tmp_path, capsys):
+    """`--task multiple-choice` reads SWAG's CSV or JSON lines: a label that is no choice's index, a row with
+    another number of choices than the first, a single choice and a file of neither layout are refused naming the
+    file and line, before any model loads."""
+    swag = "sent1,sent2,ending0,ending1,ending2,label\n"
+    row = lambda *choices, label: json.dumps({"context": "Open it.", "choices": list(choices), "label": label})  # noqa: E731
+    cases = {
+        "label.csv": (swag + "She opened,the door,and went in,and sang,and flew,3\n", "line 2: the label '3' is no"),
+        "negative.jsonl": (row("a", "b", label=-1) + "\n", "line 1: the label -1 is no choice: give the index"),
+        "counts.jsonl": (
+            row("a", "b", label=0) + "\n" + row("a", "b", "c", label=1) + "\n",
+            "line 2: 3 choices, line 1 2",
+        ),
+        "one.jsonl": (row("a", label=0) + "\n", "line 1: 1 choice; a multiple choice needs at least 2"),
+        "layout.csv": ("text,label\nOpen it.,0\n", "line 2: neither JSON lines' context and choices nor SWAG's"),
+    }
+    for name, (text, expected) in cases.items():
+        (tmp_path / name).write_text(text, "utf-8")
+        args = ["finetune", "--task", "multiple-choice", "--preset", tmp_path / "no-preset", "--train", tmp_path / name]
+        line = refused(capsys, *args, "--output", tmp_path / "m")
+        assert line.startswith(f"keras-bert3 finetune: {tmp_path / name}") and expected in line, line
+        assert not (tmp_path / "m").exists() and not (tmp_path / "m.checkpoints").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.one_pass
 def test_copied_model_an_export_written_before_it_named_its_task_still_serves_with_a_deprecation_warning(

@@ -12,6 +12,7 @@ from keras_bert3_demo.docstring_topics import docstring_topics
 from keras_bert3_demo.labelled_sets import write_conll
 from keras_bert3_demo.labelled_sets import write_csv
 from keras_bert3_demo.labelled_sets import write_squad
+from tests.choice_questions import choice_questions
 from tests.multi_topic_texts import multi_topic_texts
 from tests.tiny_preset import write_tiny_preset
 
@@ -21,7 +22,7 @@ def task_files(tmp_path_factory, minilm_dir):
     """A tiny preset and train/validation files of each task: docstring topics
     (CSV and JSON lines), the share of a sentence's words that are code (CSV and JSON lines, for the
     regressor), texts of one or two topics (CSV, the topics split by ";", and JSON lines, lists; for the multi-label
-    classifier), code words tagged B-CODE/I-CODE/O (CoNLL), questions on
+    classifier), questions on docstrings with four answers to choose from (SWAG's CSV and JSON lines), code words tagged B-CODE/I-CODE/O (CoNLL), questions on
     docstrings (SQuAD v2.0 JSON, a few without an answer)."""
     root = tmp_path_factory.mktemp("task_files")
     write_tiny_preset(str(root / "pretrained"), minilm_dir)
@@ -58,6 +59,15 @@ def task_files(tmp_path_factory, minilm_dir):
     with open(root / "topics_validation.jsonl", "w", encoding="utf-8") as f:  # And as JSON lists.
         for text, names in zip(*multi_topic_texts("test", 24)):
             f.write(json.dumps({"sentence": text, "topics": names}) + "\n")
+    swag = [  # The multiple-choice task's: SWAG's CSV columns, and JSON lines.
+        {"sent1": e["context"], "sent2": e["question"], **{f"ending{i}": c for i, c in enumerate(e["choices"])}}
+        | {"label": e["label"]}
+        for e in choice_questions("train", 64)
+    ]
+    write_csv(root / "choices_train.csv", swag)
+    with open(root / "choices_validation.jsonl", "w", encoding="utf-8") as f:
+        for example in choice_questions("test", 24):
+            f.write(json.dumps(example) + "\n")
     questions = docstring_questions()
     train = {k: v[:48] for k, v in questions["train"].items()}
     validation = {k: v[:16] for k, v in questions["test"].items()}

@@ -42,6 +42,13 @@ TASKS = {
         predict_input="topics_validation.jsonl",
         predict_flags=["--text-column", "sentence"],
     ),
+    "multiple-choice": dict(
+        train="choices_train.csv",
+        data="choices_validation.jsonl",
+        flags=[],
+        predict_input="choices_validation.jsonl",
+        predict_flags=[],
+    ),
     "token-classifier": dict(
         train="train.conll", data="validation.conll", flags=[], predict_input="validation.txt", predict_flags=[]
     ),
@@ -205,6 +212,9 @@ def check_same_predictions(task: str, predictions: dict) -> None:
             for key, value in ours.items():
                 if isinstance(value, float):
                     assert abs(theirs[key] - value) <= 1e-4, (form, key)
+                elif isinstance(value, list) and value and isinstance(value[0], float):  # Each choice's.
+                    assert len(theirs[key]) == len(value), (form, key)
+                    assert all(abs(a - b) <= 1e-4 for a, b in zip(theirs[key], value)), (form, key)
                 elif isinstance(value, dict):  # A multi-label classifier's probability of each label.
                     assert theirs[key].keys() == value.keys(), (form, key)
                     assert all(abs(theirs[key][name] - p) <= 1e-4 for name, p in value.items()), (form, key)
@@ -265,6 +275,13 @@ def check_report_against_independent_scores(task, task_files, report: dict, rows
         assert [report["per_label"][n]["precision"] for n in names] == pytest.approx(precision, abs=1e-12)
         assert [report["per_label"][n]["recall"] for n in names] == pytest.approx(recall, abs=1e-12)
         assert [report["per_label"][n]["support"] for n in names] == support.tolist()
+    elif task == "multiple-choice":
+        examples = read_jsonl(task_files / "choices_validation.jsonl")
+        chosen = np.array([row["choice"] for row in rows])
+        assert report["accuracy"] == pytest.approx(np.mean(chosen == [e["label"] for e in examples]), abs=1e-12)
+        for row, example in zip(rows, examples):
+            assert row["choice_text"] == f"{example['question']} {example['choices'][row['choice']]}"
+            assert row["probability"] == max(row["probabilities"]) and abs(sum(row["probabilities"]) - 1) < 1e-5
     elif task == "token-classifier":
         from seqeval.metrics import f1_score, precision_score, recall_score
 
