@@ -54,15 +54,22 @@ def write_conll(path: str, words: list[list[str]], tags: list[list[str]]) -> str
     return path
 
 
+def other_passage(contexts: list[str], i: int) -> int:
+    """The index of the next example (after `i`, wrapping around) whose passage is not example `i`'s: questions
+    about one passage come in a row, so that the next example's passage may be the same."""
+    count = len(contexts)
+    return next((j % count for j in range(i + 1, i + count) if contexts[j % count] != contexts[i]), i)
+
+
 def write_squad(path: str, examples: dict, *, unanswerable: int = 0) -> str:
     """SQuAD JSON, a paragraph per example (a dict of lists question, context,
     answer_text, answer_start). With `unanswerable`, v2.0: the last such
-    questions are asked of the next example's passage, without an answer."""
+    questions are asked of the next other passage, without an answer."""
     paragraphs = []
     count = len(examples["question"])
     for i in range(count):
         impossible = i >= count - unanswerable
-        context = examples["context"][(i + 1) % count] if impossible else examples["context"][i]
+        context = examples["context"][other_passage(examples["context"], i) if impossible else i]
         answer = {"text": examples["answer_text"][i], "answer_start": examples["answer_start"][i]}
         qa = {"id": f"q{i}", "question": examples["question"][i], "answers": [] if impossible else [answer]}
         paragraphs.append({"context": context, "qas": [qa | ({"is_impossible": True} if impossible else {})]})

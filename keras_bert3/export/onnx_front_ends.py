@@ -52,15 +52,18 @@ def words(g: GraphBuilder, preprocessor, table: dict, settings: dict) -> FrontEn
 
 def question_context(g: GraphBuilder, preprocessor, table: dict, settings: dict) -> FrontEnd:
     """`question` and `context`, the context in overlapping windows; the best span of at most
-    `settings["max_answer_length"]` pieces (15 unless given) as the answer."""
+    `settings["max_answer_length"]` pieces (15 unless given) as the answer, or "" where no answer outscores it by
+    more than `settings["null_threshold"]` (unless None, as by default)."""
     names = ["question", "context"]
-    model_inputs, windows = onnx_question_answerer_graph.window_nodes(
-        g, preprocessor, table, texts_with_empty(g, names)
-    )
-    longest = settings.get("max_answer_length", 15)
-    return FrontEnd(
-        names, model_inputs, lambda after, g, _: onnx_question_answerer_graph.answer_nodes(after, windows, longest)
-    )
+    texts = texts_with_empty(g, names)
+    model_inputs, windows = onnx_question_answerer_graph.window_nodes(g, preprocessor, table, texts)
+    options = {"max_answer_length": settings.get("max_answer_length", 15)}
+    options["null_threshold"] = settings.get("null_threshold")
+
+    def outputs(after, g, model_outputs):
+        return onnx_question_answerer_graph.answer_nodes(after, windows, **options)
+
+    return FrontEnd(names, model_inputs, outputs)
 
 
 def context_choices(g: GraphBuilder, preprocessor, table: dict, settings: dict) -> FrontEnd:

@@ -23,12 +23,14 @@ from keras_bert3.export.onnx_tokenizer_graph import normalized_nodes
 from keras_bert3.export.onnx_tokenizer_graph import text_row_starts
 from keras_bert3.export.onnx_tokenizer_graph import wordpiece_nodes
 from keras_bert3.preprocessing.question_answering_preprocessor import MASKED_LOGIT
+from keras_bert3.preprocessing.question_answering_preprocessor import TINY
 
 OUTPUTS = {
     "answer": TensorProto.STRING,
     "start": TensorProto.INT32,
     "end": TensorProto.INT32,
     "score": TensorProto.FLOAT,
+    "null_score_diff": TensorProto.FLOAT,
 }
 
 
@@ -182,17 +184,25 @@ def _padded_length(g: GraphBuilder, preprocessor, total: str) -> str:
     return g.op("Min", [rounded, g.const(preprocessor.sequence_length)])
 
 
-def answer_nodes(after: GraphBuilder, windows: dict, max_answer_length: int) -> list:
-    """Nodes after the model that find each example's best span as `best_spans`; returns the
-    value infos of `answer`, `start`, `end` and `score`. `windows`: `window_nodes`' values."""
+def answer_nodes(after: GraphBuilder, windows: dict, max_answer_length: int, null_threshold=None) -> list:
+    """Nodes after the model that find each example's best span as `best_spans` (and answer "" where no answer
+    outscores it by `null_threshold`, unless None); returns the value infos of `answer`, `start`, `end`, `score` and
+    `null_score_diff`. `windows`: `window_nodes`' values."""
     g, k = after, max_answer_length
-    scores = _span_scores(g, windows["in_passage"], k)  # (windows, length * k)
+    scores, null_window = _span_scores(g, windows["in_passage"], k)  # (windows, length * k), (windows,)
     best = g.op("ArgMax", [scores], axis=1, keepdims=0)  # The first maximum: start-major, then shortest.
     score, window = _best_windows(g, g.op("ReduceMax", [scores, g.const([1])], keepdims=0), windows)
+    null = g.op("Neg", [_best_windows(g, g.op("Neg", [null_window]), windows)[0]])  # The least over the windows.
+    log = lambda x: g.op("Log", [g.op("Add", [x, g.const(np.float32(TINY))])])  # noqa: E731
+    null_score_diff = g.op("Sub", [log(null), log(g.op("Max", [score, g.const(np.float32(0.0))]))])
     span = g.op("Gather", [best, window], axis=0)
     start_token = g.op("Div", [span, g.const(k)])
     end_token = g.op("Add", [start_token, g.op("Mod", [span, g.const(k)])])
     found = g.op("GreaterOrEqual", [score, g.const(np.float32(0.0))])
+    unanswered = g.const(np.array(False))  # Every question gets a span (SQuAD v1.1).
+    if null_threshold is not None:
+        unanswered = g.op("And", [found, g.op("Greater", [null_score_diff, g.const(np.float32(null_threshold))])])
+    found = g.op("And", [found, g.op("Not", [unanswered])])
 
     def at_span(name, token):  # windows[name][window, token], 0 where no span was found.
         index = g.op(
@@ -213,7 +223,8 @@ def answer_nodes(after: GraphBuilder, windows: dict, max_answer_length: int) -> 
         "answer": without_last_row(g, answer),
         "start": of_piece("piece_start", first_piece),
         "end": of_piece("piece_end", last_piece),
-        "score": g.op("Where", [found, score, g.const(np.float32(0.0))]),
+        "score": g.op("Where", [found, score, g.op("Where", [unanswered, null, g.const(np.float32(0.0))])]),
+        "null_score_diff": null_score_diff,
     }
     outputs = []
     for name, element_type in OUTPUTS.items():
@@ -225,14 +236,18 @@ def answer_nodes(after: GraphBuilder, windows: dict, max_answer_length: int) -> 
     return outputs
 
 
-def _span_scores(g: GraphBuilder, passage: str, k: int) -> str:
+def _span_scores(g: GraphBuilder, passage: str, k: int) -> tuple[str, str]:
     """`p_start[t] * p_end[t + j]` of each window's spans, `j < k`, both ends in the passage, else -1:
-    float32 `(windows, length * k)`; softmax over the passage and [CLS], then [CLS]'s zeroed."""
+    float32 `(windows, length * k)`; softmax over the passage and [CLS], then [CLS]'s zeroed. And each window's
+    no-answer score, `p_start * p_end` at [CLS] `(windows,)`."""
     is_cls = g.op("Equal", [column_indices(g, width_of(g, "start_logits")), g.const(0)])
+    nulls = []
 
     def probabilities(logits):
         logits = g.op("Where", [g.op("Or", [passage, is_cls]), logits, g.const(np.float32(MASKED_LOGIT))])
-        return g.op("Where", [is_cls, g.const(np.float32(0.0)), g.op("Softmax", [logits], axis=-1)])
+        with_cls = g.op("Softmax", [logits], axis=-1)
+        nulls.append(g.op("Gather", [with_cls, g.const(np.array(0))], axis=1))
+        return g.op("Where", [is_cls, g.const(np.float32(0.0)), with_cls])
 
     positions = index_range(g, width_of(g, "start_logits"))
     ends = g.op("Add", [g.op("Unsqueeze", [positions, g.const([1])]), g.const(np.arange(k)[None, :])])  # (length, k)
@@ -248,7 +263,7 @@ def _span_scores(g: GraphBuilder, passage: str, k: int) -> str:
     scores = g.op("Where", [valid, scores, g.const(np.float32(-1.0))])
     shape = g.op("Shape", [scores])
     flat = g.op("Concat", [slice_of(g, shape, 0, 1), g.op("Mul", [slice_of(g, shape, 1, 2), g.const([k])])], axis=0)
-    return g.op("Reshape", [scores, flat])
+    return g.op("Reshape", [scores, flat]), g.op("Mul", nulls)
 
 
 def _best_windows(g: GraphBuilder, window_score: str, windows: dict) -> tuple[str, str]:

@@ -16,7 +16,7 @@ def export_question_answerer(
 
     - `serving_default`: `question` and `context`, strings `(batch,)`; returns `answer` (string),
       `start` and `end` (int32 character offsets: `context[start:end] == answer`) and `score`
-      (float32), each `(batch,)`, as `model.predict`. At most `max_windows` windows a passage (the
+      (float32) and `null_score_diff` (float32), each `(batch,)`, as `model.predict` (its `null_threshold` kept). At most `max_windows` windows a passage (the
       rest is dropped); empty strings give "" with score 0; invalid UTF-8 is replaced.
     - `serve_token_ids`: int32 `(windows, seq)` `token_ids`, `segment_ids`, `padding_mask`;
       returns float32 `start_logits` and `end_logits`.

@@ -56,3 +56,42 @@ def squad_scores(predictions: list[str], answers: list) -> dict[str, float]:
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+def squad_v2_scores(predictions: list[str], answers: list, null_score_diffs: list[float]) -> dict:
+    """SQuAD v2.0's official figures (evaluate-v2.0.py's keys, on its 0-100 scale) of the predicted texts against
+    the references (a list of texts a question; empty: no answer), with `null_score_diffs` as its no-answer
+    probability file: `exact`, `f1`, `total`, `HasAns_*` and `NoAns_*` of the predictions as given; `best_exact`,
+    `best_f1` and their `_thresh`, the scores were every question whose null score diff is over the threshold
+    answered "" (the script's `find_best_thresh`: the thresholds tried are the diffs themselves, and 0.0 answers
+    every question "")."""
+    references = [[t for t in a if normalize_answer(t)] or [""] for a in answers]
+    exact = [
+        max(float(normalize_answer(p) == normalize_answer(t)) for t in ts) for p, ts in zip(predictions, references)
+    ]
+    f1 = [max(_f1(p, t) for t in ts) for p, ts in zip(predictions, references)]
+    has_answer = [ts != [""] for ts in references]
+    scores = {"exact": 100.0 * _mean(exact), "f1": 100.0 * _mean(f1), "total": len(predictions)}
+    for name, keep in (("HasAns", True), ("NoAns", False)):
+        chosen = [i for i, a in enumerate(has_answer) if a == keep]
+        if chosen:
+            scores[f"{name}_exact"] = 100.0 * _mean([exact[i] for i in chosen])
+            scores[f"{name}_f1"] = 100.0 * _mean([f1[i] for i in chosen])
+            scores[f"{name}_total"] = len(chosen)
+    for name, raw in (("exact", exact), ("f1", f1)):
+        scores[f"best_{name}"], scores[f"best_{name}_thresh"] = _best_threshold(
+            predictions, raw, null_score_diffs, has_answer
+        )
+    return scores
+
+
+def _best_threshold(predictions, raw, null_score_diffs, has_answer) -> tuple[float, float]:
+    """The official script's `find_best_thresh`: from every question answered "", the questions taken in order of
+    their null score diff each answered as predicted; the best score (0-100) and the diff where it is reached."""
+    score = best = sum(not answered for answered in has_answer)
+    threshold = 0.0
+    for i in sorted(range(len(raw)), key=lambda i: null_score_diffs[i]):
+        score += raw[i] if has_answer[i] else (-1 if predictions[i] else 0)
+        if score > best:
+            best, threshold = score, float(null_score_diffs[i])
+    return 100.0 * best / max(len(raw), 1), threshold

@@ -35,6 +35,9 @@ class BertQuestionAnswerer(BertTask):
         sequence_length: int. Tokens a window.
         doc_stride: int. Passage tokens shared by consecutive windows.
         max_query_length, max_answer_length: int. Question tokens kept; tokens an answer spans at most.
+        null_threshold: float or None. None: every question gets a span (SQuAD v1.1). A number: a question is
+            answered "" where its `null_score_diff` (no answer's score over the best span's, in logits) is over it
+            (SQuAD v2.0; `keras-bert3 finetune` on a v2.0 file sets 0.0, or the best on its --validation file).
         max_windows: int. Windows read per passage at most (the rest is not read).
         pad_to_multiple_of: int. Round the padded length up to a multiple of this.
 
@@ -58,6 +61,7 @@ class BertQuestionAnswerer(BertTask):
             "max_windows",
             "pad_to_multiple_of",
             "max_answer_length",
+            "null_threshold",
         ),
         huggingface_head=HuggingFaceHead("BertForQuestionAnswering", prefix="qa_outputs.", layer="span_dense"),
         raw_dict_keys=SQUAD_FIELDS,
@@ -79,6 +83,7 @@ class BertQuestionAnswerer(BertTask):
         max_windows: int = 48,
         pad_to_multiple_of: int = 16,
         max_answer_length: int = 15,
+        null_threshold: float | None = None,
         **kwargs,
     ):
         preprocessor = task_preprocessor(
@@ -109,6 +114,7 @@ class BertQuestionAnswerer(BertTask):
 
         # === Config ===
         self.max_answer_length = int(max_answer_length)
+        self.null_threshold = None if null_threshold is None else float(null_threshold)
         self.leave_pooler_out()  # As BertForQuestionAnswering: no pooler.
         self.compile()
 
@@ -136,8 +142,10 @@ class BertQuestionAnswerer(BertTask):
     def predict(self, x, *args, **kwargs):
         """Answers: `predict((questions, contexts))` -> one dict per example, with Keras' other arguments.
 
-        Each answer is `{"answer": str, "start": int, "end": int, "score": float}` with
-        `context[start:end] == answer` (characters) and score the pipeline's `p_start * p_end`.
+        Each answer is `{"answer": str, "start": int, "end": int, "score": float, "null_score_diff": float}` with
+        `context[start:end] == answer` (characters), score the pipeline's `p_start * p_end` and `null_score_diff`
+        how much no answer outscores the best span (log of their scores; "" is answered where it is over
+        `null_threshold`).
         Model inputs (or a dataset of them) give the raw `start_logits` and `end_logits` instead.
         `predict(questions, contexts)` (or `contexts=`) is deprecated: it works, with a `DeprecationWarning`.
         """
@@ -165,13 +173,25 @@ class BertQuestionAnswerer(BertTask):
         features = self.preprocessor((questions, contexts))
         logits = run({name: np.asarray(value) for name, value in self.preprocessor.model_inputs(features).items()})
         spans = self.best_spans(features, logits["start_logits"], logits["end_logits"], contexts)
+        keys = ("answer", "start", "end", "score", "null_score_diff")
         return [
-            {"answer": answer.decode("utf-8"), "start": int(start), "end": int(end), "score": float(score)}
-            for answer, start, end, score in zip(*(np.asarray(spans[k]) for k in ("answer", "start", "end", "score")))
+            {
+                "answer": answer.decode("utf-8"),
+                "start": int(start),
+                "end": int(end),
+                "score": float(score),
+                "null_score_diff": float(diff),
+            }
+            for answer, start, end, score, diff in zip(*(np.asarray(spans[k]) for k in keys))
         ]
 
     def best_spans(self, features, start_logits, end_logits, contexts) -> dict:
         """The best span of each example (see `QuestionAnsweringPreprocessor.best_spans`)."""
         return self.preprocessor.best_spans(
-            features, start_logits, end_logits, contexts, max_answer_length=self.max_answer_length
+            features,
+            start_logits,
+            end_logits,
+            contexts,
+            max_answer_length=self.max_answer_length,
+            null_threshold=self.null_threshold,
         )

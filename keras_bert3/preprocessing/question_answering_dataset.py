@@ -32,8 +32,13 @@ def squad_examples(x) -> dict[str, list]:
     for i, (context, text, start) in enumerate(
         zip(columns["context"], columns["answer_text"], columns["answer_start"])
     ):
+        if text == "" and start == -1:  # No answer (SQuAD v2.0): labelled [CLS] in every window.
+            continue
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"Example {i}: answer_text {text!r} is empty; every example needs its answer.")
+            raise ValueError(
+                f'Example {i}: answer_text {text!r} is empty. Give its answer, or answer_text "" and '
+                "answer_start -1 for a question the context does not answer (SQuAD v2.0)."
+            )
         if not isinstance(start, (int, np.integer)) or context[start : start + len(text)] != text:
             found = context[start : start + len(text)] if isinstance(start, (int, np.integer)) else None
             raise ValueError(
@@ -88,7 +93,7 @@ def question_answering_dataset(
     """
     examples = squad_examples(x)
     features = preprocessor((examples["question"], examples["context"]))
-    starts = np.array(examples["answer_start"], "int32")  # Characters (Python str indices).
+    starts = np.array(examples["answer_start"], "int32")  # Characters (Python str indices); -1: no answer.
     ends = starts + np.array([len(text) for text in examples["answer_text"]], "int32")
     start_positions, end_positions = preprocessor.labels(features, starts, ends)
     inputs = preprocessor.model_inputs(features)

@@ -10,6 +10,7 @@ from keras_bert3.preprocessing.task_preprocessor import TaskPreprocessor
 from keras_bert3.tokenizers.bert_tokenizer import BertTokenizer
 
 MASKED_LOGIT = -10000.0  # As the pipeline: exp(-10000 - max) is exactly 0 in float32.
+TINY = 1e-30  # Added to probabilities before their logs (a probability of 0 gives a large, finite log).
 
 
 @keras.saving.register_keras_serializable(package="keras_bert3")
@@ -151,25 +152,36 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
         end = tf.where(holds, first_passage + count(token_end < answer_end), 0)
         return start, end
 
-    def best_spans(self, features: dict, start_logits, end_logits, contexts, *, max_answer_length: int = 15) -> dict:
+    def best_spans(
+        self,
+        features: dict,
+        start_logits,
+        end_logits,
+        contexts,
+        *,
+        max_answer_length: int = 15,
+        null_threshold: float | None = None,
+    ) -> dict:
         """The best answer of each example over all its windows.
 
         As Hugging Face's pipeline (`select_starts_ends`, `decode_spans`, `align_to_words=True`): a span scores `p_start
-        * p_end` (softmax over the window, off-passage masked) with `start <= end < start + max_answer_length`; the best
-        wins (the first on ties), expanded to whole words.
+        * p_end` (softmax over the window and [CLS], off-passage masked), `start <= end < start + max_answer_length`;
+        the best wins (the first on ties), expanded to whole words. No answer (SQuAD v2.0, the paper's section 4.3)
+        scores `p_start * p_end` at [CLS], the least over the example's windows; `null_score_diff` is the log of that
+        over the best span's (in a window, `s_null - s_span` of the logits). Over a `null_threshold`: answered "".
 
-        `start_logits`, `end_logits`: float `(windows, length)`; `contexts`: the passages
-        given to `call`. Returns a dict of `(batch,)` `answer` strings, `start`, `end` int32
-        characters (`context[start:end] == answer`) and float32 `score` (0 and "" without passage tokens)."""
+        `start_logits`, `end_logits`: float `(windows, length)`; `contexts`: the passages given to `call`. Returns a
+        dict of `(batch,)` `answer` strings, `start`, `end` int32 characters (`context[start:end] == answer`), float32
+        `score` (0 and "" without passage tokens; the null one where answered "") and `null_score_diff`."""
         passage = features["token_start"] >= 0  # (windows, length)
         length = tf.shape(passage)[1]
         is_cls = tf.range(length)[None, :] == 0
 
-        def probabilities(logits):
-            logits = tf.where(passage | is_cls, tf.cast(logits, tf.float32), MASKED_LOGIT)
-            return tf.where(is_cls, 0.0, tf.nn.softmax(logits, axis=-1))
+        def with_cls(logits):  # Softmax over the passage and [CLS].
+            return tf.nn.softmax(tf.where(passage | is_cls, tf.cast(logits, tf.float32), MASKED_LOGIT), axis=-1)
 
-        start_p, end_p = probabilities(start_logits), probabilities(end_logits)
+        start_all, end_all = with_cls(start_logits), with_cls(end_logits)
+        start_p, end_p = tf.where(is_cls, 0.0, start_all), tf.where(is_cls, 0.0, end_all)
 
         def shifted(x, k, fill):  # x[:, t + k] at t (`fill` past the end, also where k > length).
             return tf.pad(x, [[0, 0], [0, k]], constant_values=fill)[:, k:]
@@ -192,7 +204,8 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
         start_token = span // max_answer_length
         end_token = start_token + span % max_answer_length
         score = tf.gather(example_score, tf.range(num_examples))
-        found = score >= 0.0
+        null, null_score_diff, unanswered = no_answer(start_all, end_all, index, score, null_threshold)
+        found = (score >= 0.0) & ~unanswered
 
         def take(name, token):  # features[name][window, token] for each example.
             return tf.gather_nd(features[name], tf.stack([window, token], 1))
@@ -206,7 +219,8 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
             "answer": tf.strings.unicode_encode(answer, "UTF-8"),
             "start": start,
             "end": end,
-            "score": tf.where(found, score, 0.0),
+            "score": tf.where(found, score, tf.where(unanswered, null, 0.0)),
+            "null_score_diff": null_score_diff,
         }
 
     def model_inputs(self, features: dict) -> dict:
@@ -225,3 +239,14 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
             }
         )
         return config
+
+
+def no_answer(start_probabilities, end_probabilities, example_index, score, null_threshold):
+    """Each example's no-answer score (`p_start * p_end` at [CLS], the least over its windows), its
+    `null_score_diff` over the best span's `score` (log of their ratio), and whether it is answered "" (a span was
+    found and the diff is over `null_threshold`; never where that is None)."""
+    windows_null = start_probabilities[:, 0] * end_probabilities[:, 0]
+    null = tf.math.unsorted_segment_min(windows_null, example_index, tf.shape(score)[0])
+    null_score_diff = tf.math.log(null + TINY) - tf.math.log(tf.maximum(score, 0.0) + TINY)
+    over = null_score_diff > null_threshold if null_threshold is not None else tf.zeros_like(score, tf.bool)
+    return null, null_score_diff, over & (score >= 0.0)

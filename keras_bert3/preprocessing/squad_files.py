@@ -22,15 +22,20 @@ class SquadQuestions:
         return len(self.id)
 
     def training_examples(self) -> tuple[dict, int]:
-        """The answered questions for `BertQuestionAnswerer.fit` (first answer each), and how many were left out."""
-        answered = [i for i, answers in enumerate(self.answers) if answers]
+        """The questions for `BertQuestionAnswerer.fit` (the first answer each; answer_text "" and answer_start -1
+        where there is none, SQuAD v2.0's, labelled [CLS]), and how many were left out (none)."""
         examples = {
-            "question": [self.question[i] for i in answered],
-            "context": [self.context[i] for i in answered],
-            "answer_text": [self.answers[i][0] for i in answered],
-            "answer_start": [self.answer_starts[i][0] for i in answered],
+            "question": list(self.question),
+            "context": list(self.context),
+            "answer_text": [answers[0] if answers else "" for answers in self.answers],
+            "answer_start": [starts[0] if starts else -1 for starts in self.answer_starts],
         }
-        return examples, len(self) - len(answered)
+        return examples, 0
+
+    @property
+    def unanswerable(self) -> int:
+        """How many questions have no answer (SQuAD v2.0)."""
+        return sum(not answers for answers in self.answers)
 
 
 def read_squad_file(path: str) -> SquadQuestions:

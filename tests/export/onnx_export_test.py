@@ -118,7 +118,8 @@ def test_question_answerer_answers_strings_as_its_saved_model(tokenizer, tmp_pat
         assert context[start:end].replace("\x00", "\x01") == answer
     assert len(set(answers["answer"].tolist())) > len(questions) // 2  # Spans all over the passages.
     assert answers["score"][-5:-3].tolist() == [0.0, 0.0] and answers["answer"][-5:-3].tolist() == ["", ""]
-    assert [value.shape for value in served([], []).values()] == [(0,)] * 4
+    np.testing.assert_allclose(answers["null_score_diff"], expected["null_score_diff"], atol=1e-3, rtol=0)
+    assert [value.shape for value in served([], []).values()] == [(0,)] * 5
     with pytest.raises(ValueError, match="takes `question` and `context`: got 1 list"):
         served(questions)
     with pytest.raises(ValueError, match="Got 2 `question` and 1 `context` strings"):
@@ -128,6 +129,14 @@ def test_question_answerer_answers_strings_as_its_saved_model(tokenizer, tmp_pat
             None, served.string_inputs(questions[:1], contexts[:1]) | {"context": np.array(contexts[:3], dtype=object)}
         )
     assert served(question=questions[:2], context=contexts[:2])["answer"].tolist() == answers["answer"][:2].tolist()
+    # SQuAD v2.0: "" where no answer outscores the best span by the threshold, here half the questions'.
+    task.null_threshold = float(np.median(expected["null_score_diff"]))
+    task.export(str(tmp_path / "onnx_v2"), format="onnx")
+    answers = OnnxTextModel(str(tmp_path / "onnx_v2"))(questions, contexts)
+    expected = task.best_spans(features, logits["start_logits"], logits["end_logits"], tf.constant(contexts))
+    expected_answers = [answer.decode("utf-8").replace("\x00", "\x01") for answer in np.asarray(expected["answer"])]
+    assert answers["answer"].tolist() == expected_answers and expected_answers.count("") > len(questions) // 3
+    np.testing.assert_allclose(answers["score"], np.asarray(expected["score"]), atol=1e-4, rtol=0)
 
 
 def test_token_classifier_words_as_predict(tokenizer, tmp_path):

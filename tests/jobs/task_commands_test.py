@@ -295,15 +295,27 @@ def check_report_against_independent_scores(task, task_files, report: dict, rows
         assert report["words_cut"] == sum(row["cut"] for row in rows)
     else:
         questions = read_squad_file(str(task_files / "validation.json"))
-        exact, f1 = official_squad_v2([row["answer"] for row in rows], questions.answers)
+        predictions = [row["answer"] for row in rows]
+        exact, f1 = official_squad_v2(predictions, questions.answers)
         assert report["exact_match"] == pytest.approx(exact, abs=1e-12)
         assert report["f1"] == pytest.approx(f1, abs=1e-12)
         assert report["no_answer_total"] == sum(not answers for answers in questions.answers) > 0
+        v2 = report["official_v2"]  # The script's keys, on its 0-100 scale.
+        assert (v2["exact"], v2["f1"]) == (pytest.approx(100 * exact), pytest.approx(100 * f1))
+        has_answer = [bool(answers) for answers in questions.answers]
+        assert v2["NoAns_total"] == has_answer.count(False) and v2["HasAns_total"] == has_answer.count(True)
+        no_answer = [not p for p, has in zip(predictions, has_answer) if not has]
+        assert v2["NoAns_exact"] == pytest.approx(100 * np.mean(no_answer))
+        diffs = [row["null_score_diff"] for row in rows]
+        for name in ("exact", "f1"):
+            raw = official_squad_v2_raw(predictions, questions.answers)[name]
+            best, threshold = official_find_best_thresh(predictions, raw, diffs, has_answer)
+            assert v2[f"best_{name}"] == pytest.approx(best) and v2[f"best_{name}_thresh"] == pytest.approx(threshold)
 
 
-def official_squad_v2(predictions: list[str], answers: list[list[str]]) -> tuple[float, float]:
-    """SQuAD v2.0's official evaluate-v2.0.py, its definitions written out: mean
-    exact match and F1 over questions, each the best over the gold answers ("" for none)."""
+def official_squad_v2_raw(predictions: list[str], answers: list[list[str]]) -> dict:
+    """SQuAD v2.0's official evaluate-v2.0.py, its definitions written out: each question's exact
+    match and F1 (`get_raw_scores`), the best over the gold answers ("" for none)."""
 
     def normalize(s):
         s = s.lower()
@@ -327,4 +339,32 @@ def official_squad_v2(predictions: list[str], answers: list[list[str]]) -> tuple
         golds = [a for a in golds if normalize(a)] or [""]
         exact.append(max(int(normalize(a) == normalize(prediction)) for a in golds))
         f1.append(max(compute_f1(a, prediction) for a in golds))
-    return float(np.mean(exact)), float(np.mean(f1))
+    return {"exact": exact, "f1": f1}
+
+
+def official_squad_v2(predictions: list[str], answers: list[list[str]]) -> tuple[float, float]:
+    """Mean exact match and F1 over the questions."""
+    raw = official_squad_v2_raw(predictions, answers)
+    return float(np.mean(raw["exact"])), float(np.mean(raw["f1"]))
+
+
+def official_find_best_thresh(preds, scores, na_probs, has_answer) -> tuple[float, float]:
+    """evaluate-v2.0.py's `find_best_thresh`, written out (questions by index instead of id)."""
+    num_no_ans = sum(1 for has in has_answer if not has)
+    cur_score = num_no_ans
+    best_score = cur_score
+    best_thresh = 0.0
+    qid_list = sorted(range(len(na_probs)), key=lambda k: na_probs[k])
+    for qid in qid_list:
+        if has_answer[qid]:
+            diff = scores[qid]
+        else:
+            if preds[qid]:
+                diff = -1
+            else:
+                diff = 0
+        cur_score += diff
+        if cur_score > best_score:
+            best_score = cur_score
+            best_thresh = na_probs[qid]
+    return 100.0 * best_score / len(scores), best_thresh

@@ -74,8 +74,9 @@ def test_squad_v1_and_v2_questions(tmp_path):
     (tmp_path / "squad.json").write_text(json.dumps(squad([{"context": context, "qas": qas}])), "utf-8")
     questions = read_squad_file(str(tmp_path / "squad.json"))
     assert questions.id == ["a", "b"] and questions.answers == [["Guido van Rossum"] * 2, []]
-    examples, left_out = questions.training_examples()
-    assert examples["answer_text"] == ["Guido van Rossum"] and examples["answer_start"] == [0] and left_out == 1
+    examples, left_out = questions.training_examples()  # The question without an answer: "" at -1 ([CLS]).
+    assert examples["answer_text"] == ["Guido van Rossum", ""] and examples["answer_start"] == [0, -1]
+    assert left_out == 0 and questions.unanswerable == 1
 
 
 @pytest.mark.parametrize(
