@@ -23,6 +23,7 @@ from keras_bert3.layers.bert_encoder_block import BertEncoderBlock
 from keras_bert3.layers.bert_masked_lm_head import BertMaskedLMHead
 from keras_bert3.models.bert_backbone import BertBackbone
 from keras_bert3.models.bert_classifier import BertClassifier
+from keras_bert3.models.bert_masked_lm import BertMaskedLM
 from keras_bert3.models.bert_multi_label_classifier import BertMultiLabelClassifier
 from keras_bert3.models.bert_multiple_choice import BertMultipleChoice
 from keras_bert3.models.bert_pretrainer import BertPretrainer
@@ -69,6 +70,7 @@ __all__ = [
     "BertClassifier",
     "BertEmbeddings",
     "BertEncoderBlock",
+    "BertMaskedLM",
     "BertMaskedLMHead",
     "BertMultiLabelClassifier",
     "BertMultipleChoice",

@@ -54,10 +54,20 @@ def export_hf(args) -> None:
     from keras_bert3.presets.huggingface_checkpoint import HF_CONFIG_FILE
     from keras_bert3.presets.huggingface_checkpoint import export_backbone_to_huggingface
 
+    from keras_bert3.models.bert_pretrainer import BertPretrainer
+    from keras_bert3.presets.pretrainer_preset import stored_heads
+
     backbone, tokenizer = _load(args.preset)
+    heads, stored = {}, stored_heads(args.preset)
+    if stored is not None:  # A pretrained preset's heads go too: a Hugging Face BertForPreTraining (BertForMaskedLM).
+        pretrainer = BertPretrainer.from_preset(args.preset, nsp=stored["nsp"])
+        backbone = pretrainer.backbone
+        heads = {"masked_lm_head": pretrainer.masked_lm_head}
+        heads |= {"next_sentence_head": pretrainer.next_sentence_head} if stored["nsp"] else {}
     with written_whole(args.output_dir, "the Hugging Face checkpoint", marker=HF_CONFIG_FILE) as folder:
-        export_backbone_to_huggingface(backbone, folder, vocabulary=tokenizer)
-    print(f"Wrote a Hugging Face BERT checkpoint to {args.output_dir}.")
+        export_backbone_to_huggingface(backbone, folder, vocabulary=tokenizer, **heads)
+    kind = "" if not heads else " with its pretraining heads"
+    print(f"Wrote a Hugging Face BERT checkpoint{kind} to {args.output_dir}.")
 
 
 def embed(args) -> None:
@@ -231,13 +241,14 @@ def predict(args) -> None:
             overwrite=args.overwrite,
             prediction_prefix=args.prediction_prefix,
             verbose=args.verbose,
+            task=args.task,
         )
         rows = predict_file(args.model, args.input, args.output, args, **options)
         print(f"Wrote {rows:,} rows with their predictions to {args.output}.")
         return
     if not args.texts:
         raise ValueError("Give texts to predict as arguments, or --input FILE --output FILE.")
-    model = ServedModel(args.model)
+    model = ServedModel(args.model, task=args.task)
     if model.input_names != ["text"]:
         raise ValueError(
             f"{args.model} takes {' and '.join(model.input_names)}: give them in a file "
@@ -248,8 +259,11 @@ def predict(args) -> None:
 
 
 def _cell(value) -> str:
-    """A predicted field as `predict` prints it: lists joined by spaces, probabilities to 3 places."""
-    return " ".join(value) if isinstance(value, list) else f"{value:.3f}" if isinstance(value, float) else str(value)
+    """A predicted field as `predict` prints it: lists joined by spaces (lists of lists by " | "), probabilities to 3
+    places."""
+    if isinstance(value, list):
+        return (" | " if value and isinstance(value[0], list) else " ").join(_cell(item) for item in value)
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
 def debug_asked(args) -> bool:
@@ -413,9 +427,16 @@ def _add_export(commands) -> None:
 def _add_predict(commands) -> None:
     p = commands.add_parser("predict", help="predict texts, or every row of a file, with a fine-tuned model")
     p.add_argument(
-        "--model", required=True, help="a preset written by finetune, or a SavedModel or ONNX folder written by export"
+        "--model",
+        required=True,
+        help="a preset written by finetune, or a SavedModel or ONNX folder written by export (or with --task "
+        "fill-mask, a pretrained preset)",
     )
     p.add_argument("texts", nargs="*", help="texts to predict (or --input)")
+    p.add_argument(
+        "--task",
+        help="the task of a --model that is a pretrained preset, not a fine-tuned one: fill-mask (fills each [MASK])",
+    )
     p.add_argument(
         "--input", help="a .csv or .jsonl file (columns by --text-column ...) or plain text, one text a line"
     )

@@ -17,6 +17,7 @@ from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
 from keras_bert3.models.bert_classifier import BertClassifier
 from keras_bert3.models.bert_pretrainer import BertPretrainer
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
+from keras_bert3.models.bert_masked_lm import BertMaskedLM
 from keras_bert3.models.bert_multi_label_classifier import BertMultiLabelClassifier
 from keras_bert3.models.bert_multiple_choice import BertMultipleChoice
 from keras_bert3.models.bert_regressor import BertRegressor
@@ -51,6 +52,7 @@ COVERED = {
     "BertClassifier": "test_models_survive_a_keras_file[pair_classifier]",
     "BertMultiLabelClassifier": "test_models_survive_a_keras_file[multi_label_classifier]",
     "BertMultipleChoice": "test_models_survive_a_keras_file[multiple_choice]",
+    "BertMaskedLM": "test_models_survive_a_keras_file[masked_lm]",
     "MultipleChoicePreprocessor": "test_models_survive_a_keras_file[multiple_choice] (the model's preprocessor)",
     "ChoicesAsRows": "test_models_survive_a_keras_file[multiple_choice] (its layers)",
     "RowsAsChoices": "test_models_survive_a_keras_file[multiple_choice] (its layers)",
@@ -119,6 +121,13 @@ def build_model(kind: str, tokenizer):
         model = BertRegressor(backbone, tokenizer=tokenizer, sentence_pairs=True, sequence_length=32, dropout=0.2)
         model.compile(learning_rate=1e-3, total_steps=10)
         return model, lambda m: m.predict((TEXTS, SECOND_TEXTS), verbose=0)
+    if kind == "masked_lm":
+        model = BertMaskedLM(backbone, tokenizer=tokenizer, sequence_length=32, top_k=3)
+        model.compile(learning_rate=1e-3, total_steps=10)
+        inputs = {
+            k: v for k, v in model.mask_inputs(["A [MASK] text.", "[MASK] two [MASK]"]).items() if k != "mask_count"
+        }
+        return model, lambda m: m.predict(inputs, verbose=0)
     if kind == "multiple_choice":
         model = BertMultipleChoice(backbone, tokenizer=tokenizer, sequence_length=32)
         model.compile(learning_rate=1e-3, total_steps=10)
@@ -145,6 +154,7 @@ def build_model(kind: str, tokenizer):
         "pair_classifier",
         "multi_label_classifier",
         "multiple_choice",
+        "masked_lm",
         "pair_regressor",
         "token_classifier",
         "question_answerer",

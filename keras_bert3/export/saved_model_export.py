@@ -14,10 +14,11 @@ SAVED_MODEL_FILE = "saved_model.pb"  # Every SavedModel folder holds it.
 
 
 def add_token_ids_endpoint(
-    archive, model, name: str, fn, input_names=INPUT_NAMES, *, jit_compile=False, choices: bool = False
+    archive, model, name: str, fn, input_names=INPUT_NAMES, *, jit_compile=False, choices: bool = False, axes=None
 ):
     """Adds endpoint `name`: `fn(dict of int32 (batch, seq) inputs) -> dict of outputs` (`(batch, choices, seq)`
-    with `choices`); returns it, callable inside a `tf.function`.
+    with `choices`; `axes` names other inputs' own, e.g. `{"mask_positions": "(batch, masks)"}`); returns it,
+    callable inside a `tf.function`.
 
     `jit_compile` (TensorFlow): `fn` is compiled by XLA, which TF Serving runs on a CPU only with
     `--xla_cpu_compilation_enabled=true`; a JAX export is XLA either way. On JAX, `fn` goes through
@@ -26,8 +27,10 @@ def add_token_ids_endpoint(
     """
     import tensorflow as tf
 
-    axes = "(batch, choices, length)" if choices else "(batch, length)"
-    signature = [{key: tf.TensorSpec((None,) * axes.count(",") + (None,), tf.int32, name=key) for key in input_names}]
+    shapes = {key: "(batch, choices, length)" if choices else "(batch, length)" for key in input_names} | (axes or {})
+    signature = [
+        {key: tf.TensorSpec((None,) * (shapes[key].count(",") + 1), tf.int32, name=key) for key in input_names}
+    ]
     if keras.backend.backend() != "jax":
         return archive.add_endpoint(name, tf.function(fn, jit_compile=True) if jit_compile else fn, signature)
     endpoint = archive.add_endpoint(
@@ -35,7 +38,7 @@ def add_token_ids_endpoint(
         fn,
         signature,
         jax2tf_kwargs={
-            "polymorphic_shapes": [{key: axes for key in input_names}],
+            "polymorphic_shapes": [shapes],
             "polymorphic_constraints": [f"length <= {model.backbone.max_sequence_length}"],
             "native_serialization_platforms": serving_platforms(),
         },

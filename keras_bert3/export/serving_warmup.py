@@ -13,10 +13,10 @@ WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 WARMUP_TEXT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "warmup_text.txt")
 
 
-def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, model_inputs) -> int:
+def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, model_inputs, names=INPUT_NAMES) -> int:
     """Writes warm-up requests for both signatures of an export: texts of every padded length, each alone,
     then all in one batch; returns their number. `serving_inputs`: `texts -> {name: strings}`;
-    `model_inputs`: `texts -> {name: int32 (batch, length)}` (only `INPUT_NAMES` kept).
+    `model_inputs`: `texts -> {name: int32 (batch, length)}` (only `names` kept: `INPUT_NAMES` by default).
     """
     import tensorflow as tf
     from tensorflow_serving.apis import model_pb2
@@ -28,7 +28,7 @@ def write_warmup_requests(export_dir: str, preprocessor, serving_inputs, model_i
     requests = [("serving_default", serving_inputs(batch)) for batch in batches]
     for batch in batches:
         ids = model_inputs(batch)
-        requests.append(("serve_token_ids", {name: ids[name] for name in INPUT_NAMES}))
+        requests.append(("serve_token_ids", {name: ids[name] for name in names}))
     path = os.path.join(export_dir, WARMUP_FILE)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with tf.io.TFRecordWriter(path) as writer:

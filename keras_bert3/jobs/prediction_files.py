@@ -37,16 +37,17 @@ def predict_file(
     overwrite: bool = False,
     prediction_prefix: str = "",
     verbose: int = 1,
+    task: str | None = None,
 ) -> int:
     """Writes each row of `input_path` (CSV, JSON lines, or plain text a text a line) with its prediction
     (`TaskJob.rows`, each field's name after `prediction_prefix`) to `output_path` (`.csv` or `.jsonl`); returns the
     number of rows. An existing output, and an input column named as a prediction field, are refused; a run stopped
     midway (a signal, a kill) keeps its finished rows, and the same call goes on from the next row (`overwrite`:
-    start over). The output equals an uninterrupted run's, byte for byte."""
+    start over). The output equals an uninterrupted run's, byte for byte. `task`: as `ServedModel`'s."""
     import keras
 
     extension = _checked_paths(input_path, output_path, overwrite)
-    model = ServedModel(model_path)
+    model = ServedModel(model_path, task=task)
     table = input_path.lower().endswith(TABLE_INPUTS)
     inputs = model.job.input_columns(columns) if table else _plain_text_inputs(model)
     shaping = dict(columns=inputs, batch_size=batch_size, prediction_prefix=prediction_prefix, output_format=extension)

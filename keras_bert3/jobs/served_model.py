@@ -13,9 +13,12 @@ class ServedModel:
     gives) and `class_count` (None where the model does not say). Called with a dict of string lists (`input_names`),
     each cut at `text_limit.MAX_TEXT_CHARACTERS`, it gives one dict a row (`TaskJob.rows`)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, *, task: str | None = None):
+        """`task`: the `--task` of a preset that is no fine-tuned one (fill-mask on a pretrained preset); a fine-tuned
+        preset and an export name their own."""
         from keras_bert3.export.onnx_export import MODEL_FILE
 
+        self.task_name = task
         check_exists(path, "a fine-tuned preset (keras-bert3 finetune) or its export (keras-bert3 export)")
         self.path = path
         if os.path.isfile(os.path.join(path, "saved_model.pb")):
@@ -77,9 +80,16 @@ class ServedModel:
         return lambda inputs: model(**inputs)
 
     def _preset(self, path: str):
+        from keras_bert3.jobs.task_registry import job_named
         from keras_bert3.jobs.task_registry import job_of
+        from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
 
-        task = load_task(path)
+        fine_tuned = os.path.isfile(os.path.join(path, TASK_CONFIG_FILE))
+        task = (
+            load_task(path)
+            if fine_tuned or self.task_name is None
+            else job_named(self.task_name).task_cls.from_preset(path)
+        )
         self.job = job_of(type(task))
         self.input_names = self.job.preset_input_names(task)
         self.class_count = getattr(task, "num_classes", getattr(task, "num_labels", None))

@@ -3,6 +3,7 @@ that the commands find them without importing them (`keras_bert3.jobs.task_regis
 
 BUILT_IN_TASKS = {
     "classifier": "keras_bert3.models.bert_classifier:BertClassifier",
+    "fill-mask": "keras_bert3.models.bert_masked_lm:BertMaskedLM",
     "multi-label-classifier": "keras_bert3.models.bert_multi_label_classifier:BertMultiLabelClassifier",
     "multiple-choice": "keras_bert3.models.bert_multiple_choice:BertMultipleChoice",
     "regressor": "keras_bert3.models.bert_regressor:BertRegressor",

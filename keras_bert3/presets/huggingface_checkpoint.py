@@ -323,21 +323,50 @@ def load_huggingface_heads(preset_dir: str, masked_lm_head=None, next_sentence_h
     return loaded
 
 
-def export_backbone_to_huggingface(backbone, output_dir: str, *, vocabulary=None, lowercase=None):
-    """Writes `backbone` as a Hugging Face `BertModel` checkpoint directory.
+def pretraining_head_tensors(masked_lm_head, next_sentence_head, backbone) -> dict:
+    """The heads' weights under Hugging Face's names (`cls.predictions.*`, `cls.seq_relationship.*`), as
+    `load_huggingface_heads` reads them; the decoder is the token embedding (tied)."""
+    as_array = lambda variable: np.ascontiguousarray(variable.numpy(), dtype=np.float32)  # noqa: E731
+    tensors = {}
+    if masked_lm_head is not None:
+        mlm = "cls.predictions."
+        tensors |= {
+            mlm + "transform.dense.weight": as_array(masked_lm_head.dense.kernel).T.copy(),
+            mlm + "transform.dense.bias": as_array(masked_lm_head.dense.bias),
+            mlm + "transform.LayerNorm.weight": as_array(masked_lm_head.layer_norm.gamma),
+            mlm + "transform.LayerNorm.bias": as_array(masked_lm_head.layer_norm.beta),
+            mlm + "bias": as_array(masked_lm_head.output_bias),
+            mlm + "decoder.weight": as_array(backbone.embeddings.token_embedding.embeddings),
+        }
+    if next_sentence_head is not None:
+        tensors["cls.seq_relationship.weight"] = as_array(next_sentence_head.kernel).T.copy()
+        tensors["cls.seq_relationship.bias"] = as_array(next_sentence_head.bias)
+    return tensors
+
+
+def export_backbone_to_huggingface(
+    backbone, output_dir: str, *, vocabulary=None, lowercase=None, masked_lm_head=None, next_sentence_head=None
+):
+    """Writes `backbone` as a Hugging Face `BertModel` checkpoint directory; with its pretraining heads (a
+    `BertMaskedLMHead`, and a `Dense(2)` on the pooled output), as a `BertForMaskedLM` or `BertForPreTraining` one.
 
     `vocabulary` (tokens or a `BertTokenizer`) and `lowercase` are written too, so
     that `transformers`' `BertModel` and `BertTokenizerFast` both load the directory."""
     from safetensors.numpy import save_file
 
     os.makedirs(output_dir, exist_ok=True)
+    prefix = "" if masked_lm_head is None else "bert."  # A task checkpoint's backbone sits under `bert.`.
     tensors = {}
     for variable, names, _, to_huggingface in weight_map(backbone):
         for name, value in zip(names, to_huggingface(np.asarray(variable.numpy()))):
-            tensors[name] = np.ascontiguousarray(value, dtype=np.float32)
+            tensors[prefix + name] = np.ascontiguousarray(value, dtype=np.float32)
+    tensors |= pretraining_head_tensors(masked_lm_head, next_sentence_head, backbone)
     save_file(tensors, os.path.join(output_dir, HF_WEIGHTS_FILE), metadata={"format": "pt"})
+    config = huggingface_config_from_backbone(backbone)
+    if masked_lm_head is not None:
+        config["architectures"] = ["BertForPreTraining" if next_sentence_head is not None else "BertForMaskedLM"]
     with open(os.path.join(output_dir, HF_CONFIG_FILE), "w", encoding="utf-8") as f:
-        json.dump(huggingface_config_from_backbone(backbone), f, indent=2)
+        json.dump(config, f, indent=2)
     if vocabulary is not None:
         if hasattr(vocabulary, "get_vocabulary"):
             if lowercase is None:

@@ -44,16 +44,37 @@ def load_pretrainer(preset: str, *, cls, backbone_cls, nsp: bool, packed: bool =
     """A pretrainer `cls` on a backbone from `preset`, with the heads it has (ours or Hugging Face's)."""
     preset_dir = resolve_preset(preset)
     pretrainer = cls(backbone_cls.from_preset(preset_dir, **backbone_overrides), nsp=nsp, packed=packed)
-    heads_path = os.path.join(preset_dir, HEADS_WEIGHTS_FILE)
-    if os.path.isfile(heads_path):
-        stored = read_arrays(heads_path)
-        for path, variable in _head_variables(pretrainer).items():
-            if path not in stored:
-                raise ValueError(
-                    f"{heads_path} has no weights for {path!r} (it has {sorted(stored)}); "
-                    "was it saved by a pretrainer with nsp=False? Pass the same nsp."
-                )
-            assign(variable, stored[path], f"{HEADS_WEIGHTS_FILE}:{path}")
+    if os.path.isfile(os.path.join(preset_dir, HEADS_WEIGHTS_FILE)):
+        load_head_arrays(
+            preset_dir, _head_variables(pretrainer), hint="was it saved with nsp=False? Pass the same nsp."
+        )
     elif is_huggingface_checkpoint(preset_dir):
         load_huggingface_heads(preset_dir, pretrainer.masked_lm_head, pretrainer.next_sentence_head)
     return pretrainer
+
+
+def load_head_arrays(preset_dir: str, variables: dict, *, hint: str = "") -> None:
+    """Assigns the pretraining heads' weights a pretrainer preset stores to `variables` (by path, as
+    `_head_variables` names them: "masked_lm_head/dense/kernel", ...); a missing one is refused naming it."""
+    heads_path = os.path.join(preset_dir, HEADS_WEIGHTS_FILE)
+    stored = read_arrays(heads_path)
+    for path, variable in variables.items():
+        if path not in stored:
+            raise ValueError(f"{heads_path} has no weights for {path!r} (it has {sorted(stored)}). {hint}".strip())
+        assign(variable, stored[path], f"{HEADS_WEIGHTS_FILE}:{path}")
+
+
+def stored_heads(preset: str) -> dict | None:
+    """Which pretraining heads a preset holds (one `keras-bert3 pretrain` wrote, or a Hugging Face checkpoint with
+    them): `{"nsp": bool}` (a masked-LM head, and a next-sentence one where `nsp`), or None where it holds none."""
+    from keras_bert3.presets.huggingface_checkpoint import SafetensorsCheckpoint
+
+    preset_dir = resolve_preset(preset)
+    heads_path = os.path.join(preset_dir, HEADS_WEIGHTS_FILE)
+    if os.path.isfile(heads_path):
+        return {"nsp": any(path.startswith("next_sentence_head/") for path in read_arrays(heads_path))}
+    if is_huggingface_checkpoint(preset_dir):
+        checkpoint = SafetensorsCheckpoint(preset_dir)
+        if checkpoint.has("cls.predictions.bias"):
+            return {"nsp": checkpoint.has("cls.seq_relationship.weight")}
+    return None

@@ -20,8 +20,9 @@ TASK_HEAD_WEIGHTS_FILE = "task_head.weights.h5"
 
 
 def head_variables(head_layers) -> dict:
-    """The variables of `head_layers`, by path (e.g. "logits/kernel")."""
-    return {variable.path: variable for layer in head_layers for variable in layer.weights}
+    """The variables of `head_layers`, by path (e.g. "logits/kernel"); not those a head only uses (a masked-LM
+    head's tied token embedding, the backbone's)."""
+    return {v.path: v for layer in head_layers for v in layer.weights if v.path.startswith(layer.name + "/")}
 
 
 def save_task(task, preset_dir: str, *, config: dict, head_layers) -> None:

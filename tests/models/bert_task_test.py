@@ -6,6 +6,10 @@ import dataclasses
 import pytest
 
 from keras_bert3.models.bert_classifier import BertClassifier
+from keras_bert3.models.bert_masked_lm import BertMaskedLM
+from keras_bert3.models.bert_multi_label_classifier import BertMultiLabelClassifier
+from keras_bert3.models.bert_multiple_choice import BertMultipleChoice
+from keras_bert3.models.bert_regressor import BertRegressor
 from keras_bert3.models.bert_question_answerer import BertQuestionAnswerer
 from keras_bert3.models.bert_task import BertTask
 from keras_bert3.models.bert_token_classifier import BertTokenClassifier
@@ -84,10 +88,22 @@ CHANGED_SETTINGS = {
     "max_query_length": 6,
     "max_windows": 3,
     "max_answer_length": 5,
+    "null_threshold": -1.5,
+    "threshold": 0.3,
+    "top_k": 3,
 }
+ALL_TASKS = [
+    BertClassifier,
+    BertTokenClassifier,
+    BertQuestionAnswerer,
+    BertRegressor,
+    BertMultiLabelClassifier,
+    BertMultipleChoice,
+    BertMaskedLM,
+]
 
 
-@pytest.mark.parametrize("task_cls", [BertClassifier, BertTokenClassifier, BertQuestionAnswerer])
+@pytest.mark.parametrize("task_cls", ALL_TASKS)
 def test_every_setting_given_to_the_constructor_is_kept_and_unknown_ones_are_refused(task_cls, tokenizer):
     """Keras's functional constructor drops keywords it does not know: a task
     must take each of its settings itself, and refuse the others."""
@@ -100,7 +116,7 @@ def test_every_setting_given_to_the_constructor_is_kept_and_unknown_ones_are_ref
         task_cls(backbone, tokenizer=tokenizer, **head_size, **settings, colour="red", max_length=8)
 
 
-@pytest.mark.parametrize("task_cls", [BertClassifier, BertTokenClassifier, BertQuestionAnswerer])
+@pytest.mark.parametrize("task_cls", ALL_TASKS)
 def test_a_preprocessor_given_with_other_settings_or_a_tokenizer_is_refused(task_cls, tokenizer):
     """A preprocessor brings its own settings: a setting given beside it that it
     does not have would be lost, so it is refused; settings it has are fine."""
