@@ -376,7 +376,7 @@ def _add_embed(commands) -> None:
 
 def _add_finetune(commands) -> None:
     p = commands.add_parser(
-        "finetune", help="fine-tune a classifier, token classifier or question answerer on a file; resumable"
+        "finetune", help="fine-tune a task (--task: classifier, question-answerer, ...) on a file; resumable"
     )
     add_flags(p, FinetuningConfig, required=FINETUNING_REQUIRED)  # One per FinetuningConfig field.
     p.set_defaults(run=finetune)

@@ -30,8 +30,9 @@ class FinetuningConfig:
     preset: str = setting(None, "the pretrained preset (any BertBackbone.from_preset source)")
     train: str = setting(
         None,
-        "classifier: .csv or .jsonl; token-classifier: CoNLL (a word and its tags a line, a blank line between "
-        "sentences) or .jsonl with lists tokens and tags; question-answerer: SQuAD v1.1 or v2.0 .json",
+        "classifier, regressor, multi-label-classifier: .csv or .jsonl; token-classifier: CoNLL (a word and its tags "
+        "a line, a blank line between sentences) or .jsonl with lists tokens and tags; question-answerer: SQuAD v1.1 "
+        "or v2.0 .json; multiple-choice: SWAG's .csv or .jsonl of context, choices and label",
     )
     validation: str | None = setting(None, "a file like --train's; early stopping watches it")
     text_column: str | None = setting(
