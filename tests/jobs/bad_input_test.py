@@ -308,14 +308,16 @@ def test_messy_file_an_empty_context_is_answered_empty_and_the_other_rows_writte
     )
     answers = [json.loads(line) for line in output.read_text("utf-8").splitlines()]
     assert [row["context"] for row in answers] == contexts
-    assert answers[1] | {"score": 0.0} == {
+    assert answers[1] | {"score": 0.0, "null_score_diff": 0} == {
         "question": "What?",
         "context": "",
         "answer": "",
         "start": 0,
         "end": 0,
         "score": 0.0,
+        "null_score_diff": 0,  # (no span: no answer outscores it by far)
     }
+    assert answers[1]["null_score_diff"] > 50
     assert answers[1]["score"] == 0 and all(row["answer"] for row in (answers[0], answers[2]))
 
 
