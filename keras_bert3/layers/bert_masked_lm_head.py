@@ -45,6 +45,19 @@ class BertMaskedLMHead(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
 
+    @classmethod
+    def of_backbone(cls, backbone, name: str = "masked_lm_head") -> "BertMaskedLMHead":
+        """The head of `backbone`: tied to its token embedding, with its activation, LayerNorm epsilon, initializer
+        and dtype policy (`BertPretrainer`'s and `BertMaskedLM`'s, whose presets store it under `name`)."""
+        return cls(
+            backbone.token_embedding,
+            activation=backbone.activation,
+            layer_norm_epsilon=backbone.layer_norm_epsilon,
+            initializer_range=backbone.initializer_range,
+            dtype=backbone.dtype_policy,
+            name=name,
+        )
+
     def build(self, sequence_output_shape, mask_positions_shape=None):
         hidden_dim = sequence_output_shape[-1]
         self.dense = Float32AccumulatingDense(

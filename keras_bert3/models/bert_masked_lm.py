@@ -70,14 +70,7 @@ class BertMaskedLM(BertTask):
         # === Layers ===
         self.backbone = backbone
         self.preprocessor = preprocessor
-        self.masked_lm_head = BertMaskedLMHead(
-            backbone.token_embedding,
-            activation=backbone.activation,
-            layer_norm_epsilon=backbone.layer_norm_epsilon,
-            initializer_range=backbone.initializer_range,
-            dtype=backbone.dtype_policy,
-            name="masked_lm_head",  # As `BertPretrainer`'s: a pretrainer preset's head weights load by name.
-        )
+        self.masked_lm_head = BertMaskedLMHead.of_backbone(backbone)  # As `BertPretrainer`'s: its weights by name.
 
         # === Functional graph ===
         inputs = model_inputs() | {"mask_positions": keras.Input(shape=(None,), dtype="int32", name="mask_positions")}

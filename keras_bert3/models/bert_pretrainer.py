@@ -51,14 +51,7 @@ class BertPretrainer(CompileOnLoad, ChoosesTrainingPrecision, MultiWorkerFit, ke
     def __init__(self, backbone: BertBackbone, *, nsp: bool = True, packed: bool = False, **kwargs):
         # === Layers ===
         self.backbone = backbone
-        self.masked_lm_head = BertMaskedLMHead(
-            backbone.token_embedding,
-            activation=backbone.activation,
-            layer_norm_epsilon=backbone.layer_norm_epsilon,
-            initializer_range=backbone.initializer_range,
-            dtype=backbone.dtype_policy,
-            name="masked_lm_head",
-        )
+        self.masked_lm_head = BertMaskedLMHead.of_backbone(backbone)
         self.next_sentence_head = None
         if nsp:
             self.next_sentence_head = keras.layers.Dense(

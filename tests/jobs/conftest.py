@@ -54,7 +54,7 @@ def task_files(tmp_path_factory, minilm_dir):
     with open(root / "scores_validation.jsonl", "w", encoding="utf-8") as f:
         for w, share in zip(tags["test_words"][:24], shares(tags["test_tags"][:24])):
             f.write(json.dumps({"sentence": " ".join(w), "code_share": round(share, 4)}) + "\n")
-    texts, topic_lists = multi_topic_texts("train", 96)  # The multi-label classifier's: labels split by ";".
+    texts, topic_lists = multi_topic_texts("train", 64)  # The multi-label classifier's: labels split by ";".
     write_csv(root / "topics_train.csv", [{"sentence": t, "topics": ";".join(n)} for t, n in zip(texts, topic_lists)])
     with open(root / "topics_validation.jsonl", "w", encoding="utf-8") as f:  # And as JSON lists.
         for text, names in zip(*multi_topic_texts("test", 24)):
@@ -62,7 +62,7 @@ def task_files(tmp_path_factory, minilm_dir):
     swag = [  # The multiple-choice task's: SWAG's CSV columns, and JSON lines.
         {"sent1": e["context"], "sent2": e["question"], **{f"ending{i}": c for i, c in enumerate(e["choices"])}}
         | {"label": e["label"]}
-        for e in choice_questions("train", 64)
+        for e in choice_questions("train", 32)
     ]
     write_csv(root / "choices_train.csv", swag)
     with open(root / "choices_validation.jsonl", "w", encoding="utf-8") as f:

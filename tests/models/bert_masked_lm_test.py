@@ -1,4 +1,4 @@
-"""BertMaskedLM (fill-mask), on both backends: a BERT-tiny pretrained by `keras-bert3 pretrain` (one run, shared by
+"""BertMaskedLM (fill-mask): a BERT-tiny pretrained by `keras-bert3 pretrain` (one run, shared by
 the suite's two passes), written with its pretraining heads by `export-hf`, loads whole in Hugging Face's
 `BertForPreTraining`, and Hugging Face's `fill-mask` pipeline gives the same top-5 tokens for each [MASK] of real
 sentences as ours, scores within 1e-4, from either checkpoint. `keras-bert3 predict --task fill-mask` fills texts
@@ -70,6 +70,7 @@ def masked_sentences(count: int) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass  # The model's forward pass on each backend: tests/serialization_test.py[masked_lm].
 def test_the_pretrained_heads_fill_masks_as_hugging_face_fill_mask(pretrained, tmp_path, capsys):
     transformers = import_reference("transformers")
     assert main(["export-hf", pretrained, str(tmp_path / "hf")]) == 0

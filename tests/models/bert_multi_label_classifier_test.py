@@ -62,23 +62,23 @@ def test_one_training_step_follows_the_transformers_binary_cross_entropy_gradien
 @pytest.mark.slow
 @pytest.mark.one_pass
 def test_fine_tuned_on_real_text_its_micro_f1_beats_the_best_constant_labels(minilm_dir):
-    """MiniLM, two epochs on 512 texts (about 20 s), its biases started at the label frequencies and its threshold
+    """MiniLM, two epochs on 384 texts (about 14 s; micro F1 0.583 here), its biases started at the label frequencies and its threshold
     chosen on 64 others as `finetune` does: micro F1 on 96 held-out texts 0.1 over the best of giving every text the k
     most frequent training labels (any k). Started at one half instead, as Hugging Face's head is, it learns only how
     often each label is given in this budget (micro F1 0.448, the constant's; Hugging Face too, on one-hot topics)."""
     from sklearn.metrics import f1_score
 
-    texts, topics = multi_topic_texts("train", 576)
-    train_texts, train_topics = texts[:512], topics[:512]
+    texts, topics = multi_topic_texts("train", 448)
+    train_texts, train_topics = texts[:384], topics[:384]
     test_texts, test_topics = multi_topic_texts("test", 96)
     names = sorted({name for row in train_topics for name in row})
     train, truth = multi_hot(train_topics, names), multi_hot(test_topics, names)
     keras.utils.set_random_seed(0)
-    tagger = BertMultiLabelClassifier.from_preset(minilm_dir, num_labels=len(names), sequence_length=64)
+    tagger = BertMultiLabelClassifier.from_preset(minilm_dir, num_labels=len(names), sequence_length=48)
     tagger.start_at_label_frequencies(train)  # As finetune does for a new head: without, it learns only them.
     tagger.compile(learning_rate=5e-4)
     tagger.fit(train_texts, train, batch_size=32, epochs=2, verbose=0)
-    chosen = MultiLabelJob().tune(tagger, LabelledTexts(texts[512:], None, topics[512:]), names)  # As finetune does.
+    chosen = MultiLabelJob().tune(tagger, LabelledTexts(texts[384:], None, topics[384:]), names)  # As finetune does.
     assert chosen["threshold"] == tagger.threshold
     ours = f1_score(truth, tagger.predict_labels(test_texts, verbose=0), average="micro", zero_division=0)
     by_frequency = np.argsort(-train.sum(0))

@@ -76,7 +76,7 @@ def test_fine_tuned_on_real_text_it_predicts_better_than_the_mean(minilm_dir):
     train_texts, train_shares = code_shares("train", 512)
     test_texts, test_shares = code_shares("test", 128)
     keras.utils.set_random_seed(0)
-    regressor = BertRegressor.from_preset(minilm_dir, sequence_length=64)
+    regressor = BertRegressor.from_preset(minilm_dir, sequence_length=48)
     regressor.compile(learning_rate=1e-4)
     regressor.fit(train_texts, train_shares, batch_size=32, epochs=2, verbose=0)
     ours = np.mean((regressor.predict(test_texts, verbose=0) - test_shares) ** 2)
