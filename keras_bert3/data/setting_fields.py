@@ -73,6 +73,8 @@ def add_flags(parser: argparse.ArgumentParser, config_class, *, names=None, requ
         flag = flag_of(owner, field.name, default)
         options = {"dest": field.name, "help": field.metadata["help"]}
         if isinstance(default, bool) and field.type in (bool, "bool"):
+            if default and not field.metadata["flag"]:  # `--no-...`: its help says what the setting does when on.
+                options["help"] = f"turn off (on by default): {options['help']}"
             parser.add_argument(flag, action="store_false" if default else "store_true", **options)
             continue
         options.update(type=_flag_type(field.type), default=default, required=field.name in required)

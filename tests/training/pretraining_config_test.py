@@ -41,7 +41,8 @@ def assert_flags_are_fields(flags: dict, fields) -> None:
     for field, default in fields:
         action = flags[field.name]
         assert action.default == default, field.name
-        assert action.help == field.metadata["help"], field.name
+        turned_off = default is True and not field.metadata["flag"]  # `--no-...`: "turn off (on by default): ...".
+        assert action.help == ("turn off (on by default): " if turned_off else "") + field.metadata["help"], field.name
         assert tuple(action.choices or ()) == tuple(field.metadata["choices"] or ()), field.name
 
 
@@ -61,6 +62,18 @@ def test_help_lists_a_flag_for_every_field_of_the_data_configs():
             defaults = getattr(run, part) if command == "pretrain" else None  # The run's: whole batches.
             for field, default in flat_fields(config_class, defaults):
                 assert flag_of(config_class, field.name, default) in text, (command, field.name)
+
+
+def test_a_flag_that_turns_a_setting_off_says_so():
+    """`pretrain --no-drop-remainder` keeps the last partial batch: its help, the field's ("drop the last partial
+    batch of a pass"), said the opposite of what the flag does."""
+    actions = {a.option_strings[0]: a for a in command_parser("pretrain")._actions if a.option_strings}
+    help_text = actions["--no-drop-remainder"].help
+    assert (
+        help_text
+        == f"turn off (on by default): {BatchingConfig.__dataclass_fields__['drop_remainder'].metadata['help']}"
+    )
+    assert not actions["--whole-word-masking"].help.startswith("turn off")  # Off by default: the field's own help.
 
 
 def test_prepare_data_has_one_flag_per_pairing_field_and_only_its_own_besides():
