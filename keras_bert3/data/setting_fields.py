@@ -9,11 +9,20 @@ import typing
 
 
 def setting(
-    default, help: str, *, resume: bool = False, choices=None, metavar: str | None = None, flag: str | None = None
+    default,
+    help: str,
+    *,
+    resume: bool = False,
+    choices=None,
+    metavar: str | None = None,
+    flag: str | None = None,
+    aliases: tuple[str, ...] = (),
 ):
     """A config field: its default, its flag's help (argparse's: `%%` for %), whether a resumed run must
-    keep it, and its flag where that is not the field's name (`--no-nsp`)."""
+    keep it, its flag where that is not the field's name (`--no-nsp`), and other spellings of its flag (Hugging
+    Face's: `aliases=("--num_train_epochs",)`); every flag also takes underscores (`--learning_rate`)."""
     metadata = {"help": help, "resume": resume, "choices": choices, "metavar": metavar, "flag": flag}
+    metadata["aliases"] = tuple(aliases)
     return dataclasses.field(default=default, metadata=metadata)
 
 
@@ -71,18 +80,19 @@ def add_flags(parser: argparse.ArgumentParser, config_class, *, names=None, requ
             continue
         owner = next(c for c in _config_classes(config_class) if field in dataclasses.fields(c))
         flag = flag_of(owner, field.name, default)
+        spellings = dict.fromkeys([flag, "--" + flag[2:].replace("-", "_"), *field.metadata.get("aliases", ())])
         options = {"dest": field.name, "help": field.metadata["help"]}
         if isinstance(default, bool) and field.type in (bool, "bool"):
             if default and not field.metadata["flag"]:  # `--no-...`: its help says what the setting does when on.
                 options["help"] = f"turn off (on by default): {options['help']}"
-            parser.add_argument(flag, action="store_false" if default else "store_true", **options)
+            parser.add_argument(*spellings, action="store_false" if default else "store_true", **options)
             continue
         options.update(type=_flag_type(field.type), default=default, required=field.name in required)
         if field.metadata["choices"]:
             options["choices"] = field.metadata["choices"]
         if field.metadata["metavar"]:
             options["metavar"] = field.metadata["metavar"]
-        parser.add_argument(flag, **options)
+        parser.add_argument(*spellings, **options)
 
 
 def from_flags(config_class, args: argparse.Namespace, **overrides):

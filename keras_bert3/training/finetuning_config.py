@@ -49,12 +49,13 @@ class FinetuningConfig:
     label_separator: str = setting(";", "multi-label-classifier: the character between a text's labels in a CSV cell")
     tag_column: int = setting(-1, "token-classifier, CoNLL: the column of the tags (0 is the word; default: the last)")
     output: str = setting(None, "the fine-tuned preset directory (its checkpoints: OUTPUT.checkpoints until done)")
-    epochs: int = setting(3, "passes over the training file")
-    batch_size: int = setting(32, "texts a step")
+    epochs: int = setting(3, "passes over the training file", aliases=("--num_train_epochs",))
+    batch_size: int = setting(32, "texts a step", aliases=("--per_device_train_batch_size",))
     learning_rate: float = setting(5e-5, "peak learning rate (AdamW, warmup then linear decay)")
     sequence_length: int = setting(
         128,
-        "tokens a text (or pair, or window of a passage) is cut to; question-answerer: questions cut at a sixth, windows overlapping by a third",
+        aliases=("--max_seq_length",),
+        help="tokens a text (or pair, or window of a passage) is cut to; question-answerer: questions cut at a sixth, windows overlapping by a third",
     )
     precision: str | None = setting(
         None,

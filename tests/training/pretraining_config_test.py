@@ -104,6 +104,21 @@ def test_finetune_has_one_flag_per_field_of_its_config():
     assert {name for name, action in flags.items() if action.required} == set(REQUIRED)
 
 
+def test_flags_take_underscores_and_hugging_faces_spellings():
+    """`finetune --learning_rate 1e-4 --num_train_epochs 2 ...` as Hugging Face's run_glue.py is run: every flag also
+    takes underscores, and a few take Hugging Face's own names (issue 100, item 7)."""
+    from keras_bert3.data.setting_fields import from_flags as config_from_flags
+    from keras_bert3.training.finetuning_config import FinetuningConfig
+
+    flags = ["--preset", "p", "--train", "t.csv", "--output", "o", "--learning_rate", "1e-4", "--num_train_epochs", "2"]
+    flags += ["--per_device_train_batch_size", "8", "--max_seq_length", "64", "--seed", "7", "--label_column", "y"]
+    config = config_from_flags(FinetuningConfig, command_parser("finetune").parse_args(flags))
+    assert (config.learning_rate, config.epochs, config.batch_size, config.sequence_length) == (1e-4, 2, 8, 64)
+    assert (config.seed, config.label_column) == (7, "y")
+    pretrain = command_parser("pretrain").parse_args(["--output", "o", "--no_drop_remainder", "--batch_size", "16"])
+    assert (pretrain.drop_remainder, pretrain.batch_size) == (False, 16)
+
+
 def test_the_run_holds_the_data_configs_and_takes_their_old_flat_keywords():
     """The data settings are the pipeline's configs themselves; the flat
     keywords and attributes of 2026-11-28 give the same config, with a warning."""
