@@ -23,6 +23,7 @@ def read_labelled_file(
     *,
     label_kind: str = "class",
     label_separator: str = ";",
+    numeric_labels: bool | None = None,
 ):
     """`(texts, second_texts or None, labels)` of a `.csv` or `.jsonl`/`.json` file. `label_kind`: "class", a
     class name (str) a row; "number", a float a row (a regressor's targets); "classes", a list of class names a row
@@ -31,6 +32,16 @@ def read_labelled_file(
     Texts are cut at `text_limit.MAX_TEXT_CHARACTERS`. `ValueError` names the file and line of: no rows, a missing column, an empty text or label,
     a line that is not a JSON object, labels that differ only by case or spaces, a numeric label that is not a
     finite number."""
+    if numeric_labels is not None:  # The keyword before `label_kind`: kept for a release.
+        import warnings
+
+        warnings.warn(
+            "read_labelled_file(numeric_labels=...) is deprecated and will be removed in the next release: use "
+            'label_kind="number" (or "class").',
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        label_kind = "number" if numeric_labels else label_kind
     columns = [name for name in (text_column, second_column, label_column) if name is not None]
     rows = list(file_rows(path))  # (line, row)
     if not rows:

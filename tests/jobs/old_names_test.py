@@ -20,3 +20,17 @@ def test_the_moved_job_finders_still_find_the_jobs():
     with pytest.warns(DeprecationWarning, match="use its task_cls"):
         assert job.task_class() is BertClassifier
     assert {"classifier", "token-classifier", "question-answerer"} <= set(TASKS)
+
+
+def test_read_labelled_file_still_takes_numeric_labels_with_a_deprecation_warning(tmp_path):
+    from keras_bert3.preprocessing.labelled_files import read_labelled_file
+
+    path = tmp_path / "scores.csv"
+    path.write_text("text,score\nOpen it.,0.5\nShut it.,1\n", "utf-8")
+    with pytest.warns(DeprecationWarning, match='label_kind="number"'):
+        old = read_labelled_file(str(path), "text", "score", numeric_labels=True)
+    assert (
+        old
+        == read_labelled_file(str(path), "text", "score", label_kind="number")
+        == (["Open it.", "Shut it."], None, [0.5, 1.0])
+    )
