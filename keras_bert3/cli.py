@@ -19,6 +19,9 @@ from keras_bert3.data.pairing_config import PairingConfig
 from keras_bert3.data.setting_fields import add_flags
 from keras_bert3.data.setting_fields import from_flags
 from keras_bert3.files.write_failed import WriteFailed
+from keras_bert3.flag_files import DefaultsShown
+from keras_bert3.flag_files import add_config_flag
+from keras_bert3.flag_files import with_config_file
 from keras_bert3.jobs.served_model import LABEL_NAMES_FILE
 from keras_bert3.jobs.served_model import check_exists  # noqa: F401  (a public name of this module before)
 from keras_bert3.jobs.served_model import load_task
@@ -167,12 +170,30 @@ def finetune(args) -> None:
     from keras_bert3.jobs.finetuning_run import finetune as run
 
     config = from_flags(FinetuningConfig, args)
+    if config.search:
+        _search(config)
+        return
     history = run(config)
     for name, values in history.items():
         print(f"{name:<24} {values[0]:.4f} -> {values[-1]:.4f}")
     print(
         f"Fine-tuned {config.task}: {config.output} (score it: keras-bert3 evaluate --model {config.output} --data FILE)."
     )
+
+
+def _search(config) -> None:
+    from keras_bert3.jobs.finetuning_search import TABLE_FILE
+    from keras_bert3.jobs.finetuning_search import search
+
+    rows = search(config)
+    if not rows:  # A worker of a distributed search: the chief writes the result.
+        return
+    figures = [name for name in rows[0] if name.startswith("val_")]
+    print("trial  learning_rate  batch_size  epochs  seed  best_epoch  " + "  ".join(figures))
+    for row in rows:
+        settings = f"{row['trial']:>5}  {row['learning_rate']:>13g}  {row['batch_size']:>10}  {row['epochs']:>6}"
+        print(f"{settings}  {row['seed']:>4}  {row['best_epoch']:>10}  " + "  ".join(f"{row[f]:.4f}" for f in figures))
+    print(f"Chosen: trial {rows[0]['trial']} -> {config.output} (all trials: {config.output}/{TABLE_FILE}.csv, .png)")
 
 
 def evaluate(args) -> None:
@@ -298,12 +319,15 @@ def build_parser() -> argparse.ArgumentParser:
         add_command(commands)
     for add_commands in importlib.metadata.entry_points(group=COMMAND_PLUGINS):
         add_commands.load()(commands)
+    for command in commands.choices.values():
+        command.formatter_class = DefaultsShown
     return parser
 
 
 def _add_pretrain(commands) -> None:
     p = commands.add_parser("pretrain", help="pretrain BERT (MLM + NSP); resumes if OUTPUT has a checkpoint")
     add_pretraining_flags(p)  # One per field of PretrainingConfig and of its data configs.
+    add_config_flag(p)
     p.add_argument("--backend", choices=["tensorflow", "jax"], help="checked against KERAS_BACKEND")
     p.add_argument("--verbose", type=int, default=1, help="0 silent, 1 progress bar, 2 a line per checkpoint")
     p.set_defaults(run=pretrain, default_corpus=None)  # A function that gives the corpus read without --corpus.
@@ -379,6 +403,7 @@ def _add_finetune(commands) -> None:
         "finetune", help="fine-tune a task (--task: classifier, question-answerer, ...) on a file; resumable"
     )
     add_flags(p, FinetuningConfig, required=FINETUNING_REQUIRED)  # One per FinetuningConfig field.
+    add_config_flag(p)
     p.set_defaults(run=finetune)
 
 
@@ -469,7 +494,7 @@ def _raise_terminated(number, frame):
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = with_config_file(parser, sys.argv[1:] if argv is None else list(argv))
     debug = debug_asked(args)
     show_library_messages()
     keep_cudnn_out_of_command_buffers()

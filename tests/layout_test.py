@@ -26,7 +26,8 @@ FLOORS = [
     {"models"},  # Backbone, pretrainer, tasks.
     {"export", "training"},  # SavedModel writers; the pretraining run.
     {"jobs"},  # The commands' work on files for each task: fine-tune, evaluate, predict.
-    {"cli", "__main__", "__init__", "command_start"},  # Entry points; what the command's process leaves out.
+    # Entry points; what the command's process leaves out; flags read from a file, defaults in the help.
+    {"cli", "__main__", "__init__", "command_start", "flag_files"},
 ]
 
 # Calls up a floor, each a function-local import with its reason.

@@ -59,6 +59,7 @@ def question_context(g: GraphBuilder, preprocessor, table: dict, settings: dict)
     model_inputs, windows = onnx_question_answerer_graph.window_nodes(g, preprocessor, table, texts)
     options = {"max_answer_length": settings.get("max_answer_length", 15)}
     options["null_threshold"] = settings.get("null_threshold")
+    options["n_best"] = settings.get("n_best")
 
     def outputs(after, g, model_outputs):
         return onnx_question_answerer_graph.answer_nodes(after, windows, **options)

@@ -136,6 +136,7 @@ def window_nodes(g: GraphBuilder, preprocessor, table: dict, texts: str) -> tupl
     segment_ids = g.op("And", [g.op("GreaterOrEqual", [position, passage_begins]), padding_mask])
     values = {
         "in_passage": in_passage,
+        "real_token": padding_mask,
         "first_piece": at_tokens(tokens["first_piece"], -1),
         "last_piece": at_tokens(tokens["last_piece"], -1),
         "windows": spans["windows"],
@@ -184,12 +185,14 @@ def _padded_length(g: GraphBuilder, preprocessor, total: str) -> str:
     return g.op("Min", [rounded, g.const(preprocessor.sequence_length)])
 
 
-def answer_nodes(after: GraphBuilder, windows: dict, max_answer_length: int, null_threshold=None) -> list:
+def answer_nodes(
+    after: GraphBuilder, windows: dict, max_answer_length: int, null_threshold=None, n_best: int | None = None
+) -> list:
     """Nodes after the model that find each example's best span as `best_spans` (and answer "" where no answer
-    outscores it by `null_threshold`, unless None); returns the value infos of `answer`, `start`, `end`, `score` and
-    `null_score_diff`. `windows`: `window_nodes`' values."""
+    outscores it by `null_threshold`, unless None; among the `n_best` likeliest starts and ends, unless None); returns
+    the value infos of `answer`, `start`, `end`, `score` and `null_score_diff`. `windows`: `window_nodes`' values."""
     g, k = after, max_answer_length
-    scores, null_window = _span_scores(g, windows["in_passage"], k)  # (windows, length * k), (windows,)
+    scores, null_window = _span_scores(g, windows, k, n_best)  # (windows, length * k), (windows,)
     best = g.op("ArgMax", [scores], axis=1, keepdims=0)  # The first maximum: start-major, then shortest.
     score, window = _best_windows(g, g.op("ReduceMax", [scores, g.const([1])], keepdims=0), windows)
     null = g.op("Neg", [_best_windows(g, g.op("Neg", [null_window]), windows)[0]])  # The least over the windows.
@@ -236,10 +239,11 @@ def answer_nodes(after: GraphBuilder, windows: dict, max_answer_length: int, nul
     return outputs
 
 
-def _span_scores(g: GraphBuilder, passage: str, k: int) -> tuple[str, str]:
-    """`p_start[t] * p_end[t + j]` of each window's spans, `j < k`, both ends in the passage, else -1:
-    float32 `(windows, length * k)`; softmax over the passage and [CLS], then [CLS]'s zeroed. And each window's
-    no-answer score, `p_start * p_end` at [CLS] `(windows,)`."""
+def _span_scores(g: GraphBuilder, windows: dict, k: int, n_best: int | None) -> tuple[str, str]:
+    """`p_start[t] * p_end[t + j]` of each window's spans, `j < k`, both ends in the passage (and among the `n_best`
+    highest logits), else -1: float32 `(windows, length * k)`; softmax over the passage and [CLS], then [CLS]'s zeroed.
+    And each window's no-answer score, `p_start * p_end` at [CLS] `(windows,)`."""
+    passage = windows["in_passage"]
     is_cls = g.op("Equal", [column_indices(g, width_of(g, "start_logits")), g.const(0)])
     nulls = []
 
@@ -260,10 +264,24 @@ def _span_scores(g: GraphBuilder, passage: str, k: int) -> tuple[str, str]:
     )
     end_in_passage = g.op("Greater", [at_ends(g.op("Cast", [passage], to=TensorProto.FLOAT)), g.const(np.float32(0.5))])
     valid = g.op("And", [g.op("Unsqueeze", [passage, g.const([2])]), end_in_passage])
+    if n_best is not None:
+        among = {name: _among_best(g, name, windows["real_token"], n_best) for name in ("start_logits", "end_logits")}
+        end_among = g.op(
+            "Greater", [at_ends(g.op("Cast", [among["end_logits"]], to=TensorProto.FLOAT)), g.const(np.float32(0.5))]
+        )
+        valid = g.op("And", [valid, g.op("And", [g.op("Unsqueeze", [among["start_logits"], g.const([2])]), end_among])])
     scores = g.op("Where", [valid, scores, g.const(np.float32(-1.0))])
     shape = g.op("Shape", [scores])
     flat = g.op("Concat", [slice_of(g, shape, 0, 1), g.op("Mul", [slice_of(g, shape, 1, 2), g.const([k])])], axis=0)
     return g.op("Reshape", [scores, flat]), g.op("Mul", nulls)
+
+
+def _among_best(g: GraphBuilder, logits: str, real_token: str, n: int) -> str:
+    """Whether each token's logit is among its window's `n` highest over its real tokens: bool `(windows, length)`."""
+    logits = g.op("Where", [real_token, logits, g.const(np.float32(-np.inf))])
+    count = g.op("Min", [g.op("Unsqueeze", [width_of(g, logits), g.const([0])]), g.const([n])])
+    nth = g.op("ReduceMin", [g.op("TopK", [logits, count], axis=1, outputs=2)[0], g.const([1])], keepdims=1)
+    return g.op("GreaterOrEqual", [logits, nth])
 
 
 def _best_windows(g: GraphBuilder, window_score: str, windows: dict) -> tuple[str, str]:

@@ -28,14 +28,20 @@ def evaluated(model_path: str, data: str, columns, *, report_path: str | None = 
                 f"{data} has labels the model at {model_path} does not know: {', '.join(map(repr, unknown[:5]))} "
                 f"(it knows {', '.join(model.label_names[:10])}{', ...' if len(model.label_names) > 10 else ''})."
             )
-    rows = []
-    for batch in in_batches(model.job.served_inputs(examples), BATCH_SIZE):
-        rows += model(batch)
     report = {"task": model.job.name, "model": model_path, "format": model.format, "data": data}
-    report |= model.job.report(examples, rows, model.label_names)
+    report |= scored(model, model.job, examples, model.label_names)
     if report_path:
         from keras_bert3.presets.preset_format import write_json
 
         write_json(report_path, report)
         report["figures"] = model.job.write_figures(report, report_path)
     return report, model.job
+
+
+def scored(rows_of, job, examples, label_names) -> dict:
+    """`job`'s report on `examples` (read by `job.read`), whose served inputs `rows_of` (a `ServedModel`, or any function
+    of a dict of input lists giving a row each) answers, `BATCH_SIZE` at a time."""
+    rows = []
+    for batch in in_batches(job.served_inputs(examples), BATCH_SIZE):
+        rows += rows_of(batch)
+    return job.report(examples, rows, label_names)

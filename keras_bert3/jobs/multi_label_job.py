@@ -11,6 +11,7 @@ THRESHOLDS = np.round(np.arange(0.05, 0.96, 0.05), 2)  # The thresholds `tune` t
 
 class MultiLabelJob(TextRowsJob):
     name = "multi-label-classifier"
+    best_figure = "micro_f1"
     label_kind = "classes"  # A JSON list of labels a row, or text split by --label-separator.
     has_classes = True
 

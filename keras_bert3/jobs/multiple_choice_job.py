@@ -20,6 +20,7 @@ class ChoiceExamples:
 
 class MultipleChoiceJob(TaskJob):
     name = "multiple-choice"
+    best_figure = "accuracy"
     monitor, monitor_mode = "val_accuracy", "max"
 
     def read(self, path: str, columns, *, labelled: bool = True) -> ChoiceExamples:

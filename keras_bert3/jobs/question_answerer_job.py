@@ -13,6 +13,7 @@ logger = logging.getLogger("keras_bert3.jobs")
 
 class QuestionAnswererJob(TaskJob):
     name = "question-answerer"
+    best_figure = "f1"
 
     def read(self, path: str, columns) -> SquadQuestions:
         from keras_bert3.preprocessing.squad_files import read_squad_file
@@ -30,13 +31,20 @@ class QuestionAnswererJob(TaskJob):
         return None  # Answers are spans of the passage: no labels.
 
     def new_task(self, preset: str, examples: SquadQuestions, label_names, config, **kwargs):
-        """BERT's SQuAD recipe in proportion (384 tokens: questions cut at 64, windows overlapping by 128); on a v2.0
-        file, answering "" where no answer outscores the best span (`null_threshold` 0.0 until `tune`)."""
+        """The windows and answers of `config`'s flags; by default BERT's SQuAD recipe in proportion (384 tokens:
+        questions cut at 64, windows overlapping by 128). On a v2.0 file, answering "" where no answer outscores the
+        best span (`null_threshold` 0.0 until `tune`)."""
         length = config.sequence_length
         if examples.unanswerable:
             kwargs["null_threshold"] = 0.0
         return self.task_cls.from_preset(
-            preset, sequence_length=length, max_query_length=length // 6, doc_stride=length // 3, **kwargs
+            preset,
+            sequence_length=length,
+            max_query_length=length // 6 if config.max_query_length is None else config.max_query_length,
+            doc_stride=length // 3 if config.doc_stride is None else config.doc_stride,
+            max_answer_length=config.max_answer_length,
+            n_best=config.n_best,
+            **kwargs,
         )
 
     def fit_data(self, examples: SquadQuestions, label_names):

@@ -9,6 +9,7 @@ from keras_bert3.jobs.text_rows_job import TextRowsJob
 
 class RegressorJob(TextRowsJob):
     name = "regressor"
+    best_figure = "pearson"
     label_kind = "number"  # --label-column holds numbers: a non-numeric one is refused naming its line.
 
     def check_trainable(self, examples: LabelledTexts, path: str) -> None:

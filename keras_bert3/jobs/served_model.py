@@ -13,12 +13,17 @@ class ServedModel:
     gives) and `class_count` (None where the model does not say). Called with a dict of string lists (`input_names`),
     each cut at `text_limit.MAX_TEXT_CHARACTERS`, it gives one dict a row (`TaskJob.rows`)."""
 
-    def __init__(self, path: str, *, task: str | None = None):
+    def __init__(self, path: str | None, *, task: str | None = None, model=None, classes=None):
         """`task`: the `--task` of a preset that is no fine-tuned one (fill-mask on a pretrained preset); a fine-tuned
-        preset and an export name their own."""
+        preset and an export name their own. `model`: a task model in memory (as `fit` leaves it, `path` None) served
+        as its preset would be, `classes` its label names."""
         from keras_bert3.export.onnx_export import MODEL_FILE
 
         self.task_name = task
+        if model is not None:
+            self.path, self.format, self.label_names = None, "preset", classes
+            self._run = self._task(model)
+            return
         check_exists(path, "a fine-tuned preset (keras-bert3 finetune) or its export (keras-bert3 export)")
         self.path = path
         if os.path.isfile(os.path.join(path, "saved_model.pb")):
@@ -81,7 +86,6 @@ class ServedModel:
 
     def _preset(self, path: str):
         from keras_bert3.jobs.task_registry import job_named
-        from keras_bert3.jobs.task_registry import job_of
         from keras_bert3.presets.task_preset import TASK_CONFIG_FILE
 
         fine_tuned = os.path.isfile(os.path.join(path, TASK_CONFIG_FILE))
@@ -90,6 +94,11 @@ class ServedModel:
             if fine_tuned or self.task_name is None
             else job_named(self.task_name).task_cls.from_preset(path)
         )
+        return self._task(task)
+
+    def _task(self, task):
+        from keras_bert3.jobs.task_registry import job_of
+
         self.job = job_of(type(task))
         self.input_names = self.job.preset_input_names(task)
         self.class_count = getattr(task, "num_classes", getattr(task, "num_labels", None))

@@ -10,8 +10,9 @@ class TaskJob:
 
     name = ""  # The task's `--task` name (`task_registry.job_of` sets it).
     task_cls = None  # Its task model's class (`task_registry.job_of` sets it; None for a served model's job).
-    monitor = "val_loss"  # The validation metric early stopping watches.
+    monitor = "val_loss"  # The validation metric early stopping watches where the task's report gives no figure.
     monitor_mode = "min"
+    best_figure = None  # The figure of the task's report that chooses the best weights (`--metric-for-best`'s default).
     has_classes = False  # Its outputs are classes, named by the model's class_names.json.
 
     def check_trainable(self, examples, path: str) -> None:

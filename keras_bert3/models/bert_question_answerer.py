@@ -38,6 +38,8 @@ class BertQuestionAnswerer(BertTask):
         null_threshold: float or None. None: every question gets a span (SQuAD v1.1). A number: a question is
             answered "" where its `null_score_diff` (no answer's score over the best span's, in logits) is over it
             (SQuAD v2.0; `keras-bert3 finetune` on a v2.0 file sets 0.0, or the best on its --validation file).
+        n_best: int or None. None: every span is scored (Hugging Face's pipeline). A number: spans start and end
+            among a window's `n_best` likeliest tokens (Hugging Face's `run_qa.py`, `n_best_size` 20).
         max_windows: int. Windows read per passage at most (the rest is not read).
         pad_to_multiple_of: int. Round the padded length up to a multiple of this.
 
@@ -62,6 +64,7 @@ class BertQuestionAnswerer(BertTask):
             "pad_to_multiple_of",
             "max_answer_length",
             "null_threshold",
+            "n_best",
         ),
         huggingface_head=HuggingFaceHead("BertForQuestionAnswering", prefix="qa_outputs.", layer="span_dense"),
         raw_dict_keys=SQUAD_FIELDS,
@@ -84,6 +87,7 @@ class BertQuestionAnswerer(BertTask):
         pad_to_multiple_of: int = 16,
         max_answer_length: int = 15,
         null_threshold: float | None = None,
+        n_best: int | None = None,
         **kwargs,
     ):
         preprocessor = task_preprocessor(
@@ -115,6 +119,7 @@ class BertQuestionAnswerer(BertTask):
         # === Config ===
         self.max_answer_length = int(max_answer_length)
         self.null_threshold = None if null_threshold is None else float(null_threshold)
+        self.n_best = None if n_best is None else int(n_best)
         self.leave_pooler_out()  # As BertForQuestionAnswering: no pooler.
         self.compile()
 
@@ -194,4 +199,5 @@ class BertQuestionAnswerer(BertTask):
             contexts,
             max_answer_length=self.max_answer_length,
             null_threshold=self.null_threshold,
+            n_best=self.n_best,
         )

@@ -90,6 +90,10 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         warmup_ratio: float = 0.1,
         weight_decay: float = 0.01,
         total_steps: int | None = None,
+        warmup_steps: int | None = None,
+        schedule: str = "linear",
+        gradient_accumulation_steps: int = 1,
+        label_smoothing: float = 0.0,
         jit_compile="auto",
         precision: str = "auto",
         length_buckets="auto",
@@ -97,9 +101,11 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
     ):
         """Compiles with the fine-tuning defaults, each replaceable (docs/tasks.md).
 
-        `optimizer="auto"`: `bert_optimizer` (AdamW) at peak `learning_rate`, `warmup_ratio` of the steps
-        for warmup, linear decay to zero at `total_steps` (None: the next `fit`'s epochs times batches).
-        `loss`, `metrics` "auto": `default_loss()`, `default_metrics()`. `precision`: see `training_precision`.
+        `optimizer="auto"`: `bert_optimizer` (AdamW) at peak `learning_rate`, `warmup_steps` or `warmup_ratio` of the
+        steps for warmup, then `schedule` ("linear" to zero, "cosine", "constant") to `total_steps` (optimizer updates;
+        None: the next `fit`'s epochs times batches), updating every `gradient_accumulation_steps` batches.
+        `loss`, `metrics` "auto": `default_loss()` (with `label_smoothing`), `default_metrics()`.
+        `precision`: see `training_precision`.
         `length_buckets`: where the steps are XLA-compiled, the lengths batches of raw inputs are padded
         to, filled with empty rows that count nowhere (`fixed_shapes.task_length_buckets`; None: as they come).
 
@@ -107,18 +113,28 @@ class BertTask(CompileOnLoad, ChoosesTrainingPrecision, keras.Model):
         >>> classifier.compile(learning_rate=2e-5, warmup_ratio=0.06)
         """
         from keras_bert3.optimizers.bert_optimizer import bert_optimizer
+        from keras_bert3.models.label_smoothing import smoothed
         from keras_bert3.optimizers.linear_warmup_decay import LinearWarmupLinearDecay
 
         check_precision_name(precision)
         self.length_buckets = task_length_buckets(length_buckets, self.preprocessor.sequence_length)
         if optimizer == "auto":  # total_steps None: sized by the first fit (`size_schedule_to_fit`).
-            schedule = LinearWarmupLinearDecay.for_fine_tuning(learning_rate, warmup_ratio, total_steps)
-            optimizer = bert_optimizer(learning_rate=schedule, weight_decay=weight_decay)
+            rates = LinearWarmupLinearDecay.for_fine_tuning(
+                learning_rate,
+                warmup_ratio,
+                total_steps,
+                warmup_steps=warmup_steps,
+                decay=schedule,
+                steps_per_update=gradient_accumulation_steps,
+            )
+            optimizer = bert_optimizer(
+                learning_rate=rates, weight_decay=weight_decay, gradient_accumulation_steps=gradient_accumulation_steps
+            )
         # The task's own metrics count real rows (`compute_metrics`); metrics given here are Keras' as usual.
         self.row_counted_metrics = metrics == "auto" and kwargs.get("weighted_metrics") is None
         if self.row_counted_metrics:
             metrics, kwargs["weighted_metrics"] = None, self.default_metrics()
-        loss = self.default_loss() if loss == "auto" else loss
+        loss = smoothed(self.default_loss(), label_smoothing) if loss == "auto" else loss
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, jit_compile=jit_compile, **kwargs)
         enable_jax_compilation_cache()  # On JAX, at the first compile, not at import (see its module).
         self.choose_training_precision(precision, pretraining=False, jit_compile=jit_compile)

@@ -31,7 +31,8 @@ def bert_optimizer(
             (`total_steps` and `warmup_steps` are then ignored).
         total_steps: int. Length of the schedule (training steps).
         warmup_steps: int or None. Default: 1% of `total_steps`.
-        gradient_accumulation_steps: int or None. Sum gradients over this many batches before each update.
+        gradient_accumulation_steps: int or None. Average gradients over this many batches before each update
+            (None or 1: none); BERT's schedule counts updates (`total_steps` are updates).
 
     Example:
     >>> pretrainer.compile(optimizer=bert_optimizer(learning_rate=5e-4, total_steps=10_000))
@@ -40,7 +41,9 @@ def bert_optimizer(
         warmup_steps = max(total_steps // 100, 0)
     schedule = learning_rate
     if not isinstance(learning_rate, keras.optimizers.schedules.LearningRateSchedule):
-        schedule = LinearWarmupLinearDecay(learning_rate, warmup_steps, total_steps)
+        schedule = LinearWarmupLinearDecay(
+            learning_rate, warmup_steps, total_steps, steps_per_update=gradient_accumulation_steps or 1
+        )
     options = dict(
         learning_rate=schedule,
         weight_decay=weight_decay,
@@ -48,7 +51,7 @@ def bert_optimizer(
         beta_2=0.999,
         epsilon=1e-6,
         global_clipnorm=global_clipnorm,
-        gradient_accumulation_steps=gradient_accumulation_steps,
+        gradient_accumulation_steps=gradient_accumulation_steps if (gradient_accumulation_steps or 1) > 1 else None,
         no_weight_decay=NO_WEIGHT_DECAY,
     )
     if kind == "adamw":

@@ -161,14 +161,16 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
         *,
         max_answer_length: int = 15,
         null_threshold: float | None = None,
+        n_best: int | None = None,
     ) -> dict:
         """The best answer of each example over all its windows.
 
         As Hugging Face's pipeline (`select_starts_ends`, `decode_spans`, `align_to_words=True`): a span scores `p_start
         * p_end` (softmax over the window and [CLS], off-passage masked), `start <= end < start + max_answer_length`;
-        the best wins (the first on ties), expanded to whole words. No answer (SQuAD v2.0, the paper's section 4.3)
-        scores `p_start * p_end` at [CLS], the least over the example's windows; `null_score_diff` is the log of that
-        over the best span's (in a window, `s_null - s_span` of the logits). Over a `null_threshold`: answered "".
+        the best wins (the first on ties), expanded to whole words; with `n_best`, as `run_qa.py` (`n_best_size`), only
+        spans from and to tokens among the window's `n_best` highest start and end logits. No answer (SQuAD v2.0, the
+        paper's section 4.3) scores `p_start * p_end` at [CLS], the least over the example's windows; `null_score_diff`
+        is the log of that over the best span's (`s_null - s_span` of the logits). Over a `null_threshold`: answered "".
 
         `start_logits`, `end_logits`: float `(windows, length)`; `contexts`: the passages given to `call`. Returns a
         dict of `(batch,)` `answer` strings, `start`, `end` int32 characters (`context[start:end] == answer`), float32
@@ -183,13 +185,11 @@ class QuestionAnsweringPreprocessor(TaskPreprocessor):
         start_all, end_all = with_cls(start_logits), with_cls(end_logits)
         start_p, end_p = tf.where(is_cls, 0.0, start_all), tf.where(is_cls, 0.0, end_all)
 
-        def shifted(x, k, fill):  # x[:, t + k] at t (`fill` past the end, also where k > length).
-            return tf.pad(x, [[0, 0], [0, k]], constant_values=fill)[:, k:]
-
+        starts, ends = (_span_ends(passage, x, features["padding_mask"], n_best) for x in (start_logits, end_logits))
         scores, valid = [], []
         for k in range(max_answer_length):  # The span (t, t + k).
-            scores.append(start_p * shifted(end_p, k, 0.0))
-            valid.append(passage & shifted(passage, k, False))
+            scores.append(start_p * _shifted(end_p, k, 0.0))
+            valid.append(starts & _shifted(ends, k, False))
         scores = tf.where(tf.stack(valid, axis=2), tf.stack(scores, axis=2), -1.0)  # (windows, length, k)
         flat = tf.reshape(scores, [tf.shape(scores)[0], -1])
         best = tf.argmax(flat, axis=1, output_type=tf.int32)  # First maximum: start-major, then shortest.
@@ -250,3 +250,19 @@ def no_answer(start_probabilities, end_probabilities, example_index, score, null
     null_score_diff = tf.math.log(null + TINY) - tf.math.log(tf.maximum(score, 0.0) + TINY)
     over = null_score_diff > null_threshold if null_threshold is not None else tf.zeros_like(score, tf.bool)
     return null, null_score_diff, over & (score >= 0.0)
+
+
+def _shifted(x, k: int, fill):
+    """`x[:, t + k]` at `t` (`fill` past the end, also where k > length)."""
+    return tf.pad(x, [[0, 0], [0, k]], constant_values=fill)[:, k:]
+
+
+def _span_ends(passage, logits, padding_mask, n: int | None):
+    """Where spans may start (or end, for end logits): the passage, and where `n` is given, among its window's `n`
+    highest logits over its real tokens (ties at the n-th in): bool `(windows, length)`."""
+    if n is None:
+        return passage
+    logits = tf.where(tf.cast(padding_mask, tf.bool), tf.cast(logits, tf.float32), float("-inf"))
+    n = tf.minimum(n, tf.shape(logits)[1])
+    nth = tf.math.top_k(logits, k=n).values[:, -1:]
+    return passage & (logits >= nth)

@@ -127,7 +127,7 @@ class ReportSkippedData(keras.callbacks.Callback):
         self.counters.log_skips()
 
 
-class _LogStep(keras.callbacks.Callback):
+class LogStep(keras.callbacks.Callback):
     """Adds the optimizer step and learning rate to each epoch's logs (for the CSV and the plot)."""
 
     def on_epoch_end(self, epoch, logs=None):
@@ -349,7 +349,7 @@ def _fit(config: PretrainingConfig, pretrainer, tokenizer, corpus: str, *, start
     callbacks = [
         nan_stop,
         _StopAtStep(config.steps),
-        _LogStep(),
+        LogStep(),
         keras.callbacks.CSVLogger(os.path.join(config.output, HISTORY_FILE), append=True),
         keras.callbacks.TensorBoard(os.path.join(config.output, "logs")),
         ResumableBackup(backup_dir, stop_on=stop),  # After CSVLogger (`trim_history`).

@@ -48,10 +48,13 @@ class ResumableBackup(keras.callbacks.Callback):
     ...     model.fit(dataset, epochs=10, callbacks=[ResumableBackup("run/backup", stop_on=stop)])
     """
 
-    def __init__(self, backup_dir: str, *, stop_on=None):
+    def __init__(self, backup_dir: str, *, stop_on=None, save_every: int | None = None, keep: int = 1):
+        """`save_every`: batches between checkpoints within an epoch too; `keep`: the newest checkpoints kept."""
         super().__init__()
         self.backup_dir = backup_dir
         self.stop_on = stop_on
+        self.save_every = save_every
+        self.keep = keep
         self._resumed_at = (0, 0)  # (epochs, batches) of the checkpoint restored.
         self._metric_states = None
         self._epoch = 0
@@ -75,14 +78,17 @@ class ResumableBackup(keras.callbacks.Callback):
         done = batch + 1 + (self._resumed_at[1] if self._cut_epoch() else 0)  # Batches of this epoch done.
         steps = self.params.get("steps") if self.params else None
         if self.stop_on is not None and self.stop_on.received and (steps is None or done < steps):
-            path = write_checkpoint(self.model, self.backup_dir, self._epoch, done)
+            path = write_checkpoint(self.model, self.backup_dir, self._epoch, done, keep=self.keep)
             raise TrainingStopped(self.stop_on.received, optimizer_step(self.model), path)
+        position = self._epoch * (steps or 0) + done  # Batches of the whole fit (epochs of `steps` batches).
+        if self.save_every and position % self.save_every == 0 and (steps is None or done < steps):
+            write_checkpoint(self.model, self.backup_dir, self._epoch, done, keep=self.keep)
         if self._cut_epoch() and steps is not None and done >= steps:
             # The cut epoch ends here; `on_epoch_end` clears the flag for the next.
             self.model.stop_training = self._ends_early = True
 
     def on_epoch_end(self, epoch, logs=None):
-        path = write_checkpoint(self.model, self.backup_dir, epoch + 1)
+        path = write_checkpoint(self.model, self.backup_dir, epoch + 1, keep=self.keep)
         if self._ends_early:
             self.model.stop_training = self._ends_early = False
         if self.stop_on is not None and self.stop_on.received:
@@ -144,9 +150,9 @@ def checkpoint_step(path: str | None) -> int | None:
         return None
 
 
-def write_checkpoint(model: keras.Model, backup_dir: str, epochs: int, batches: int = 0) -> str:
+def write_checkpoint(model: keras.Model, backup_dir: str, epochs: int, batches: int = 0, *, keep: int = 1) -> str:
     """Writes `<backup_dir>/checkpoint-<epochs>[+<batches>]` atomically, removes older
-    ones and returns its path; raises `TrainingDiverged` where a variable is not
+    ones past the newest `keep` and returns its path; raises `TrainingDiverged` where a variable is not
     finite, `WriteFailed` where the folder cannot be written, leaving nothing."""
     check_finite(model, backup_dir)
     final = os.path.join(backup_dir, checkpoint_name(epochs, batches))
@@ -169,7 +175,7 @@ def write_checkpoint(model: keras.Model, backup_dir: str, epochs: int, batches: 
             raise WriteFailed("the checkpoint", final, getattr(error, "__cause__", None) or error, kept=kept) from error
         raise
     commit_checkpoint(partial, final)
-    remove_older_checkpoints(backup_dir, (epochs, batches))
+    remove_older_checkpoints(backup_dir, (epochs, batches), keep=keep)
     return final
 
 
@@ -223,11 +229,13 @@ def commit_checkpoint(partial: str, final: str) -> None:
     flush_to_disk(os.path.dirname(final))
 
 
-def remove_older_checkpoints(backup_dir: str, position: tuple[int, int]) -> None:
-    """Removes the complete checkpoints older than `position` (epochs, batches)."""
-    for name in _listing(backup_dir):
-        if CHECKPOINT_NAME.match(name) and checkpoint_position(name) < tuple(position):
-            shutil.rmtree(os.path.join(backup_dir, name), ignore_errors=True)
+def remove_older_checkpoints(backup_dir: str, position: tuple[int, int], *, keep: int = 1) -> None:
+    """Removes the complete checkpoints older than `position` (epochs, batches), but the newest `keep` in all (the
+    one at `position` among them)."""
+    older = [n for n in _listing(backup_dir) if CHECKPOINT_NAME.match(n) and checkpoint_position(n) < tuple(position)]
+    older.sort(key=checkpoint_position)
+    for name in older[: max(len(older) - (keep - 1), 0)]:
+        shutil.rmtree(os.path.join(backup_dir, name), ignore_errors=True)
 
 
 def restore_checkpoint(model: keras.Model, backup_dir: str) -> tuple[tuple[int, int], list | None]:

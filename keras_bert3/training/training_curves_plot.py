@@ -1,11 +1,11 @@
-"""Draws a training run's loss and accuracy curves into a PNG."""
+"""Draws a training run's loss and score (accuracy, F1, ...) curves into a PNG."""
 
 import csv
 
 
 def plot_training_curves(history_csv: str, png_path: str, *, title: str = "BERT pretraining") -> str:
-    """Reads a `keras.callbacks.CSVLogger` file and writes a two-panel PNG, losses
-    and accuracies against the step (else the epoch); returns `png_path`.
+    """Reads a `keras.callbacks.CSVLogger` file and writes a two-panel PNG, losses (and errors)
+    and the other figures (accuracies, F1, ...) against the step (else the epoch); returns `png_path`.
 
     Example:
     >>> plot_training_curves("run/history.csv", "run/training_curves.png")
@@ -29,9 +29,9 @@ def plot_training_curves(history_csv: str, png_path: str, *, title: str = "BERT 
         points = [(a, b) for a, b in points if b is not None]  # CSVLogger writes "NA" for absent values.
         if not points:
             continue
-        axis = accuracies if "accuracy" in name else losses
+        axis = losses if any(word in name for word in ("loss", "error", "mae", "mse")) else accuracies
         axis.plot(*zip(*points), marker="o", markersize=3, label=name)
-    for axis, label in ((losses, "loss"), (accuracies, "accuracy")):
+    for axis, label in ((losses, "loss"), (accuracies, "accuracy, score")):
         axis.set_xlabel(x_name)
         axis.set_ylabel(label)
         axis.grid(alpha=0.3)

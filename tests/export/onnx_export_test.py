@@ -129,6 +129,7 @@ def test_question_answerer_answers_strings_as_its_saved_model(tokenizer, tmp_pat
             None, served.string_inputs(questions[:1], contexts[:1]) | {"context": np.array(contexts[:3], dtype=object)}
         )
     assert served(question=questions[:2], context=contexts[:2])["answer"].tolist() == answers["answer"][:2].tolist()
+    expected_spans = expected  # Every span scored.
     # SQuAD v2.0: "" where no answer outscores the best span by the threshold, here half the questions'.
     task.null_threshold = float(np.median(expected["null_score_diff"]))
     task.export(str(tmp_path / "onnx_v2"), format="onnx")
@@ -136,6 +137,15 @@ def test_question_answerer_answers_strings_as_its_saved_model(tokenizer, tmp_pat
     expected = task.best_spans(features, logits["start_logits"], logits["end_logits"], tf.constant(contexts))
     expected_answers = [answer.decode("utf-8").replace("\x00", "\x01") for answer in np.asarray(expected["answer"])]
     assert answers["answer"].tolist() == expected_answers and expected_answers.count("") > len(questions) // 3
+    np.testing.assert_allclose(answers["score"], np.asarray(expected["score"]), atol=1e-4, rtol=0)
+    # Spans among each window's 2 likeliest starts and ends (`n_best`, Hugging Face run_qa.py's n_best_size).
+    task.null_threshold, task.n_best = None, 2
+    task.export(str(tmp_path / "onnx_n_best"), format="onnx")
+    answers = OnnxTextModel(str(tmp_path / "onnx_n_best"))(questions, contexts)
+    every_span = [answer.decode("utf-8").replace("\x00", "\x01") for answer in np.asarray(expected_spans["answer"])]
+    expected = task.best_spans(features, logits["start_logits"], logits["end_logits"], tf.constant(contexts))
+    expected_answers = [answer.decode("utf-8").replace("\x00", "\x01") for answer in np.asarray(expected["answer"])]
+    assert answers["answer"].tolist() == expected_answers and expected_answers != every_span
     np.testing.assert_allclose(answers["score"], np.asarray(expected["score"]), atol=1e-4, rtol=0)
 
 

@@ -80,3 +80,40 @@ def test_answers_longer_than_the_padded_windows_may_be(minilm_dir):
     for key in ("answer", "start", "end", "score"):
         np.testing.assert_array_equal(np.asarray(spans[0][key]), np.asarray(spans[1][key]))
     assert spans[1]["answer"].numpy().tolist()[:2] != [b"", b""]
+
+
+def run_qa_span(start_logits, end_logits, in_passage, real, n_best: int, max_answer_length: int) -> tuple[int, int]:
+    """Hugging Face run_qa.py's `postprocess_qa_predictions` in one window: the `n_best` highest start and end logits
+    (of its tokens), the pairs in the passage with `start <= end < start + max_answer_length`, the best by the sum of
+    the logits (the first on ties, start-major)."""
+    starts = [t for t in np.argsort(-np.where(real, start_logits, -np.inf), kind="stable")[:n_best]]
+    ends = [t for t in np.argsort(-np.where(real, end_logits, -np.inf), kind="stable")[:n_best]]
+    pairs = [(s, e) for s in starts for e in ends if in_passage[s] and in_passage[e] and s <= e < s + max_answer_length]
+    return max(sorted(pairs), key=lambda pair: start_logits[pair[0]] + end_logits[pair[1]])
+
+
+def test_n_best_chooses_among_the_likeliest_starts_and_ends_as_run_qa(minilm_dir):
+    """With `n_best`, each one-window passage's span is run_qa.py's on the same logits; without, some differ."""
+    preprocessor = QuestionAnsweringPreprocessor(BertTokenizer.from_preset(minilm_dir), **LENGTHS)
+    data = docstring_questions()["test"]
+    contexts = [c for c in data["context"] if len(c.split()) <= 25][:40]
+    features = preprocessor((data["question"][: len(contexts)], contexts))
+    assert np.asarray(features["example_index"]).tolist() == list(range(len(contexts)))  # One window each.
+    logits = np.random.default_rng(1).normal(size=(2, *features["token_ids"].shape)).astype("float32")
+    in_passage, real = np.asarray(features["token_start"]) >= 0, np.asarray(features["padding_mask"]) > 0
+    chosen = {}
+    for n_best in (3, None):
+        spans = preprocessor.best_spans(features, *logits, contexts, max_answer_length=5, n_best=n_best)
+        chosen[n_best] = [(int(s), int(e)) for s, e in zip(spans["start"], spans["end"])]
+    token_start, token_end = np.asarray(features["token_start"]), np.asarray(features["token_end"])
+    found = 0
+    for w in range(len(contexts)):
+        try:
+            s, e = run_qa_span(logits[0][w], logits[1][w], in_passage[w], real[w], 3, 5)
+        except ValueError:  # No pair among the 3 best: run_qa.py answers nothing; so does best_spans (a score of -1).
+            assert chosen[3][w] == (0, 0)
+            continue
+        found += 1
+        word_start, word_end = np.asarray(features["word_start"])[w, s], np.asarray(features["word_end"])[w, e]
+        assert chosen[3][w] == (word_start, word_end), (w, token_start[w, s], token_end[w, e])
+    assert found > len(contexts) // 2 and chosen[3] != chosen[None]

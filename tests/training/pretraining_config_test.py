@@ -48,7 +48,7 @@ def assert_flags_are_fields(flags: dict, fields) -> None:
 
 def test_the_command_has_one_flag_per_field_of_the_tree_and_only_its_own_besides():
     flags = {action.dest: action for action in command_parser()._actions if action.dest != "help"}
-    assert sorted(set(flags) - {"backend", "verbose"}) == sorted(FIELDS)
+    assert sorted(set(flags) - {"backend", "verbose", "config_file"}) == sorted(FIELDS)  # --config: flags from a file.
     assert_flags_are_fields(flags, flat_fields(PretrainingConfig))
 
 
@@ -98,7 +98,7 @@ def test_finetune_has_one_flag_per_field_of_its_config():
     from keras_bert3.training.finetuning_config import FinetuningConfig
 
     parser = command_parser("finetune")
-    flags = {action.dest: action for action in parser._actions if action.dest != "help"}
+    flags = {action.dest: action for action in parser._actions if action.dest not in ("help", "config_file")}
     assert sorted(flags) == sorted(field.name for field in dataclasses.fields(FinetuningConfig))
     assert_flags_are_fields(flags, flat_fields(FinetuningConfig))
     assert {name for name, action in flags.items() if action.required} == set(REQUIRED)

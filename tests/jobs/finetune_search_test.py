@@ -1,0 +1,103 @@
+"""`keras-bert3 finetune --search`: KerasTuner's grid of fine-tuning runs on real labelled text chooses the trial with
+the best validation figure; killed in its third trial and run again it finishes that trial from its checkpoint and
+the fourth, skipping the first two, and writes the table of an uninterrupted search; a chief and two workers on
+localhost (KerasTuner's distributed mode) run each trial once and write that table too."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from keras_bert3.cli import main
+from tests import warm_commands
+from tests.distribution.distribution_test import free_port
+from tests.jobs.finetune_resume_test import BATCH_END
+from tests.jobs.finetune_resume_test import stopped_at
+from tests.training.pretrain_command import REPO
+
+pytestmark = [pytest.mark.slow, pytest.mark.one_pass]  # Whole searches: the search's code is the same on both.
+
+
+def search_arguments(task_files, output) -> list[str]:
+    """A 2 x 2 x 1 grid (learning rate x batch size x epochs) of a classifier of docstring topics: trials of 2, 1, 2
+    and 1 steps, a checkpoint after each step."""
+    return [
+        "finetune", "--search", "--preset", str(task_files / "pretrained"), "--train", str(task_files / "train.csv"),
+        "--validation", str(task_files / "validation.jsonl"), "--text-column", "sentence", "--label-column", "topic",
+        "--output", str(output), "--sequence-length", "16", "--search-learning-rates", "3e-3,1e-4",
+        "--search-batch-sizes", "32,64", "--search-epochs", "1", "--save-steps", "1", "--verbose", "0",
+    ]  # fmt: skip
+
+
+def table(output) -> list[dict]:
+    with open(output / "search_trials.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(task_files, tmp_path_factory):
+    output = tmp_path_factory.mktemp("search") / "chosen"
+    assert main(search_arguments(task_files, output)) == 0
+    return output
+
+
+def test_the_chosen_preset_is_the_best_trial_of_the_table(uninterrupted):
+    rows = table(uninterrupted)
+    assert len(rows) == 4 and {(r["learning_rate"], r["batch_size"]) for r in rows} == {
+        ("0.003", "32"), ("0.003", "64"), ("0.0001", "32"), ("0.0001", "64")
+    }  # fmt: skip
+    accuracy = [float(row["val_accuracy"]) for row in rows]
+    assert accuracy[0] == max(accuracy) and len(set(accuracy)) > 1
+    best = uninterrupted.parent / "chosen.search" / f"trial_{rows[0]['trial']}" / "preset"
+    assert (uninterrupted / "model.weights.h5").read_bytes() == (best / "model.weights.h5").read_bytes()
+    assert (uninterrupted / "search_trials.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_search_killed_in_its_third_trial_finishes_it_and_the_fourth(task_files, tmp_path, uninterrupted, caplog):
+    output = tmp_path / "chosen"
+    args = search_arguments(task_files, output)
+    killed = stopped_at(BATCH_END, 4, "kill", args)  # The third trial's first step: checkpoint-0+1 written.
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
+    trials = tmp_path / "chosen.search"
+    assert sorted(p.name for p in (trials / "trial_0002" / "preset.checkpoints" / "backup").iterdir()) == [
+        "checkpoint-0+1"
+    ]
+    finished = {
+        name: (trials / name / "preset" / "model.weights.h5").stat().st_mtime_ns
+        for name in ("trial_0000", "trial_0001")
+    }
+    caplog.set_level("INFO", logger="keras_bert3")
+    assert main(args) == 0
+    ran = [message.split(":")[0] for message in caplog.messages if message.startswith("Trial ")]
+    assert ran == ["Trial 0002", "Trial 0003"]
+    assert any("Resumed from the checkpoint" in message and "trial_0002" in message for message in caplog.messages)
+    for name, written in finished.items():
+        assert (trials / name / "preset" / "model.weights.h5").stat().st_mtime_ns == written
+    assert table(output) == table(uninterrupted)
+
+
+def test_a_chief_and_two_workers_run_each_trial_once(task_files, tmp_path, uninterrupted):
+    output = tmp_path / "chosen"
+    port = str(free_port())
+    processes = []
+    for tuner in ("chief", "tuner0", "tuner1"):
+        environment = dict(
+            os.environ, KERASTUNER_TUNER_ID=tuner, KERASTUNER_ORACLE_IP="127.0.0.1", KERASTUNER_ORACLE_PORT=port
+        )
+        command = [sys.executable, "-m", "keras_bert3", *search_arguments(task_files, output)]
+        processes.append(
+            warm_commands.Popen(
+                command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        )
+    results = [process.communicate(timeout=600) for process in processes]
+    for process, (_, stderr) in zip(processes, results):
+        assert process.returncode == 0, stderr[-3000:]
+    oracle = json.loads((tmp_path / "chosen.search" / "oracle.json").read_text())
+    assert oracle["run_times"] == {trial: 1 for trial in ("0000", "0001", "0002", "0003")}  # Each trial once.
+    assert "Trial 0" not in results[0][0] + results[0][1]  # The workers ran them, not the chief.
+    assert table(output) == table(uninterrupted)
