@@ -35,7 +35,8 @@ def plot_training_curves(history_csv: str, png_path: str, *, title: str = "BERT 
         axis.set_xlabel(x_name)
         axis.set_ylabel(label)
         axis.grid(alpha=0.3)
-        axis.legend()
+        if axis.lines:  # A run may log no figure of one kind (a regressor: no accuracy).
+            axis.legend()
     figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(png_path, dpi=110)
