@@ -33,10 +33,13 @@ class SmoothedSparseCategoricalCrossentropy(keras.losses.Loss):
         loss = keras.losses.categorical_crossentropy(
             targets, y_pred, from_logits=self.from_logits, label_smoothing=self.label_smoothing
         )
-        if valid is not None:
-            loss = ops.where(valid, loss, 0.0)
-            keras.backend.set_keras_mask(loss, mask=valid)  # Averaged over the labelled ones, as Keras' own.
-        return loss
+        if valid is None:
+            return loss
+        weight = ops.cast(valid, loss.dtype)
+        if self.reduction in ("mean", "sum_over_batch_size"):  # A mean over the labelled ones, as Keras' own.
+            total = ops.cast(ops.size(weight), loss.dtype)
+            weight = weight * ops.divide_no_nan(total, ops.sum(weight))
+        return loss * weight
 
     def get_config(self):
         return super().get_config() | {

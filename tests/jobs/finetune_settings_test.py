@@ -125,7 +125,8 @@ def short_questions(count: int) -> dict:
 
 @pytest.mark.slow
 def test_accumulated_steps_update_the_weights_as_the_whole_batch(tmp_path, minilm_dir):
-    """`--batch-size 4 --gradient-accumulation-steps 4`: the weights of `--batch-size 16` after the same 4 updates
+    """`--batch-size 4 --gradient-accumulation-steps 4` (and `--max-steps 4`): the weights of `--batch-size 16` after
+    the same 4 updates
     (a question answerer on a backbone without dropout: no randomness in the step; 32 one-window questions). The
     gradients agree to float rounding; Adam divides each by its own size (plus 1e-6), which turns the rounding of the
     gradients that are zero but for it (a bias the softmax cancels, a key's shift) into up to a step's size: the
@@ -138,7 +139,7 @@ def test_accumulated_steps_update_the_weights_as_the_whole_batch(tmp_path, minil
     common += ["--learning-rate", str(learning_rate)]
     assert main([*common, "--output", str(tmp_path / "whole"), "--batch-size", "16"]) == 0
     parts = ["--output", str(tmp_path / "parts"), "--batch-size", "4", "--gradient_accumulation_steps", "4"]
-    assert main([*common, *parts]) == 0
+    assert main([*common, *parts, "--max-steps", "4"]) == 0  # Optimizer steps: the 2 epochs of batches of 16.
     whole, parts = weights(tmp_path / "whole"), weights(tmp_path / "parts")
     assert whole.keys() == parts.keys() and len(whole) > 10
     for key, value in whole.items():

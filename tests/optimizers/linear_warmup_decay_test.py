@@ -27,3 +27,32 @@ def test_only_an_unsized_schedule_before_the_first_step_is_sized():
     optimizer.iterations.assign(0)
     size_schedule_to_fit(optimizer, epochs=3, steps_per_epoch=10)
     assert (unsized.warmup_steps, unsized.total_steps) == (3, 30)
+
+
+def test_each_schedule_is_hugging_faces_of_its_name():
+    """`decay="linear"`, `"cosine"`, `"constant"` after warmup: transformers' `get_scheduler` of the same name, step by
+    step to the last (past it, Hugging Face's cosine rises again; ours stays at the end); counted in optimizer updates
+    where gradients are accumulated (`steps_per_update`)."""
+    import numpy as np
+
+    from tests.reference import import_reference
+
+    torch, transformers = import_reference("torch"), import_reference("transformers")
+    for decay in ("linear", "cosine", "constant"):
+        parameter = torch.nn.Parameter(torch.zeros(1))
+        optimizer = torch.optim.SGD([parameter], lr=3e-5)
+        reference = transformers.get_scheduler(
+            decay if decay != "constant" else "constant_with_warmup",
+            optimizer,
+            num_warmup_steps=7,
+            num_training_steps=40,
+        )
+        expected = []
+        for _ in range(41):
+            expected.append(optimizer.param_groups[0]["lr"])
+            optimizer.step()
+            reference.step()
+        schedule = LinearWarmupLinearDecay(3e-5, 7, 40, decay=decay)
+        np.testing.assert_allclose([float(schedule(step)) for step in range(41)], expected, rtol=1e-5, atol=1e-12)
+        accumulated = LinearWarmupLinearDecay(3e-5, 7, 40, decay=decay, steps_per_update=4)
+        assert [float(accumulated(4 * step + 3)) for step in range(41)] == [float(schedule(step)) for step in range(41)]
