@@ -213,7 +213,7 @@ def _fit(task, plan, job, config, validation, label_names, work: str) -> None:
         callbacks.append(ResumableBackup(backup_dir, stop_on=stop, save_every=save_every, keep=keep))
         if stopping is None or not stopping.stops_before(task):
             task.fit(
-                plan.batches.repeat().skip(done),
+                _training_stream(plan.batches, done, config.strategy),
                 epochs=-(-plan.total // plan.per_round),
                 steps_per_epoch=plan.per_round,
                 shuffle=False,  # Shuffled in the stream, anew each pass.
@@ -225,6 +225,18 @@ def _fit(task, plan, job, config, validation, label_names, work: str) -> None:
         from keras_bert3.files.weight_files import load_keras_weights
 
         load_keras_weights(task, stopping.best_weights_file())
+
+
+def _training_stream(batches, done: int, strategy: str):
+    """The batches from the `done`th on, a pass after another. Each iterator made of a pipeline that shuffles anew
+    each pass moves its shuffling on by a pass, and under a `tf.distribute` strategy Keras makes one to build the step
+    before the one it trains on: without a strategy, one is made here too, so that both read the same passes."""
+    import keras
+
+    stream = batches.repeat().skip(done)
+    if strategy == "none" and keras.backend.backend() == "tensorflow":
+        iter(stream)
+    return stream
 
 
 def _logging_callbacks(task, job, config, validation, label_names, work: str) -> list:

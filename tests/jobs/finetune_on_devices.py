@@ -18,22 +18,8 @@ else:
 from keras_bert3.cli import main  # noqa: E402
 
 common = ["finetune", "--task", "question-answerer", "--preset", preset, "--train", train, "--epochs", "2"]
-common += [
-    "--batch-size",
-    "8",
-    "--sequence-length",
-    "64",
-    "--learning-rate",
-    os.environ.get("LR", "1e-3"),
-    "--verbose",
-    "0",
-]
-runs = {
-    "none": [],
-    "one": ["--strategy", strategy, "--devices", "1"],
-    strategy: ["--strategy", strategy, "--devices", "2"],
-}
-for name, flags in runs.items():
+common += ["--batch-size", "8", "--sequence-length", "64", "--learning-rate", "1e-3", "--verbose", "0"]
+for name, flags in (("none", []), (strategy, ["--strategy", strategy, "--devices", "2"])):
     code = main([*common, "--output", os.path.join(output, name), *flags])
     if code:
         sys.exit(code)
