@@ -126,8 +126,8 @@ def short_questions(count: int) -> dict:
 @pytest.mark.slow
 def test_accumulated_steps_update_the_weights_as_the_whole_batch(tmp_path, minilm_dir):
     """`--batch-size 4 --gradient-accumulation-steps 4` (and `--max-steps 4`): the weights of `--batch-size 16` after
-    the same 4 updates
-    (a question answerer on a backbone without dropout: no randomness in the step; 32 one-window questions). The
+    the same 4 updates (a question answerer on a backbone without dropout: no randomness in the step; 32 one-window
+    questions). The
     gradients agree to float rounding; Adam divides each by its own size (plus 1e-6), which turns the rounding of the
     gradients that are zero but for it (a bias the softmax cancels, a key's shift) into up to a step's size: the
     tolerance is a quarter of a step (the learning rate), where updates on other batches differ by several steps."""
