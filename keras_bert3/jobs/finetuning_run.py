@@ -253,7 +253,7 @@ def _logging_callbacks(task, job, config, validation, label_names, work: str) ->
             check_figure(config.metric_for_best, job, task, validation, label_names, config.validation)
         callbacks.insert(0, ValidationScores(job, validation, label_names))
     callbacks.append(keras.callbacks.CSVLogger(os.path.join(work, HISTORY_FILE), append=True))
-    callbacks.append(keras.callbacks.TensorBoard(os.path.join(work, LOGS_DIR)))
+    callbacks.append(keras.callbacks.TensorBoard(os.path.join(work, LOGS_DIR), write_graph=False))  # The scalars.
     return callbacks
 
 

@@ -141,7 +141,9 @@ def _tuner_class():
             """Fine-tunes with the trial's settings (resuming its run), and returns its best epoch's figures."""
             output = os.path.join(self.get_trial_dir(trial.trial_id), TRIAL_PRESET)
             settings = trial.hyperparameters.values
-            config = dataclasses.replace(self.config, search=False, output=output, keep_checkpoints=None, **settings)
+            # The trial keeps its best epoch's weights, those its row of the table scores.
+            options = dict(search=False, output=output, keep_checkpoints=None, metric_for_best=self.figure)
+            config = dataclasses.replace(self.config, **options, **settings)
             logger.info(f"Trial {trial.trial_id}: {', '.join(f'{k} {v:g}' for k, v in settings.items())}")
             if not os.path.isfile(os.path.join(output, HISTORY_NAME)):  # Finished, but not yet recorded.
                 try:
@@ -181,15 +183,20 @@ def best_row(history: list[dict], figure: str) -> dict:
 
 
 def trial_rows(tuner, figure: str) -> list[dict]:
-    """A row per finished trial, best first: its number, settings, best epoch and every figure there."""
+    """A row per finished trial, best first (equals in the trials' order): its number, settings, best epoch and every
+    figure there."""
     rows = []
-    for trial in tuner.oracle.get_best_trials(num_trials=len(tuner.oracle.trials)):
-        path = os.path.join(tuner.get_trial_dir(trial.trial_id), TRIAL_PRESET, HISTORY_NAME)
+    for trial_id in sorted(tuner.oracle.trials):
+        trial = tuner.oracle.trials[trial_id]
+        path = os.path.join(tuner.get_trial_dir(trial_id), TRIAL_PRESET, HISTORY_NAME)
         if trial.status != "COMPLETED" or not os.path.isfile(path):
             continue
-        row = {"trial": trial.trial_id} | trial.hyperparameters.values
-        rows.append(row | best_row(read_history(path), figure))
-    return rows
+        rows.append({"trial": trial_id} | trial.hyperparameters.values | best_row(read_history(path), figure))
+    sign = -1.0 if higher_is_better(figure) else 1.0
+    worst = float("inf")  # An undefined figure (NaN) ranks last.
+    return sorted(
+        rows, key=lambda row: sign * row[f"val_{figure}"] if row[f"val_{figure}"] == row[f"val_{figure}"] else worst
+    )
 
 
 def _write_chosen(config, rows: list[dict], folder: str, figure: str) -> None:
