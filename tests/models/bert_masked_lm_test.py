@@ -9,7 +9,6 @@ import glob
 import hashlib
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -17,6 +16,7 @@ import pytest
 
 from keras_bert3.cli import main
 from keras_bert3.models.bert_masked_lm import BertMaskedLM
+from tests import warm_commands
 from tests.computed_once import FOLDER
 from tests.computed_once import computed_once
 from tests.real_sentences import real_sentences
@@ -38,21 +38,23 @@ PRETRAIN += [
 
 
 @pytest.fixture(scope="module")
-def pretrained() -> str:
+def pretrained(request) -> str:
     """The preset of a `keras-bert3 pretrain` run (BERT-tiny, 60 steps on 200 documents of the embedded corpus, on
-    TensorFlow), made by the first pass that asks, for the same code and flags."""
+    TensorFlow), made by the first pass that asks, for the same code and flags. The run takes the vocabulary that
+    it would learn from those documents from `run_vocabulary` (learnt once per machine, as the pretraining run's
+    tests take it), and its process is forked from a warm one (tests/warm_commands.py)."""
     sources = sorted(glob.glob(os.path.join(REPO, "keras_bert3", "**", "*.py"), recursive=True))
     key = hashlib.sha256(json.dumps(PRETRAIN).encode() + b"".join(open(p, "rb").read() for p in sources)).hexdigest()
 
     def pretrain():
         from keras_bert3_demo.default_corpus import default_corpus_documents
 
-        folder = os.path.join(FOLDER, f"pretrained-{key[:16]}")
+        folder = request.getfixturevalue("run_vocabulary")(os.path.join(FOLDER, f"pretrained-{key[:16]}"))
         corpus = os.path.join(FOLDER, f"corpus-{key[:16]}.txt")
         with open(corpus, "w", encoding="utf-8") as f:
             f.write("\n\n".join("\n".join(d) for d in default_corpus_documents()[:200]) + "\n")
         command = [sys.executable, "-m", "keras_bert3", "pretrain", "--output", folder, "--corpus", corpus, *PRETRAIN]
-        subprocess.run(command, check=True, cwd=REPO, env={**os.environ, "KERAS_BACKEND": "tensorflow"})
+        warm_commands.run(command, check=True, cwd=REPO, env={**os.environ, "KERAS_BACKEND": "tensorflow"})
         return {"preset": os.path.join(folder, "preset")}
 
     return computed_once(key, pretrain)["preset"]

@@ -22,7 +22,7 @@ from tests.hf_helpers import save_hf_task
 from tests.multi_topic_texts import multi_topic_texts
 from tests.real_sentences import real_sentences
 from tests.reference import import_reference
-from tests.tiny_preset import write_tiny_preset
+from tests.test_case import tiny_backbone
 
 
 def hf_multi_label(minilm_dir, **config):
@@ -88,7 +88,7 @@ def test_fine_tuned_on_real_text_its_micro_f1_beats_the_best_constant_labels(min
 
 
 @pytest.mark.slow
-def test_it_saves_loads_and_exports_as_it_predicts(minilm_dir, tmp_path):
+def test_it_saves_loads_and_exports_as_it_predicts(tokenizer, tmp_path):
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
 
@@ -96,10 +96,9 @@ def test_it_saves_loads_and_exports_as_it_predicts(minilm_dir, tmp_path):
 
     texts, topics = multi_topic_texts("train", 64)
     names = sorted({name for row in topics for name in row})
-    keras.utils.set_random_seed(0)
-    preset = write_tiny_preset(str(tmp_path / "tiny"), minilm_dir)
-    tagger = BertMultiLabelClassifier.from_preset(preset, num_labels=len(names), sequence_length=64)
-    tagger.fit(texts, multi_hot(topics, names), batch_size=16, epochs=1, verbose=0)
+    backbone = tiny_backbone(tokenizer.vocabulary_size())
+    tagger = BertMultiLabelClassifier(backbone, len(names), tokenizer=tokenizer, sequence_length=64)
+    tagger.fit(texts, multi_hot(topics, names), batch_size=64, epochs=1, verbose=0)  # One step: one to compile.
     probabilities = tagger.predict_proba(texts[:16], verbose=0)
     tagger.threshold = float(np.median(probabilities))  # Some labels chosen, some not.
     chosen = tagger.predict_labels(texts[:16], verbose=0)

@@ -19,7 +19,7 @@ from tests.hf_helpers import max_abs_diff
 from tests.hf_helpers import save_hf_task
 from tests.real_sentences import real_sentences
 from tests.reference import import_reference
-from tests.tiny_preset import write_tiny_preset
+from tests.test_case import tiny_backbone
 
 
 def code_shares(split: str, count: int) -> tuple[list[str], np.ndarray]:
@@ -71,30 +71,30 @@ def test_one_training_step_follows_the_transformers_mean_squared_error_gradients
 @pytest.mark.slow
 @pytest.mark.one_pass
 def test_fine_tuned_on_real_text_it_predicts_better_than_the_mean(minilm_dir):
-    """MiniLM, two epochs on 512 sentences (about 20 s): the mean squared error on 128 held-out sentences under
-    0.85 of the training mean's (0.67 on TensorFlow here)."""
+    """MiniLM, one epoch on 512 sentences (16 steps, about 15 s): the mean squared error on 128 held-out sentences
+    under 0.85 of the training mean's. At 3e-4, one epoch learns as much as two did at 1e-4: 0.72, 0.60, 0.71, 0.69
+    over seeds 0-3 on TensorFlow (two epochs at 1e-4: 0.69, 0.59, 0.70 over seeds 0-2)."""
     train_texts, train_shares = code_shares("train", 512)
     test_texts, test_shares = code_shares("test", 128)
     keras.utils.set_random_seed(0)
     regressor = BertRegressor.from_preset(minilm_dir, sequence_length=48)
-    regressor.compile(learning_rate=1e-4)
-    regressor.fit(train_texts, train_shares, batch_size=32, epochs=2, verbose=0)
+    regressor.compile(learning_rate=3e-4)
+    regressor.fit(train_texts, train_shares, batch_size=32, epochs=1, verbose=0)
     ours = np.mean((regressor.predict(test_texts, verbose=0) - test_shares) ** 2)
     mean = np.mean((np.mean(train_shares) - test_shares) ** 2)  # Predicting the training mean.
     assert ours < 0.85 * mean, (ours, mean)
 
 
 @pytest.mark.slow
-def test_it_saves_loads_and_exports_as_it_predicts(minilm_dir, tmp_path):
+def test_it_saves_loads_and_exports_as_it_predicts(tokenizer, tmp_path):
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the tokenizer's ops)
 
     from keras_bert3.export.onnx_export import OnnxTextModel
 
     texts, shares = code_shares("train", 64)
-    keras.utils.set_random_seed(0)
-    regressor = BertRegressor.from_preset(write_tiny_preset(str(tmp_path / "tiny"), minilm_dir), sequence_length=64)
-    regressor.fit(texts, shares, batch_size=16, epochs=1, verbose=0)
+    regressor = BertRegressor(tiny_backbone(tokenizer.vocabulary_size()), tokenizer=tokenizer, sequence_length=64)
+    regressor.fit(texts, shares, batch_size=64, epochs=1, verbose=0)  # One step: one train step to compile.
     predicted = regressor.predict(texts[:16], verbose=0)
     assert predicted.shape == (16,) and predicted.dtype == np.float32 and np.ptp(predicted) > 0
 
