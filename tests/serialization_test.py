@@ -69,6 +69,7 @@ COVERED = {
     "BertAdamW": "test_optimizers_and_schedule_survive_serialization (and every compiled model above)",
     "BertLamb": "test_optimizers_and_schedule_survive_serialization",
     "LinearWarmupLinearDecay": "test_optimizers_and_schedule_survive_serialization",
+    "SmoothedSparseCategoricalCrossentropy": "tests/models/label_smoothing_test.py (serialized and restored)",
 }
 
 
@@ -243,10 +244,11 @@ def decayed(optimizer) -> dict[str, float]:
 def test_optimizers_and_schedule_survive_serialization():
     from keras_bert3.optimizers.bert_optimizer import bert_optimizer
 
-    schedule = LinearWarmupLinearDecay(1e-3, warmup_steps=10, total_steps=100, end_learning_rate=1e-5)
-    restored = assert_serialization_round_trip(schedule)
-    steps = np.array([0, 5, 10, 50, 100, 200])
-    np.testing.assert_allclose([float(restored(s)) for s in steps], [float(schedule(s)) for s in steps], rtol=0)
+    for decay in ("linear", "cosine"):
+        schedule = LinearWarmupLinearDecay(1e-3, 10, 100, end_learning_rate=1e-5, decay=decay, steps_per_update=2)
+        restored = assert_serialization_round_trip(schedule)
+        steps = np.array([0, 5, 10, 50, 100, 200])
+        np.testing.assert_allclose([float(restored(s)) for s in steps], [float(schedule(s)) for s in steps], rtol=0)
     for kind, optimizer_class in (("adamw", BertAdamW), ("lamb", BertLamb)):
         optimizer = bert_optimizer(learning_rate=0.5, total_steps=10, warmup_steps=0, weight_decay=0.1, kind=kind)
         assert type(optimizer) is optimizer_class

@@ -240,7 +240,8 @@ def _training_stream(batches, done: int, strategy: str):
 
 
 def _logging_callbacks(task, job, config, validation, label_names, work: str) -> list:
-    """The validation report's figures, the step and learning rate, then the history file and TensorBoard's logs."""
+    """The validation report's figures (where a figure chooses the best weights, or scores come every N steps), the
+    step and learning rate, then the history file and TensorBoard's logs."""
     import keras
 
     from keras_bert3.jobs.validation_scores import ValidationScores
@@ -248,8 +249,8 @@ def _logging_callbacks(task, job, config, validation, label_names, work: str) ->
     from keras_bert3.training.pretraining_run import LogStep
 
     callbacks = [LogStep()]
-    if validation is not None:
-        if config.metric_for_best:
+    if validation is not None and (config.metric_for_best or config.patience is not None or config.eval_steps):
+        if config.metric_for_best and config.metric_for_best != job.best_figure:  # The task's own is in its report.
             check_figure(config.metric_for_best, job, task, validation, label_names, config.validation)
         callbacks.insert(0, ValidationScores(job, validation, label_names))
     callbacks.append(keras.callbacks.CSVLogger(os.path.join(work, HISTORY_FILE), append=True))

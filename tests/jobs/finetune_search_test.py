@@ -1,7 +1,7 @@
-"""`keras-bert3 finetune --search`: KerasTuner's grid of fine-tuning runs on real labelled text chooses the trial with
-the best validation figure; killed in its third trial and run again it finishes that trial from its checkpoint and
-the fourth, skipping the first two, and writes the table of an uninterrupted search; a chief and two workers on
-localhost (KerasTuner's distributed mode) run each trial once and write that table too."""
+"""`keras-bert3 finetune --search`: KerasTuner's grid of fine-tuning runs on real labelled text. A chief and two
+workers on localhost (KerasTuner's distributed mode) run each trial once and choose the trial with the best validation
+figure; one process killed in its third trial and run again finishes that trial from its checkpoint and the fourth,
+skipping the first two, and writes the same table."""
 
 import csv
 import json
@@ -39,25 +39,46 @@ def table(output) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def uninterrupted(task_files, tmp_path_factory):
+def distributed(task_files, tmp_path_factory):
+    """A search by a chief and two workers on localhost (KerasTuner's distributed mode), each its own process: its
+    chosen preset, and the chief's and the workers' output."""
     output = tmp_path_factory.mktemp("search") / "chosen"
-    assert main(search_arguments(task_files, output)) == 0
-    return output
+    port = str(free_port())
+    processes = []
+    for tuner in ("chief", "tuner0", "tuner1"):
+        environment = dict(
+            os.environ, KERASTUNER_TUNER_ID=tuner, KERASTUNER_ORACLE_IP="127.0.0.1", KERASTUNER_ORACLE_PORT=port
+        )
+        command = [sys.executable, "-m", "keras_bert3", *search_arguments(task_files, output)]
+        processes.append(
+            warm_commands.Popen(
+                command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        )
+    results = [process.communicate(timeout=600) for process in processes]
+    for process, (_, stderr) in zip(processes, results):
+        assert process.returncode == 0, stderr[-3000:]
+    return output, results
 
 
-def test_the_chosen_preset_is_the_best_trial_of_the_table(uninterrupted):
-    rows = table(uninterrupted)
-    assert len(rows) == 4 and {(r["learning_rate"], r["batch_size"]) for r in rows} == {
+def test_a_chief_and_two_workers_run_each_trial_once_and_choose_the_best(distributed):
+    output, results = distributed
+    oracle = json.loads((output.parent / "chosen.search" / "oracle.json").read_text())
+    assert oracle["run_times"] == {trial: 1 for trial in ("0000", "0001", "0002", "0003")}  # Each trial once.
+    assert "Trial 0" not in results[0][0] + results[0][1]  # The workers ran them, not the chief.
+    rows = table(output)
+    assert {(r["learning_rate"], r["batch_size"]) for r in rows} == {
         ("0.003", "32"), ("0.003", "64"), ("0.0001", "32"), ("0.0001", "64")
     }  # fmt: skip
     accuracy = [float(row["val_accuracy"]) for row in rows]
     assert accuracy[0] == max(accuracy) and len(set(accuracy)) > 1
-    best = uninterrupted.parent / "chosen.search" / f"trial_{rows[0]['trial']}" / "preset"
-    assert (uninterrupted / "model.weights.h5").read_bytes() == (best / "model.weights.h5").read_bytes()
-    assert (uninterrupted / "search_trials.png").read_bytes()[:4] == b"\x89PNG"
+    best = output.parent / "chosen.search" / f"trial_{rows[0]['trial']}" / "preset"
+    assert (output / "model.weights.h5").read_bytes() == (best / "model.weights.h5").read_bytes()
+    assert (output / "search_trials.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_a_search_killed_in_its_third_trial_finishes_it_and_the_fourth(task_files, tmp_path, uninterrupted, caplog):
+def test_a_search_killed_in_its_third_trial_finishes_it_and_the_fourth(task_files, tmp_path, distributed, caplog):
+    """In one process, killed and run again: the table of the uninterrupted (distributed) search."""
     output = tmp_path / "chosen"
     args = search_arguments(task_files, output)
     killed = stopped_at(BATCH_END, 4, "kill", args)  # The third trial's first step: checkpoint-0+1 written.
@@ -77,27 +98,4 @@ def test_a_search_killed_in_its_third_trial_finishes_it_and_the_fourth(task_file
     assert any("Resumed from the checkpoint" in message and "trial_0002" in message for message in caplog.messages)
     for name, written in finished.items():
         assert (trials / name / "preset" / "model.weights.h5").stat().st_mtime_ns == written
-    assert table(output) == table(uninterrupted)
-
-
-def test_a_chief_and_two_workers_run_each_trial_once(task_files, tmp_path, uninterrupted):
-    output = tmp_path / "chosen"
-    port = str(free_port())
-    processes = []
-    for tuner in ("chief", "tuner0", "tuner1"):
-        environment = dict(
-            os.environ, KERASTUNER_TUNER_ID=tuner, KERASTUNER_ORACLE_IP="127.0.0.1", KERASTUNER_ORACLE_PORT=port
-        )
-        command = [sys.executable, "-m", "keras_bert3", *search_arguments(task_files, output)]
-        processes.append(
-            warm_commands.Popen(
-                command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-            )
-        )
-    results = [process.communicate(timeout=600) for process in processes]
-    for process, (_, stderr) in zip(processes, results):
-        assert process.returncode == 0, stderr[-3000:]
-    oracle = json.loads((tmp_path / "chosen.search" / "oracle.json").read_text())
-    assert oracle["run_times"] == {trial: 1 for trial in ("0000", "0001", "0002", "0003")}  # Each trial once.
-    assert "Trial 0" not in results[0][0] + results[0][1]  # The workers ran them, not the chief.
-    assert table(output) == table(uninterrupted)
+    assert table(output) == table(distributed[0])

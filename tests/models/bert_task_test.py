@@ -89,6 +89,7 @@ CHANGED_SETTINGS = {
     "max_windows": 3,
     "max_answer_length": 5,
     "null_threshold": -1.5,
+    "n_best": 7,
     "threshold": 0.3,
     "top_k": 3,
 }
