@@ -161,8 +161,8 @@ def _compiled_task(job, config, train, label_names):
     accumulation = config.gradient_accumulation_steps
     # Each optimizer step's examples are a batch of --batch-size times the accumulation steps, cut into that many.
     options = dict(batch_size=config.batch_size * accumulation, shuffle=True)
-    # Counted on a pipeline of its own, before the cut: a pass read to count it would move the training stream's
-    # shuffling on by a pass, which a strategy's copy of the pipeline does not see.
+    # Counted on a pipeline of its own, before the cut: reading a reshuffling pipeline to count it would move its
+    # shuffling on by a pass (each iterator made of it does), and runs that count differently would read other passes.
     per_pass = count_steps(task.batches(x, y, **options)) * accumulation
     batches = task.batches(x, y, **options)
     if accumulation > 1:
