@@ -11,7 +11,6 @@ from keras_bert3.jobs.text_rows_job import need_columns  # noqa: F401  (its old 
 class ClassifierJob(TextRowsJob):
     name = "classifier"
     best_figure = "accuracy"
-    monitor, monitor_mode = "val_accuracy", "max"
     has_classes = True
 
     def check_trainable(self, examples: LabelledTexts, path: str) -> None:

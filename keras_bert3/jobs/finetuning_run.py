@@ -18,6 +18,7 @@ from keras_bert3.jobs.task_registry import job_named
 CHECKPOINTS_SUFFIX = ".checkpoints"
 SETTINGS_FILE = "finetuning.json"
 HISTORY_FILE = "history.csv"
+PRESET_HISTORY_FILE = "finetuning_history.csv"  # The run's history, beside the preset it wrote.
 BACKUP_DIR = "backup"
 LOGS_DIR = "logs"  # TensorBoard's, in the run's folder, then the preset's.
 CURVES_FILE = "training_curves.png"
@@ -59,7 +60,7 @@ def finetune(config) -> dict:
     try:
         with run_lock(work):
             locked = True
-            _check_same_settings(work, config)
+            check_same_settings(work, config, started=os.path.isdir(os.path.join(work, BACKUP_DIR)))
             history = _train(job, config, train, validation, label_names, work)
     except Exception:
         if locked and not _resumable(work):  # Refused or failed before a checkpoint: nothing to go on from.
@@ -99,27 +100,39 @@ def _resumable(work: str) -> bool:
         return True
 
 
-def _check_same_settings(work: str, config) -> None:
-    """Writes the run's settings, or refuses to resume a run started with others."""
-    path = os.path.join(work, SETTINGS_FILE)
+def check_same_settings(
+    folder: str,
+    config,
+    *,
+    file: str = SETTINGS_FILE,
+    what: str = "a fine-tuning",
+    ignored=NOT_RESUME_FIELDS,
+    started=None,
+) -> None:
+    """Writes `config`'s settings to `folder/file`, or refuses to resume `what` started there with others (but the
+    `ignored` ones); `started`: whether there is one to resume (default: the file is there)."""
+    path = os.path.join(folder, file)
     current = dataclasses.asdict(config)
-    if os.path.isfile(path) and os.path.isdir(os.path.join(work, BACKUP_DIR)):
+    if os.path.isfile(path) and (started is None or started):
         with open(path, encoding="utf-8") as f:
             previous = json.load(f)
         defaults = dataclasses.asdict(type(config)())  # A setting an earlier version did not write: its default.
         changed = {
             k: (previous.get(k, defaults[k]), v)
             for k, v in current.items()
-            if k not in NOT_RESUME_FIELDS and previous.get(k, defaults[k]) != v
+            if k not in ignored and previous.get(k, defaults[k]) != v
         }
         if changed:
             details = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
             raise ValueError(
-                f"{work} holds a fine-tuning started with other settings ({details}): use the same flags to resume, "
-                f"or remove {work} to start again."
+                f"{folder} holds {what} started with other settings ({details}): use the same flags to resume, "
+                f"or remove {folder} to start again."
             )
-    with open(path, "w", encoding="utf-8") as f:
+    os.makedirs(folder, exist_ok=True)
+    partial = f"{path}.{os.getpid()}.partial"  # Processes that start together (a search's chief and workers).
+    with open(partial, "w", encoding="utf-8") as f:
         json.dump(current, f, indent=2)
+    os.replace(partial, path)
 
 
 def _train(job, config, train, validation, label_names, work: str) -> dict:
@@ -286,12 +299,12 @@ def _write_preset(task, job, config, validation, label_names, work: str) -> dict
     if chosen:
         logger.info("Chosen on the validation file: " + ", ".join(f"{k} {v:g}" for k, v in chosen.items()))
     history_csv = os.path.join(work, HISTORY_FILE)
-    history = _logged_history(history_csv)
+    history = logged_history(history_csv)
     with written_whole(config.output, "the fine-tuned preset", marker=TASK_CONFIG_FILE) as folder:
         task.save_to_preset(folder)
         if label_names:
             write_json(os.path.join(folder, LABEL_NAMES_FILE), {"class_names": label_names})
-        shutil.copy(history_csv, os.path.join(folder, "finetuning_history.csv"))
+        shutil.copy(history_csv, os.path.join(folder, PRESET_HISTORY_FILE))
         title = f"{config.task} fine-tuning, batch {config.batch_size}, learning rate {config.learning_rate:g}"
         plot_training_curves(history_csv, os.path.join(folder, CURVES_FILE), title=title)
         if os.path.isdir(os.path.join(work, LOGS_DIR)):
@@ -299,7 +312,7 @@ def _write_preset(task, job, config, validation, label_names, work: str) -> dict
     return history
 
 
-def _logged_history(history_csv: str) -> dict:
+def logged_history(history_csv: str) -> dict:
     """The run's history (every epoch, resumed parts included) by metric."""
     with open(history_csv, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))

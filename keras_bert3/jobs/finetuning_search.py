@@ -16,7 +16,10 @@ import logging
 import os
 import shutil
 
+from keras_bert3.jobs.finetuning_run import check_same_settings
+from keras_bert3.jobs.finetuning_run import PRESET_HISTORY_FILE
 from keras_bert3.jobs.finetuning_run import finetune
+from keras_bert3.jobs.finetuning_run import logged_history
 from keras_bert3.jobs.task_registry import job_named
 from keras_bert3.jobs.validation_scores import higher_is_better
 
@@ -72,7 +75,7 @@ def search(config) -> dict:
     if figure is None:
         raise ValueError(f"--search: the {job.name} task names no figure to choose by: give --metric-for-best.")
     folder = os.path.normpath(config.output) + SEARCH_SUFFIX
-    _check_same_search(folder, config)
+    check_same_settings(folder, config, file="search.json", what="a search", ignored=("verbose",))
     tuner = FinetuningSearch(
         config, figure, directory=os.path.dirname(folder) or ".", project_name=os.path.basename(folder)
     )
@@ -89,28 +92,6 @@ def search(config) -> dict:
 def keras_tuner_worker() -> bool:
     """Whether this process is a worker of a KerasTuner search run by a chief elsewhere."""
     return "KERASTUNER_ORACLE_IP" in os.environ and "chief" not in os.environ.get("KERASTUNER_TUNER_ID", "")
-
-
-def _check_same_search(folder: str, config) -> None:
-    """Writes the search's settings, or refuses to resume a search started with others."""
-    path = os.path.join(folder, "search.json")
-    current = dataclasses.asdict(config) | {"verbose": None}
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            previous = json.load(f)
-        changed = {k: (previous.get(k), v) for k, v in current.items() if previous.get(k) != v}
-        if changed:
-            details = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in changed.items())
-            raise ValueError(
-                f"{folder} holds a search started with other settings ({details}): use the same flags to resume, "
-                f"or remove {folder} to start again."
-            )
-        return
-    os.makedirs(folder, exist_ok=True)
-    partial = f"{path}.{os.getpid()}.partial"  # The chief and its workers may start together.
-    with open(partial, "w", encoding="utf-8") as f:
-        json.dump(current, f, indent=2)
-    os.replace(partial, path)
 
 
 def _tuner_class():
@@ -145,12 +126,12 @@ def _tuner_class():
             options = dict(search=False, output=output, keep_checkpoints=None, metric_for_best=self.figure)
             config = dataclasses.replace(self.config, **options, **settings)
             logger.info(f"Trial {trial.trial_id}: {', '.join(f'{k} {v:g}' for k, v in settings.items())}")
-            if not os.path.isfile(os.path.join(output, HISTORY_NAME)):  # Finished, but not yet recorded.
+            if not os.path.isfile(os.path.join(output, PRESET_HISTORY_FILE)):  # Finished, but not yet recorded.
                 try:
                     finetune(config)
                 except ValueError as error:  # The same in every trial: the search ends with it.
                     raise keras_tuner.errors.FatalValueError(str(error)) from error
-            return best_row(read_history(os.path.join(output, HISTORY_NAME)), self.figure)
+            return best_row(logged_history(os.path.join(output, PRESET_HISTORY_FILE)), self.figure)
 
         def save_model(self, trial_id, model, step=0):
             """The trial's run wrote its preset."""
@@ -163,22 +144,13 @@ def FinetuningSearch(config, figure: str, **options):  # noqa: N802  (builds the
     return _tuner_class()(config, figure, **options)
 
 
-HISTORY_NAME = "finetuning_history.csv"
-
-
-def read_history(path: str) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return [
-            {k: float(v) if v not in ("", "NA") else float("nan") for k, v in row.items()} for row in csv.DictReader(f)
-        ]
-
-
-def best_row(history: list[dict], figure: str) -> dict:
-    """The history's row of the best `val_<figure>` (the first of equals), its figures named as logged."""
-    values = [row[f"val_{figure}"] for row in history]
+def best_row(history: dict, figure: str) -> dict:
+    """The best `val_<figure>`'s epoch (the first of equals) of a run's `logged_history`, its figures named as
+    logged."""
+    values = history[f"val_{figure}"]
     pick = max if higher_is_better(figure) else min
     best = values.index(pick(v for v in values if v == v))
-    figures = {name: value for name, value in history[best].items() if name not in ("epoch", "learning_rate")}
+    figures = {name: logged[best] for name, logged in history.items() if name != "learning_rate"}
     return figures | {"best_epoch": best + 1}  # The rate logged there is the schedule's, not the trial's peak.
 
 
@@ -188,10 +160,10 @@ def trial_rows(tuner, figure: str) -> list[dict]:
     rows = []
     for trial_id in sorted(tuner.oracle.trials):
         trial = tuner.oracle.trials[trial_id]
-        path = os.path.join(tuner.get_trial_dir(trial_id), TRIAL_PRESET, HISTORY_NAME)
+        path = os.path.join(tuner.get_trial_dir(trial_id), TRIAL_PRESET, PRESET_HISTORY_FILE)
         if trial.status != "COMPLETED" or not os.path.isfile(path):
             continue
-        rows.append({"trial": trial_id} | trial.hyperparameters.values | best_row(read_history(path), figure))
+        rows.append({"trial": trial_id} | trial.hyperparameters.values | best_row(logged_history(path), figure))
     sign = -1.0 if higher_is_better(figure) else 1.0
     worst = float("inf")  # An undefined figure (NaN) ranks last.
     return sorted(
@@ -228,9 +200,9 @@ def _plot_trials(folder: str, rows: list[dict], figure: str, png_path: str) -> N
 
     plot, axis = plt.subplots(figsize=(8, 4.5))
     for row in rows:
-        history = read_history(os.path.join(folder, f"trial_{row['trial']}", TRIAL_PRESET, HISTORY_NAME))
+        values = logged_history(os.path.join(folder, f"trial_{row['trial']}", TRIAL_PRESET, PRESET_HISTORY_FILE))
         label = ", ".join(f"{name} {row[name]:g}" for name in GRID_FLAGS)
-        axis.plot(range(1, len(history) + 1), [h[f"val_{figure}"] for h in history], marker="o", label=label)
+        axis.plot(range(1, len(values[f"val_{figure}"]) + 1), values[f"val_{figure}"], marker="o", label=label)
     axis.set_xlabel("epoch (or --eval-steps round)")
     axis.set_ylabel(f"validation {figure}")
     axis.grid(alpha=0.3)

@@ -21,7 +21,6 @@ class ChoiceExamples:
 class MultipleChoiceJob(TaskJob):
     name = "multiple-choice"
     best_figure = "accuracy"
-    monitor, monitor_mode = "val_accuracy", "max"
 
     def read(self, path: str, columns, *, labelled: bool = True) -> ChoiceExamples:
         from keras_bert3.preprocessing.labelled_files import file_rows

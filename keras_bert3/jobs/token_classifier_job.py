@@ -10,7 +10,6 @@ from keras_bert3.preprocessing.tagged_files import TaggedSentences
 class TokenClassifierJob(TaskJob):
     name = "token-classifier"
     best_figure = "f1"
-    monitor, monitor_mode = "val_accuracy", "max"
     has_classes = True
 
     def read(self, path: str, columns) -> TaggedSentences:

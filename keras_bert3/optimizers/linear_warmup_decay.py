@@ -90,12 +90,12 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         schedule.warmup_ratio_to_size = warmup_ratio
         return schedule
 
-    def size_to(self, total_batches: int) -> None:
-        """Sets the length of a schedule of `sized_by_first_fit` to the updates of `total_batches`, the first time
-        only; others keep theirs."""
-        if self.warmup_ratio_to_size is None or not total_batches:
+    def size_to(self, total_steps: int) -> None:
+        """Sets the length of a schedule of `sized_by_first_fit` to the updates of `total_steps` batches (a fit's), the
+        first time only; others keep theirs."""
+        if self.warmup_ratio_to_size is None or not total_steps:
             return
-        self.total_steps = max(int(total_batches) // self.steps_per_update, 1)
+        self.total_steps = max(int(total_steps) // self.steps_per_update, 1)
         warmup = self.warmup_steps_to_size
         self.warmup_steps = int(self.warmup_ratio_to_size * self.total_steps) if warmup is None else warmup
         self.warmup_steps = min(self.warmup_steps, self.total_steps - 1)
