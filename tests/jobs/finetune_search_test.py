@@ -46,14 +46,16 @@ def distributed(task_files, tmp_path_factory):
     port = str(free_port())
     processes = []
     for tuner in ("chief", "tuner0", "tuner1"):
-        environment = dict(
-            os.environ, KERASTUNER_TUNER_ID=tuner, KERASTUNER_ORACLE_IP="127.0.0.1", KERASTUNER_ORACLE_PORT=port
+        # KerasTuner's variables set in the process itself: the three share this environment, and so one warm server
+        # (tests/warm_commands.py starts one per environment, a few in all, which other tests need too).
+        variables = dict(KERASTUNER_TUNER_ID=tuner, KERASTUNER_ORACLE_IP="127.0.0.1", KERASTUNER_ORACLE_PORT=port)
+        code = (
+            f"import os, sys; os.environ.update({variables!r}); from keras_bert3.cli import main; "
+            f"sys.exit(main({search_arguments(task_files, output)!r}))"
         )
-        command = [sys.executable, "-m", "keras_bert3", *search_arguments(task_files, output)]
+        command = [sys.executable, "-c", code]
         processes.append(
-            warm_commands.Popen(
-                command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-            )
+            warm_commands.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         )
     results = [process.communicate(timeout=600) for process in processes]
     for process, (_, stderr) in zip(processes, results):
