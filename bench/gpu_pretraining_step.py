@@ -24,7 +24,9 @@ Rows:
   dropout inside it, on query, key and value from three products);
   `unfused` (the same recipe through the encoder block's own attention ops:
   the path before the fused kernel took dropout, for the A/B); `nodrop`
-  (`attention_dropout=0`); `packed` / `packed-nodrop` (length 512 only:
+  (`attention_dropout=0`); `fusedln` (the default with dropout, residual and
+  LayerNorm in one Pallas kernel each way: `ops.dropout_add_layer_norm`, off
+  in the library until measured); `packed` / `packed-nodrop` (length 512 only:
   `BertPretrainer(packed=True)` on the packed rows). `-b256` picks another
   prepared batch size. `--profile ROW` also traces three steps of that row
   with the JAX profiler and dumps its optimized HLO, both written to `--out`
@@ -37,7 +39,9 @@ Rows:
   GPU in bfloat16 (values and gradients, relative error), with padding and
   with packed masks; then its dropout: whether the mask changes from one
   execution of a compiled step to the next, whether the backward pass uses
-  the forward pass's mask, and the share of probabilities dropped.
+  the forward pass's mask, and the share of probabilities dropped; then the
+  fused dropout-residual-LayerNorm kernels against the unfused ops (float32)
+  and both timed alone (bfloat16).
 
 `--quick` runs the rows that answer issue 65 in about 8 minutes of GPU time:
 the check, then BERT-large and BERT-base at 128 against Hugging Face, the
@@ -81,8 +85,10 @@ QUICK_ROWS = [
     "check-fused",
     "ours-large-128-default",
     "hf-large-128",
+    "ours-large-128-fusedln",
     "ours-base-128-default",
     "hf-base-128",
+    "ours-base-128-fusedln",
     "ours-large-128-unfused",
     "ours-large-128-default-b256",
     "ours-large-512-packed",
@@ -267,6 +273,10 @@ def run_ours(row: str, args) -> dict:
         from keras_bert3.layers.bert_encoder_block import BertEncoderBlock
 
         BertEncoderBlock._fused_attention_runs = lambda self: False
+    if variant == "fusedln":
+        from keras_bert3.ops.dropout_add_layer_norm import enable_fused_dropout_add_layer_norm
+
+        enable_fused_dropout_add_layer_norm()
     keras.utils.set_random_seed(0)
     backbone = BertBackbone.from_size(
         size,
@@ -395,6 +405,7 @@ def run_check_fused(args) -> dict:
         }
         result[name + "_dropout"] = reported(check_dropout, q, k, v, allowed, weights)
     result["keep_rate"] = reported(check_keep_rate)
+    result["dropout_add_layer_norm"] = reported(check_dropout_add_layer_norm)
     return result
 
 
@@ -434,6 +445,53 @@ def check_dropout(q, k, v, allowed, weights, rate=0.1, calls=3) -> dict:
         "same_call_identity": [abs(values[i] - dots[i]) / abs(values[i]) for i in range(calls)],
         "cross_call_identity": [abs(values[i] - dots[i + 1]) / abs(values[i]) for i in range(calls - 1)],
     }
+
+
+def check_dropout_add_layer_norm(rows=128 * 128, width=1024, rate=0.1, calls=20) -> dict:
+    """`ops.dropout_add_layer_norm`'s Triton kernels against the unfused ops on this GPU (BERT-large's rows): the
+    largest difference of values and gradients in float32, and milliseconds per forward and backward in bfloat16."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from keras_bert3.ops.dropout_add_layer_norm import dropout_add_layer_norm
+    from keras_bert3.ops.dropout_add_layer_norm import enable_fused_dropout_add_layer_norm
+    from keras_bert3.ops.dropout_add_layer_norm import fused_dropout_add_layer_norm_runs
+
+    rng = np.random.default_rng(0)
+    x, sublayer, weights = (rng.normal(size=(rows, width)).astype("float32") for _ in range(3))
+    gamma, beta = rng.uniform(0.5, 1.5, size=width).astype("float32"), rng.normal(size=width).astype("float32")
+    on_gpu = jax.devices()[0].platform == "gpu"
+    enable_fused_dropout_add_layer_norm(interpret=not on_gpu)  # Interpreted: this check tried on a CPU.
+    result = {"runs": fused_dropout_add_layer_norm_runs(), "gpu": on_gpu}
+
+    class Seed:  # The same mask words on both sides (`ops.dropout` takes `seed.next()`).
+        def __init__(self, words):
+            self.words = words
+
+        def next(self):
+            return self.words
+
+    def step(fused: bool, dtype: str):
+        def loss(x, sublayer, gamma, beta, words):
+            y = dropout_add_layer_norm(x, sublayer, gamma, beta, 1e-12, rate=rate, seed=Seed(words), fused=fused)
+            return jnp.sum(y.astype("float32") * weights)
+
+        arguments = [jnp.asarray(x, dtype), jnp.asarray(sublayer, dtype), gamma, beta, jnp.asarray([0, 1], "uint32")]
+        return jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2, 3))), arguments
+
+    (fused, arguments), (unfused, _) = step(True, "float32"), step(False, "float32")
+    (_, a), (_, b) = fused(*arguments), unfused(*arguments)
+    result["float32_max_gradient_difference"] = [float(jnp.max(jnp.abs(g - h))) for g, h in zip(a, b)]
+    for name, fused_side in (("fused", True), ("unfused", False)):
+        compiled, arguments = step(fused_side, "bfloat16")
+        jax.block_until_ready(compiled(*arguments))
+        start = time.perf_counter()
+        for _ in range(calls):
+            out = compiled(*arguments)
+        jax.block_until_ready(out)
+        result[f"{name}_bfloat16_ms"] = 1000 * (time.perf_counter() - start) / calls
+    return result
 
 
 def check_keep_rate(rate=0.1, length=64) -> float:

@@ -10,6 +10,8 @@ from keras_bert3.layers.fast_mask_dropout import FastMaskDropout
 from keras_bert3.layers.float32_accumulating_dense import Float32AccumulatingDense
 from keras_bert3.layers.fused_layer_normalization import FusedLayerNormalization
 from keras_bert3.ops.dense_product import dense_product_blocks
+from keras_bert3.ops.dropout_add_layer_norm import dropout_add_layer_norm
+from keras_bert3.ops.dropout_add_layer_norm import fused_dropout_add_layer_norm_runs
 from keras_bert3.ops.feed_forward_activation import feed_forward_activation
 from keras_bert3.ops.fused_attention import fused_attention
 from keras_bert3.ops.fused_attention import fused_attention_available
@@ -121,13 +123,26 @@ class BertEncoderBlock(keras.layers.Layer):
         shape = ops.shape(x)
         x, context = token_rows(x, training=training), token_rows(context, training=training)
         # Attention output, dropout, residual, LayerNorm.
-        attended = self.attention_output_dropout(self.attention_output_dense(context), training=training)
-        x = self.attention_layer_norm(x + attended, training=training)
+        attended = self.attention_output_dense(context)
+        x = self._dropout_add_layer_norm(
+            x, attended, self.attention_output_dropout, self.attention_layer_norm, training
+        )
         # Feed-forward: dense, activation, dense, dropout; residual, LayerNorm.
         hidden = feed_forward_activation(self.activation_fn, self.intermediate_dense(x), training=training)
-        hidden = self.output_dropout(self.output_dense(hidden), training=training)
-        x = self.output_layer_norm(x + hidden, training=training)
+        x = self._dropout_add_layer_norm(
+            x, self.output_dense(hidden), self.output_dropout, self.output_layer_norm, training
+        )
         return from_token_rows(x, shape)
+
+    def _dropout_add_layer_norm(self, x, sublayer, dropout, layer_norm, training):
+        """`layer_norm(x + dropout(sublayer))`: in a training step where `fused_dropout_add_layer_norm_runs()`, one
+        fused kernel with the same masks and values."""
+        if training and fused_dropout_add_layer_norm_runs():
+            rate, seed = dropout.rate, getattr(dropout, "seed_generator", None)
+            return dropout_add_layer_norm(
+                x, sublayer, layer_norm.gamma, layer_norm.beta, layer_norm.epsilon, rate=rate, seed=seed, fused=True
+            )
+        return layer_norm(x + dropout(sublayer, training=training), training=training)
 
     def _self_attention(self, x, padding_mask, training, first_token_only):
         """Multi-head self-attention: `(batch, queries, hidden)` (one query with `first_token_only`)."""

@@ -39,26 +39,43 @@ def dropout_reference(inputs, rate: float, *, seed: keras.random.SeedGenerator):
     return keras.random.dropout(inputs, rate, seed=seed)
 
 
+def lowbias32(v):
+    """A uint32 bijection with strong avalanche (C. Wellons, "Hash Prospector"), of a JAX uint32 array."""
+    import jax.numpy as jnp
+
+    v = v ^ (v >> 16)
+    v = v * jnp.uint32(0x7FEB352D)
+    v = v ^ (v >> 15)
+    v = v * jnp.uint32(0x846CA68B)
+    return v ^ (v >> 16)
+
+
+def hashed_mask_key(seed):
+    """The uint32 key of JAX's masks for a Keras seed (`SeedGenerator.next()`, two words)."""
+    import jax.numpy as jnp
+
+    seed = seed.astype(jnp.uint32)
+    return lowbias32(lowbias32(seed[0] ^ jnp.uint32(0x9E3779B9)) ^ seed[1])
+
+
+def hashed_keep(position, key, rate: float):
+    """JAX's dropout mask: whether the elements at `position` (uint32, their row-major index in the tensor) are
+    kept, for the mask `key` (`hashed_mask_key`); the same in a Pallas kernel as in XLA."""
+    import jax.numpy as jnp
+
+    bits = lowbias32(lowbias32(position ^ key) + key)
+    return bits >= jnp.uint32(round(rate * MAX_ELEMENTS))
+
+
 @functools.cache
 def _jax_hashed_dropout():
     """The JAX function, built on first use."""
     import jax.numpy as jnp
     from jax import lax
 
-    def lowbias32(v):
-        """A uint32 bijection with strong avalanche (C. Wellons, "Hash Prospector")."""
-        v = v ^ (v >> 16)
-        v = v * jnp.uint32(0x7FEB352D)
-        v = v ^ (v >> 15)
-        v = v * jnp.uint32(0x846CA68B)
-        return v ^ (v >> 16)
-
     def hashed_dropout(inputs, seed, rate):
-        seed = seed.astype(jnp.uint32)
-        key = lowbias32(lowbias32(seed[0] ^ jnp.uint32(0x9E3779B9)) ^ seed[1])
         position = lax.iota(jnp.uint32, inputs.size).reshape(inputs.shape)
-        bits = lowbias32(lowbias32(position ^ key) + key)
-        keep = bits >= jnp.uint32(round(rate * MAX_ELEMENTS))
+        keep = hashed_keep(position, hashed_mask_key(seed), rate)
         return lax.select(keep, inputs / (1.0 - rate), jnp.zeros_like(inputs))
 
     return hashed_dropout
