@@ -209,6 +209,7 @@ def test_presets_name_their_task_by_its_registered_name_and_old_ones_still_load(
 
 
 @pytest.mark.slow
+@pytest.mark.one_pass  # The commands' code is the same on either backend: the task's fit and exports on each are above.
 def test_the_fifth_task_runs_through_the_commands_by_module_and_class(fitted, tmp_path, capsys):
     """`finetune --task tests.models.fifth_task_test:BertRegressor` on a backbone preset, then `evaluate` and
     `predict --input` on the fine-tuned preset, its SavedModel and its ONNX export: the same scores from each, and
