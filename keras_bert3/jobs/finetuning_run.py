@@ -107,13 +107,14 @@ def check_same_settings(
     file: str = SETTINGS_FILE,
     what: str = "a fine-tuning",
     ignored=NOT_RESUME_FIELDS,
-    started=None,
+    started: bool = True,
 ) -> None:
     """Writes `config`'s settings to `folder/file`, or refuses to resume `what` started there with others (but the
-    `ignored` ones); `started`: whether there is one to resume (default: the file is there)."""
+    `ignored` ones); `started`: whether `folder` holds one to resume (a run refused before its first checkpoint left
+    the file alone)."""
     path = os.path.join(folder, file)
     current = dataclasses.asdict(config)
-    if os.path.isfile(path) and (started is None or started):
+    if started and os.path.isfile(path):
         with open(path, encoding="utf-8") as f:
             previous = json.load(f)
         defaults = dataclasses.asdict(type(config)())  # A setting an earlier version did not write: its default.

@@ -140,7 +140,7 @@ class BertEncoderBlock(keras.layers.Layer):
         if training and fused_dropout_add_layer_norm_runs():
             rate, seed = dropout.rate, getattr(dropout, "seed_generator", None)
             return dropout_add_layer_norm(
-                x, sublayer, layer_norm.gamma, layer_norm.beta, layer_norm.epsilon, rate=rate, seed=seed, fused=True
+                x, sublayer, layer_norm.gamma, layer_norm.beta, layer_norm.epsilon, rate=rate, seed=seed
             )
         return layer_norm(x + dropout(sublayer, training=training), training=training)
 

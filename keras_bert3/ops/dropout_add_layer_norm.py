@@ -41,41 +41,34 @@ def fused_dropout_add_layer_norm_runs() -> bool:
     return mode == "interpret" or accelerator_type() == "gpu"
 
 
-def dropout_add_layer_norm(x, sublayer, gamma, beta, epsilon: float, *, rate: float, seed, fused: bool = False):
-    """`LayerNorm(x + dropout(sublayer))` over the last axis, scaled by `gamma` and shifted by `beta`, in `x`'s dtype.
-    `rate` 0 means no dropout; otherwise `seed` (a `keras.random.SeedGenerator`) advances once, as `ops.dropout`'s
-    does. `fused` (where `fused_dropout_add_layer_norm_runs()`): one Pallas kernel forward and one backward, equal to
-    the unfused ops within float32 rounding, with the same masks.
-
-    Example:
-    >>> dropout_add_layer_norm(np.ones((2, 8), "float32"), np.ones((2, 8), "float32"), np.ones(8), np.zeros(8), 1e-12,
-    ...                        rate=0.0, seed=None).shape
-    (2, 8)
-    """
-    if not fused:
-        if rate > 0:
-            sublayer = dropout(sublayer, rate, seed=seed)
-        return layer_norm_reference(ops.convert_to_tensor(x) + sublayer, gamma, beta, epsilon)
+def dropout_add_layer_norm(x, sublayer, gamma, beta, epsilon: float, *, rate: float, seed):
+    """`dropout_add_layer_norm_reference`'s values (within float32 rounding, with the same masks) from the fused
+    kernels: one Pallas kernel forward and one backward, for JAX where `fused_dropout_add_layer_norm_runs()`."""
     import jax.numpy as jnp
 
     from keras_bert3.ops.dropout import hashed_mask_key
 
     key = hashed_mask_key(seed.next()) if rate > 0 else jnp.uint32(0)
     x, sublayer, gamma, beta = (ops.convert_to_tensor(value) for value in (x, sublayer, gamma, beta))
-    return fused_dropout_add_layer_norm(
-        x, sublayer, gamma, beta, key, epsilon=epsilon, rate=rate, interpret=_FUSED["mode"] == "interpret"
-    )
+    rows = x.reshape(-1, x.shape[-1])
+    fused = _fused(float(epsilon), float(rate), _FUSED["mode"] == "interpret")
+    return fused(rows, sublayer.reshape(rows.shape).astype(x.dtype), gamma, beta, key).reshape(x.shape)
 
 
-def fused_dropout_add_layer_norm(x, sublayer, gamma, beta, key, *, epsilon: float, rate: float, interpret=False):
-    """The fused kernels (JAX), for `x` and `sublayer` of one shape `(..., width)`; `key` is the masks' uint32 key
-    (`ops.dropout.hashed_mask_key`). `interpret` runs the kernels in Pallas' interpreter (any device: the tests')."""
-    shape = x.shape
-    rows = x.reshape(-1, shape[-1])
-    out = _fused(float(epsilon), float(rate), bool(interpret))(
-        rows, sublayer.reshape(rows.shape).astype(x.dtype), gamma, beta, key
-    )
-    return out.reshape(shape)
+def dropout_add_layer_norm_reference(x, sublayer, gamma, beta, epsilon: float, *, rate: float, seed):
+    """`LayerNorm(x + dropout(sublayer))` over the last axis, scaled by `gamma` and shifted by `beta`, in `x`'s dtype,
+    with `ops.dropout` and `ops.layer_norm`'s reference. `rate` 0 means no dropout; otherwise `seed` (a
+    `keras.random.SeedGenerator`) advances once.
+
+    Example:
+    >>> dropout_add_layer_norm_reference(
+    ...     np.ones((2, 8), "float32"), np.ones((2, 8), "float32"), np.ones(8), np.zeros(8), 1e-12, rate=0.0, seed=None
+    ... ).shape
+    (2, 8)
+    """
+    if rate > 0:
+        sublayer = dropout(sublayer, rate, seed=seed)
+    return layer_norm_reference(ops.convert_to_tensor(x) + sublayer, gamma, beta, epsilon)
 
 
 def _blocks(rows: int, width: int) -> tuple[int, int]:
@@ -93,9 +86,8 @@ def _fused(epsilon: float, rate: float, interpret: bool):
     """The custom-gradient JAX function of `(rows, sublayer, gamma, beta, key)` for one epsilon, rate and mode."""
     import jax
 
-    settings = {"epsilon": epsilon, "rate": rate, "interpret": interpret}
-    forward = functools.partial(_forward, **settings)
-    backward = functools.partial(_backward, **settings)
+    forward = functools.partial(_forward, epsilon=epsilon, rate=rate, interpret=interpret)
+    backward = functools.partial(_backward, rate=rate, interpret=interpret)
 
     @jax.custom_vjp
     def fused(x, sublayer, gamma, beta, key):
@@ -123,7 +115,7 @@ def _forward(x, sublayer, gamma, beta, key, *, epsilon, rate, interpret):
     return y, (x, sublayer, gamma, beta, key, rstd)
 
 
-def _backward(saved, dy, *, epsilon, rate, interpret):
+def _backward(saved, dy, *, rate, interpret):
     """The backward kernel: the gradients of `x`, `sublayer`, `gamma` and `beta` (each program's share of gamma's and
     beta's summed here), none for the key."""
     import jax

@@ -4,20 +4,31 @@ an encoder block's training step through them gives the block's own outputs and 
 in Pallas' interpreter and are lowered to Triton for a CUDA GPU (the compile to GPU code and the speed need a GPU:
 `bench/gpu_pretraining_step.py`'s `fusedln` rows)."""
 
+import contextlib
+
 import keras
 import numpy as np
 import pytest
 
 from keras_bert3.layers.bert_encoder_block import BertEncoderBlock
 from keras_bert3.ops import dropout_add_layer_norm as fused_module
-from keras_bert3.ops.dropout import hashed_mask_key
 from keras_bert3.ops.dropout_add_layer_norm import dropout_add_layer_norm
-from keras_bert3.ops.dropout_add_layer_norm import fused_dropout_add_layer_norm
+from keras_bert3.ops.dropout_add_layer_norm import dropout_add_layer_norm_reference
 from tests.ops.gradients import value_and_gradients
 
 # Not `cpu_numerics` (tests/cpu_kind_test.py's rerun on an AVX2-only CPU): the kernels are a GPU's; the interpreter
 # here computes with XLA's element-wise code, which the other JAX ops' tests run there.
 pytestmark = pytest.mark.skipif(keras.backend.backend() != "jax", reason="Pallas kernels are JAX's")
+
+
+@contextlib.contextmanager
+def kernels(interpret: bool):
+    """The fused kernels turned on (in Pallas' interpreter, or for a GPU), then off again."""
+    fused_module.enable_fused_dropout_add_layer_norm(interpret=interpret)
+    try:
+        yield
+    finally:
+        fused_module.disable_fused_dropout_add_layer_norm()
 
 
 def inputs(shape, seed=0):
@@ -33,20 +44,20 @@ def inputs(shape, seed=0):
 
 @pytest.mark.parametrize("shape, rate", [((3, 10, 48), 0.1), ((2, 8, 128), 0.0)])
 def test_the_kernels_give_the_unfused_values_and_gradients(shape, rate):
+    import jax
+
     def unfused(x, sublayer, gamma, beta):
         seed = keras.random.SeedGenerator(7)
-        return dropout_add_layer_norm(x, sublayer, gamma, beta, 1e-12, rate=rate, seed=seed)
-
-    import jax
-    import jax.numpy as jnp
+        return dropout_add_layer_norm_reference(x, sublayer, gamma, beta, 1e-12, rate=rate, seed=seed)
 
     @jax.jit  # The interpreter's kernels compiled once, not run op by op.
     def fused(x, sublayer, gamma, beta):
-        key = hashed_mask_key(keras.random.SeedGenerator(7).next()) if rate else jnp.uint32(0)
-        return fused_dropout_add_layer_norm(x, sublayer, gamma, beta, key, epsilon=1e-12, rate=rate, interpret=True)
+        seed = keras.random.SeedGenerator(7)
+        return dropout_add_layer_norm(x, sublayer, gamma, beta, 1e-12, rate=rate, seed=seed)
 
     expected, expected_gradients = value_and_gradients(unfused, *inputs(shape))
-    value, gradients = value_and_gradients(fused, *inputs(shape))
+    with kernels(interpret=True):
+        value, gradients = value_and_gradients(fused, *inputs(shape))
     np.testing.assert_allclose(value, expected, atol=1e-5)
     for name, gradient, expected_gradient in zip(("x", "sublayer", "gamma", "beta"), gradients, expected_gradients):
         np.testing.assert_allclose(gradient, expected_gradient, atol=1e-5, err_msg=name)
@@ -63,9 +74,7 @@ def test_an_encoder_block_trains_through_them_as_through_its_own_layers():
     padding_mask = np.array([[1] * 12, [1] * 7 + [0] * 5])
 
     def step(fused: bool):
-        if fused:
-            fused_module.enable_fused_dropout_add_layer_norm(interpret=True)
-        try:
+        with kernels(interpret=True) if fused else contextlib.nullcontext():
             keras.utils.set_random_seed(3)
             block = BertEncoderBlock(num_heads=4, intermediate_dim=96, dropout=0.1)
             block.build(x.shape)
@@ -78,8 +87,6 @@ def test_an_encoder_block_trains_through_them_as_through_its_own_layers():
                 return jnp.sum(y * weights)
 
             return jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))(trainable, jnp.asarray(x))
-        finally:
-            fused_module.disable_fused_dropout_add_layer_norm()
 
     (expected, (expected_weights, expected_x)), (value, (weights, x_gradient)) = step(False), step(True)
     np.testing.assert_allclose(value, expected, rtol=1e-6)
@@ -96,14 +103,22 @@ def test_they_lower_to_triton_for_a_cuda_gpu(width):
     import jax.numpy as jnp
     from jax import export
 
-    def loss(x, sublayer, gamma, beta, key):
-        y = fused_dropout_add_layer_norm(x, sublayer, gamma, beta, key, epsilon=1e-12, rate=0.1)
+    class Seed:  # The mask's seed words as an input of the exported step (`ops.dropout` takes `seed.next()`).
+        def __init__(self, words):
+            self.words = words
+
+        def next(self):
+            return self.words
+
+    def loss(x, sublayer, gamma, beta, words):
+        y = dropout_add_layer_norm(x, sublayer, gamma, beta, 1e-12, rate=0.1, seed=Seed(words))
         return jnp.sum(y.astype("float32"))
 
     rows = jax.ShapeDtypeStruct((64, 128, width), jnp.bfloat16)
     row = jax.ShapeDtypeStruct((width,), jnp.float32)
     step = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2, 3)))
-    exported = export.export(
-        step, platforms=["cuda"], disabled_checks=[export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")]
-    )(rows, rows, row, row, jax.ShapeDtypeStruct((), jnp.uint32))
+    with kernels(interpret=False):
+        exported = export.export(
+            step, platforms=["cuda"], disabled_checks=[export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")]
+        )(rows, rows, row, row, jax.ShapeDtypeStruct((2,), jnp.uint32))
     assert exported.mlir_module().count("@__gpu$xla.gpu.triton") == 2  # The forward kernel and the backward one.
